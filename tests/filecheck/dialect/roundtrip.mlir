@@ -1,0 +1,41 @@
+// RUN: uopc-opt %s | uopc-opt | filecheck %s
+// RUN: %roundtrip | filecheck %s
+
+// CHECK-LABEL: func.func @all_ops
+func.func @all_ops(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<i32>) -> tensor<3xf32> {
+  // CHECK-NEXT: %c = uop.const dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+  %c = uop.const dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  // CHECK-NEXT: %s = uop.add %a, %c : tensor<2x3xf32>
+  %s = uop.add %a, %c : tensor<2x3xf32>
+  // CHECK-NEXT: %l = uop.cmplt %s, %b : tensor<2x3xf32>
+  %l = uop.cmplt %s, %b : tensor<2x3xf32>
+  // CHECK-NEXT: %w = uop.where %l, %s, %b : tensor<2x3xi1>, tensor<2x3xf32>
+  %w = uop.where %l, %s, %b : tensor<2x3xi1>, tensor<2x3xf32>
+  // CHECK-NEXT: %r = uop.recip %w : tensor<2x3xf32>
+  %r = uop.recip %w : tensor<2x3xf32>
+  // CHECK-NEXT: %ci = uop.cast %r : tensor<2x3xf32> to tensor<2x3xi32>
+  %ci = uop.cast %r : tensor<2x3xf32> to tensor<2x3xi32>
+  // CHECK-NEXT: %p = uop.permute %r perm [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  %p = uop.permute %r perm [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  // CHECK-NEXT: %sh = uop.shrink %p begin [0, 1] end [3, 2] : tensor<3x2xf32> -> tensor<3x1xf32>
+  %sh = uop.shrink %p begin [0, 1] end [3, 2] : tensor<3x2xf32> -> tensor<3x1xf32>
+  // CHECK-NEXT: %e = uop.expand %sh : tensor<3x1xf32> -> tensor<3x4xf32>
+  %e = uop.expand %sh : tensor<3x1xf32> -> tensor<3x4xf32>
+  // CHECK-NEXT: %pd = uop.pad %e before [1, 0] after [0, 2] : tensor<3x4xf32> -> tensor<4x6xf32>
+  %pd = uop.pad %e before [1, 0] after [0, 2] : tensor<3x4xf32> -> tensor<4x6xf32>
+  // CHECK-NEXT: %f = uop.flip %pd axes [0] : tensor<4x6xf32> -> tensor<4x6xf32>
+  %f = uop.flip %pd axes [0] : tensor<4x6xf32> -> tensor<4x6xf32>
+  // CHECK-NEXT: %rs = uop.reshape %f : tensor<4x6xf32> -> tensor<2x12xf32>
+  %rs = uop.reshape %f : tensor<4x6xf32> -> tensor<2x12xf32>
+  // CHECK-NEXT: %st = uop.stack %a, %b : tensor<2x3xf32> -> tensor<2x2x3xf32>
+  %st = uop.stack %a, %b : tensor<2x3xf32> -> tensor<2x2x3xf32>
+  // CHECK-NEXT: %ix = uop.index %st[%i, %i] : tensor<2x2x3xf32> -> tensor<3xf32>
+  %ix = uop.index %st[%i, %i] : tensor<2x2x3xf32> -> tensor<3xf32>
+  // CHECK-NEXT: %rd = uop.reduce max %st axes [0, 1] : tensor<2x2x3xf32> -> tensor<3xf32>
+  %rd = uop.reduce max %st axes [0, 1] : tensor<2x2x3xf32> -> tensor<3xf32>
+  // CHECK-NEXT: %k = uop.contiguous %rd : tensor<3xf32>
+  %k = uop.contiguous %rd : tensor<3xf32>
+  // CHECK-NEXT: %m = uop.add %k, %ix : tensor<3xf32>
+  %m = uop.add %k, %ix : tensor<3xf32>
+  func.return %m : tensor<3xf32>
+}

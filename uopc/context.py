@@ -1,0 +1,24 @@
+"""The xDSL context uopc works in: our dialects next to the upstream ones."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+
+
+def register_uopc_dialects(ctx: Context) -> None:
+    """Make the uop dialect(s) available in `ctx` (loaded lazily on first use)."""
+    from uopc.uopdialect import Uop
+
+    if "uop" not in ctx.registered_dialect_names:
+        ctx.register_dialect("uop", lambda: Uop)
+
+
+def make_context() -> Context:
+    """A context with every xDSL dialect and ours registered, for in-process pipelines."""
+    from xdsl.universe import Universe
+
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    register_uopc_dialects(ctx)
+    return ctx

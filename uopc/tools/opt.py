@@ -1,0 +1,64 @@
+"""`uopc-opt`: xDSL's opt driver with the uop dialect, passes, targets and frontends.
+
+It behaves like `xdsl-opt` (pipelines with `-p`, `--split-input-file`,
+`--verify-diagnostics`, `--parsing-diagnostics`, `-t` targets, generic printing), and
+turns every user error into a one-line diagnostic and exit status 1 instead of a
+Python traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from uopc import registry
+from uopc.context import register_uopc_dialects
+
+
+class UopcOptMain(xDSLOptMain):
+    version_format = "uopc-opt (xdsl {xdsl_version})"
+
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        register_uopc_dialects(self.ctx)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in registry.pass_factories().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        self.available_targets.update(registry.target_factories())
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        self.available_frontends.update(registry.frontend_factories())
+
+
+def _fail(message: str) -> int:
+    print(f"uopc-opt: error: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        UopcOptMain(description="uopc optimizer: runs uop/xDSL pass pipelines", args=argv).run()
+    except (ParseError, DiagnosticException) as err:
+        # these carry the source line (or the annotated IR) in their message
+        print(err, file=sys.stderr)
+        return 1
+    except FileNotFoundError as err:
+        return _fail(f"cannot open {err.filename}: {err.strerror}")
+    except (ValueError, TypeError, KeyError, NotImplementedError) as err:
+        return _fail(str(err) or type(err).__name__)
+    except RecursionError:
+        return _fail("input nests too deeply to process")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

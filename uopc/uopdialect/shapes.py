@@ -1,0 +1,239 @@
+"""Shape and element-type rules of the uop operations: one function per op.
+
+This module is the single source of truth for what an op's result type is. It works
+on plain Python values (a `Sig` is a shape tuple plus a dtype name) so that three
+clients share it without touching xDSL IR: the op builders, the op verifiers (which
+compare the declared result type against the implied one) and the lazy Tensor
+frontend (which must stay cheap on a cached trace).
+
+Every rule raises `ShapeError` with a message saying what was expected, what was
+found, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+#: element types of the uop dialect, by their MLIR spelling
+DTYPES = ("i1", "i32", "f32", "f16")
+FLOAT_DTYPES = frozenset({"f32", "f16"})
+INT_DTYPES = frozenset({"i32"})
+BINARY_OPS = ("add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod")
+COMPARE_OPS = frozenset({"cmplt", "cmpne"})
+INT_ONLY_OPS = frozenset({"floordiv", "floormod"})
+UNARY_OPS = ("recip", "exp2", "log2", "sqrt", "sin")
+REDUCE_KINDS = ("add", "max")
+
+
+class ShapeError(ValueError):
+    """An op was applied to operands whose shapes or element types do not fit."""
+
+
+class Sig(NamedTuple):
+    """The type of a tensor value: its shape and element type name."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype}>"
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    """Shapes in messages are written like Python tuples: (2, 3), (3,), ()."""
+    return str(tuple(shape))
+
+
+def check_dtype(dtype: str) -> str:
+    if dtype not in DTYPES:
+        raise ShapeError(
+            f"unsupported element type {dtype}: expected one of {', '.join(DTYPES)}"
+        )
+    return dtype
+
+
+def _check_axes_list(what: str, values: Sequence[int], rank: int) -> None:
+    if len(values) != rank:
+        raise ShapeError(
+            f"{what} has {len(values)} entries but the operand has rank {rank}: "
+            f"give one entry per axis"
+        )
+
+
+def binary(op: str, a: Sig, b: Sig) -> Sig:
+    """add, mul, max, cmplt, cmpne, floordiv, floormod: identical operand types."""
+    if a.shape != b.shape:
+        raise ShapeError(
+            f"shape mismatch {fmt_shape(a.shape)} vs {fmt_shape(b.shape)}: "
+            f"operands of {op} must have the same shape; broadcast with expand"
+        )
+    if a.dtype != b.dtype:
+        raise ShapeError(
+            f"element type mismatch {a.dtype} vs {b.dtype}: operands of {op} must "
+            f"have the same element type; convert one with cast"
+        )
+    if op in INT_ONLY_OPS and a.dtype not in INT_DTYPES:
+        raise ShapeError(
+            f"{op} takes integer operands, found {a.dtype}: "
+            f"for floats use mul with recip (and a cast for floor)"
+        )
+    if op in COMPARE_OPS:
+        return Sig(a.shape, "i1")
+    return a
+
+
+def unary(op: str, a: Sig) -> Sig:
+    """recip, exp2, log2, sqrt, sin: float operands only."""
+    if a.dtype not in FLOAT_DTYPES:
+        raise ShapeError(
+            f"{op} takes a float operand, found {a.dtype}: cast it to f32 first"
+        )
+    return a
+
+
+def cast(a: Sig, dtype: str) -> Sig:
+    return Sig(a.shape, check_dtype(dtype))
+
+
+def where(cond: Sig, a: Sig, b: Sig) -> Sig:
+    if cond.dtype != "i1":
+        raise ShapeError(
+            f"where condition must be i1, found {cond.dtype}: compare with cmpne 0 first"
+        )
+    if a.dtype != b.dtype:
+        raise ShapeError(
+            f"element type mismatch {a.dtype} vs {b.dtype}: both branches of where "
+            f"must have the same element type; convert one with cast"
+        )
+    if not (cond.shape == a.shape == b.shape):
+        raise ShapeError(
+            f"shape mismatch {fmt_shape(cond.shape)} / {fmt_shape(a.shape)} / "
+            f"{fmt_shape(b.shape)}: condition and branches of where must have the "
+            f"same shape; broadcast with expand"
+        )
+    return a
+
+
+def reshape(a: Sig, shape: Sequence[int]) -> Sig:
+    shape = tuple(shape)
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"reshape to {fmt_shape(shape)}: sizes must be non-negative")
+    if math.prod(shape) != a.numel:
+        raise ShapeError(
+            f"reshape from {fmt_shape(a.shape)} ({a.numel} elements) to "
+            f"{fmt_shape(shape)} ({math.prod(shape)} elements): reshape must keep "
+            f"the element count"
+        )
+    return Sig(shape, a.dtype)
+
+
+def expand(a: Sig, shape: Sequence[int]) -> Sig:
+    shape = tuple(shape)
+    if len(shape) != len(a.shape):
+        raise ShapeError(
+            f"expand from {fmt_shape(a.shape)} to {fmt_shape(shape)} changes the rank: "
+            f"reshape to add size-1 axes first"
+        )
+    for axis, (old, new) in enumerate(zip(a.shape, shape)):
+        if old != new and old != 1:
+            raise ShapeError(
+                f"expand from {fmt_shape(a.shape)} to {fmt_shape(shape)}: axis {axis} "
+                f"has size {old}, only size-1 axes can grow"
+            )
+    return Sig(shape, a.dtype)
+
+
+def permute(a: Sig, perm: Sequence[int]) -> Sig:
+    perm = tuple(perm)
+    if sorted(perm) != list(range(len(a.shape))):
+        raise ShapeError(
+            f"permute order {fmt_shape(perm)} is not a permutation of the "
+            f"{len(a.shape)} axes of {fmt_shape(a.shape)}: list each axis "
+            f"0..{len(a.shape) - 1} once"
+        )
+    return Sig(tuple(a.shape[p] for p in perm), a.dtype)
+
+
+def shrink(a: Sig, begin: Sequence[int], end: Sequence[int]) -> Sig:
+    _check_axes_list("shrink begin", begin, len(a.shape))
+    _check_axes_list("shrink end", end, len(a.shape))
+    for axis, (lo, hi, n) in enumerate(zip(begin, end, a.shape)):
+        if not 0 <= lo <= hi <= n:
+            raise ShapeError(
+                f"shrink range [{lo}, {hi}) on axis {axis} of {fmt_shape(a.shape)} is "
+                f"out of bounds: need 0 <= begin <= end <= {n}"
+            )
+    return Sig(tuple(hi - lo for lo, hi in zip(begin, end)), a.dtype)
+
+
+def pad(a: Sig, before: Sequence[int], after: Sequence[int]) -> Sig:
+    _check_axes_list("pad before", before, len(a.shape))
+    _check_axes_list("pad after", after, len(a.shape))
+    if any(p < 0 for p in (*before, *after)):
+        raise ShapeError(
+            f"pad amounts {fmt_shape(before)} / {fmt_shape(after)} must be "
+            f"non-negative: use shrink to cut"
+        )
+    return Sig(tuple(n + lo + hi for n, lo, hi in zip(a.shape, before, after)), a.dtype)
+
+
+def flip(a: Sig, axes: Sequence[int]) -> Sig:
+    rank = len(a.shape)
+    if any(not 0 <= ax < rank for ax in axes) or len(set(axes)) != len(axes):
+        raise ShapeError(
+            f"flip axes {fmt_shape(axes)} invalid for rank {rank}: give distinct "
+            f"axes in [0, {rank})"
+        )
+    return a
+
+
+def stack(items: Sequence[Sig]) -> Sig:
+    if not items:
+        raise ShapeError("stack needs at least one operand")
+    first = items[0]
+    for other in items[1:]:
+        if other != first:
+            raise ShapeError(
+                f"stack operands differ: {first} vs {other}: all operands of stack "
+                f"must have one type; reshape, expand or cast them first"
+            )
+    return Sig((len(items), *first.shape), first.dtype)
+
+
+def index(a: Sig, indices: Sequence[Sig]) -> Sig:
+    for i, idx in enumerate(indices):
+        if idx != Sig((), "i32"):
+            raise ShapeError(
+                f"index operand {i} has type {idx}, expected tensor<i32>: indices are "
+                f"i32 scalars"
+            )
+    if len(indices) > len(a.shape):
+        raise ShapeError(
+            f"{len(indices)} indices into a tensor of rank {len(a.shape)}: "
+            f"give at most one index per axis"
+        )
+    return Sig(a.shape[len(indices):], a.dtype)
+
+
+def reduce(a: Sig, kind: str, axes: Sequence[int]) -> Sig:
+    if kind not in REDUCE_KINDS:
+        raise ShapeError(f"unknown reduction {kind!r}: expected add or max")
+    rank = len(a.shape)
+    if any(not 0 <= ax < rank for ax in axes) or len(set(axes)) != len(axes):
+        raise ShapeError(
+            f"reduce axes {fmt_shape(axes)} invalid for {fmt_shape(a.shape)}: give "
+            f"distinct axes in [0, {rank})"
+        )
+    if a.dtype == "i1":
+        raise ShapeError("reduce of i1 values: cast to i32 first")
+    return Sig(tuple(n for ax, n in enumerate(a.shape) if ax not in axes), a.dtype)
+
+
+def contiguous(a: Sig) -> Sig:
+    return a
