@@ -1,0 +1,328 @@
+"""Reference semantics of the uop operations (SPEC §5) on numpy arrays.
+
+This module is the one definition of what every uop op computes, bit for bit. The
+constant folder, the evaluator, the graph reference executor and the C emitter's tests
+all call it; the C side of the same definitions is `C_PRELUDE` below, so the C emitter
+can paste the helpers instead of re-deriving them.
+
+Values are numpy arrays of the dtype that matches the uop element type:
+`i1` -> bool, `i32` -> int32, `f32` -> float32, `f16` -> float16 (see `NUMPY_DTYPE`).
+Both operands of a binary op must have the same dtype and shape (the IR has no implicit
+broadcast, and neither has this module).
+
+The rules:
+
+* `i32` add and mul wrap modulo 2^32. `i1` add and max are "or", mul is "and" (what C's
+  `bool` gives: the sum converted back to bool is "nonzero").
+* floordiv/floormod round toward negative infinity (-7 floordiv 2 = -4, -7 floormod 2 = 1).
+  A zero divisor, and INT_MIN floordiv/floormod -1 (C's `/` and `%` trap there), are
+  undefined: `UndefinedBehavior` is raised.
+* Float ops are computed in the element type: every input and result is an f32 (f16)
+  value, so 16777216 + 1 = 16777216 in f32. f16 add/mul/recip/sqrt are computed in f32 and
+  rounded once to f16, which equals the exactly rounded f16 result (f32 carries more than
+  2*11+2 bits). For C to agree, every f16 op result must be stored in a `_Float16`
+  variable (gcc keeps excess precision inside one expression otherwise).
+* exp2, log2 and sin are C's `exp2f`, `log2f` and `sinf` from the system math library
+  (called through ctypes, so folding agrees with compiled C on this machine); f16 applies
+  the f32 function and rounds the result to f16, as C code on `_Float16` does.
+  recip(±0) = ±inf, log2(0) = -inf, log2(x<0) = NaN, sqrt(x<0) = NaN, exp2 overflows to
+  inf, sin(±inf) = NaN, 0 * inf = NaN: the IEEE results.
+* max: NaN if either operand is NaN; max(+0.0, -0.0) = +0.0 in either order; otherwise the
+  larger operand. cmplt is false and cmpne is true when an operand is NaN.
+* cast: float -> i32 truncates toward zero; NaN, ±inf and values whose truncation lies
+  outside i32 are undefined. Any -> i1 is "nonzero" (NaN is nonzero, -0.0 is not).
+  i1 -> number is 0 or 1. i32/f32 -> f16 and i32 -> f32 round to nearest even.
+* NaN payloads are not specified: compare NaN results as "is NaN".
+* reduce add starts from +0.0 (0 for i32) and adds the elements in row-major order of the
+  reduced axes, rounding every partial sum to the element type (the strict order; compiled
+  reductions may reassociate float sums). reduce max starts from -inf (INT_MIN for i32) and
+  applies `max` above. Reducing an empty axis gives that start value.
+* pad fills with +0.0, 0 or false. index with an index outside [0, n) is undefined.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+NUMPY_DTYPE: dict[str, np.dtype] = {
+    "i1": np.dtype(np.bool_),
+    "i32": np.dtype(np.int32),
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+}
+_UOP_DTYPE = {v: k for k, v in NUMPY_DTYPE.items()}
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+
+class UndefinedBehavior(ArithmeticError):
+    """The op has no defined result for these operands (SPEC §5); never fold it."""
+
+
+def dtype_name(x: np.ndarray) -> str:
+    """The uop dtype name of a numpy array ("i1", "i32", "f32", "f16")."""
+    try:
+        return _UOP_DTYPE[x.dtype]
+    except KeyError:
+        raise TypeError(f"numpy dtype {x.dtype} is not a uop element type") from None
+
+
+def array(value: Any, dtype: str) -> np.ndarray:
+    """`value` as an array of the uop element type `dtype` (floats rounded once)."""
+    return np.asarray(value, dtype=NUMPY_DTYPE[dtype])
+
+
+# ---------------------------------------------------------------------------------------
+# elementwise
+
+
+def _is_float(x: np.ndarray) -> bool:
+    return x.dtype.kind == "f"
+
+
+def _max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if not _is_float(a):
+        return np.maximum(a, b)
+    # a wins when larger, when it is NaN, or when equal and not negative (+0 over -0)
+    take_a = (a > b) | np.isnan(a) | ((a == b) & ~np.signbit(a))
+    return np.where(take_a, a, b)
+
+
+def _check_int_division(a: np.ndarray, b: np.ndarray, op: str) -> None:
+    if np.any(b == 0):
+        raise UndefinedBehavior(f"{op} by zero is undefined")
+    if np.any((a == INT32_MIN) & (b == -1)):
+        raise UndefinedBehavior(f"{op} of INT_MIN by -1 is undefined (overflows i32)")
+
+
+def _floordiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    _check_int_division(a, b, "floordiv")
+    return np.floor_divide(a, b)
+
+
+def _floormod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    _check_int_division(a, b, "floormod")
+    return np.remainder(a, b)
+
+
+def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype == np.int32:
+        return (a.astype(np.int64) + b).astype(np.int32)
+    if a.dtype == np.bool_:
+        return a | b
+    return np.add(a, b)
+
+
+def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype == np.int32:
+        return (a.astype(np.int64) * b).astype(np.int32)
+    if a.dtype == np.bool_:
+        return a & b
+    return np.multiply(a, b)
+
+
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": _add,
+    "mul": _mul,
+    "max": _max,
+    "cmplt": np.less,
+    "cmpne": np.not_equal,
+    "floordiv": _floordiv,
+    "floormod": _floormod,
+}
+
+
+def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """add, mul, max, cmplt, cmpne, floordiv, floormod on two arrays of one dtype and shape."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        raise TypeError(f"{op}: operands differ: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
+    if op in ("floordiv", "floormod") and a.dtype != np.int32:
+        raise TypeError(f"{op} takes i32 operands, found {dtype_name(a)}")
+    with np.errstate(all="ignore"):
+        return np.asarray(_BINARY[op](a, b))
+
+
+def _libm(name: str) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The f32 function `name` of the C math library, mapped over an array."""
+    path = ctypes.util.find_library("m")
+    if path is None:
+        return None
+    fn = getattr(ctypes.CDLL(path), name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+
+    def apply(x: np.ndarray) -> np.ndarray:
+        flat = x.reshape(-1).tolist()
+        return np.fromiter(map(fn, flat), np.float32, len(flat)).reshape(x.shape)
+
+    return apply
+
+
+def _numpy_f32(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """Fallback without a C math library: the float64 result rounded to f32."""
+    return lambda x: fn(x.astype(np.float64)).astype(np.float32)
+
+
+_UNARY_F32: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "recip": lambda x: np.float32(1.0) / x,
+    "sqrt": np.sqrt,
+    "exp2": _libm("exp2f") or _numpy_f32(np.exp2),
+    "log2": _libm("log2f") or _numpy_f32(np.log2),
+    "sin": _libm("sinf") or _numpy_f32(np.sin),
+}
+
+
+def unary(op: str, a: np.ndarray) -> np.ndarray:
+    """recip, exp2, log2, sqrt, sin on a float array; f16 goes through f32 (see above)."""
+    a = np.asarray(a)
+    if not _is_float(a):
+        raise TypeError(f"{op} takes a float operand, found {a.dtype}")
+    with np.errstate(all="ignore"):
+        result = np.asarray(_UNARY_F32[op](a.astype(np.float32)), dtype=np.float32)
+        return result.astype(a.dtype)
+
+
+def cast(a: np.ndarray, dtype: str) -> np.ndarray:
+    """Convert to the uop element type `dtype`; undefined float -> i32 casts raise."""
+    a = np.asarray(a)
+    target = NUMPY_DTYPE[dtype]
+    if dtype == "i1":
+        return a != 0
+    if dtype == "i32" and _is_float(a):
+        wide = np.trunc(a.astype(np.float64))
+        if not np.all(np.isfinite(wide)):
+            raise UndefinedBehavior("cast of NaN or infinity to i32 is undefined")
+        if np.any((wide < INT32_MIN) | (wide > INT32_MAX)):
+            raise UndefinedBehavior("cast of a float outside the i32 range is undefined")
+        return wide.astype(np.int32)
+    with np.errstate(all="ignore"):
+        return a.astype(target)
+
+
+def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """cond ? a : b elementwise (cond is bool)."""
+    return np.where(np.asarray(cond, dtype=np.bool_), a, b).astype(np.asarray(a).dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# movement, stack, index, reduce
+
+
+def _shrink(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
+    begin, end = arg
+    return x[tuple(slice(lo, hi) for lo, hi in zip(begin, end))]
+
+
+def _pad(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
+    before, after = arg
+    return np.pad(x, list(zip(before, after)), constant_values=x.dtype.type(0))
+
+
+_MOVEMENT: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
+    "reshape": lambda x, shape: x.reshape(tuple(shape)),
+    "expand": lambda x, shape: np.broadcast_to(x, tuple(shape)),
+    "permute": lambda x, perm: np.transpose(x, tuple(perm)),
+    "shrink": _shrink,
+    "pad": _pad,
+    "flip": lambda x, axes: np.flip(x, tuple(axes)),
+    "contiguous": lambda x, _: x,
+}
+MOVEMENT_OPS = frozenset(_MOVEMENT)
+
+
+def movement(op: str, x: np.ndarray, arg: Any) -> np.ndarray:
+    """reshape/expand (target shape), permute (perm), shrink ((begin, end)),
+    pad ((before, after)), flip (axes), contiguous (None): the `arg` conventions of
+    `uopc.graph`. The result is a fresh contiguous array."""
+    return np.ascontiguousarray(_MOVEMENT[op](np.asarray(x), arg))
+
+
+def stack(items: Sequence[np.ndarray]) -> np.ndarray:
+    """Stack arrays of one dtype and shape along a new leading axis."""
+    return np.stack([np.asarray(i) for i in items])
+
+
+def index(x: np.ndarray, indices: Sequence[int]) -> np.ndarray:
+    """x[i0, i1, ...] on the leading axes; an index outside [0, n) is undefined."""
+    x = np.asarray(x)
+    for axis, i in enumerate(indices):
+        if not 0 <= int(i) < x.shape[axis]:
+            raise UndefinedBehavior(
+                f"index {int(i)} out of range [0, {x.shape[axis]}) on axis {axis}"
+            )
+    return np.array(x[tuple(int(i) for i in indices)])
+
+
+def reduce_identity(kind: str, dtype: str) -> np.ndarray:
+    """The start value of a reduction: 0 for add, -inf or INT_MIN for max."""
+    if kind == "add":
+        return array(0, dtype)
+    return array(INT32_MIN if dtype == "i32" else -np.inf, dtype)
+
+
+def reduce(kind: str, x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """Sum ("add") or maximum ("max") over `axes` (removed), in the strict order above."""
+    x = np.asarray(x)
+    dtype = dtype_name(x)
+    if dtype == "i1":
+        raise TypeError("reduce of i1 values: cast to i32 first")
+    axes = tuple(sorted(axes))
+    kept = [ax for ax in range(x.ndim) if ax not in axes]
+    out_shape = tuple(x.shape[ax] for ax in kept)
+    flat = np.transpose(x, kept + list(axes)).reshape(out_shape + (-1,))
+    start = reduce_identity(kind, dtype)
+    if flat.shape[-1] == 0:
+        return np.full(out_shape, start, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        if kind == "add":
+            return _sum_in_order(flat, start)
+        return _max_of(flat)
+
+
+def _sum_in_order(flat: np.ndarray, start: np.ndarray) -> np.ndarray:
+    if flat.dtype == np.int32:
+        return flat.astype(np.int64).sum(axis=-1).astype(np.int32)
+    # add.accumulate is sequential and rounds each partial sum to the dtype; adding the
+    # +0.0 start value last only changes an all-(-0.0) sum, exactly as starting with it
+    total = np.add.accumulate(flat, axis=-1, dtype=flat.dtype)[..., -1]
+    return np.asarray(total + start, dtype=flat.dtype)
+
+
+def _max_of(flat: np.ndarray) -> np.ndarray:
+    top = flat.max(axis=-1)  # NaN propagates; the sign of a zero result is fixed below
+    if _is_float(flat):
+        has_pos_zero = np.any((flat == 0) & ~np.signbit(flat), axis=-1)
+        top = np.where(top == 0, np.where(has_pos_zero, 0.0, -0.0), top).astype(flat.dtype)
+    return np.asarray(top)
+
+
+# ---------------------------------------------------------------------------------------
+# the same definitions in C
+
+#: C helpers that implement the rules above where plain C operators differ from them.
+#: A C emitter includes this text once per translation unit.
+C_PRELUDE = r"""
+#include <math.h>
+#include <stdint.h>
+static inline int32_t uop_floordiv_i32(int32_t a, int32_t b) {
+  int32_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int32_t uop_floormod_i32(int32_t a, int32_t b) {
+  int32_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline int32_t uop_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static inline int32_t uop_mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline float uop_max_f32(float a, float b) {
+  return (a > b || a != a || (a == b && !signbit(a))) ? a : b;
+}
+#ifdef __FLT16_MAX__
+static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
+  return (a > b || a != a || (a == b && !signbit((float)a))) ? a : b;
+}
+#endif
+"""
