@@ -29,6 +29,7 @@ TARGETS: dict[str, str] = {
 
 #: file extension -> "module.Class"
 FRONTENDS: dict[str, str] = {
+    "uir": "uopc.uir.UirFrontend",
 }
 
 
