@@ -291,11 +291,13 @@ class _Source:
 
 
 def _literal_shape(value: Value) -> tuple[int, ...]:
-    shape = []
-    while isinstance(value, tuple):
-        shape.append(len(value))
-        value = value[0] if value else None
-    return tuple(shape)
+    """The nested shape of a tuple literal; ShapeError when rows differ in shape."""
+    if not isinstance(value, tuple):
+        return ()
+    inner = {_literal_shape(item) for item in value}
+    if len(inner) > 1:
+        raise ShapeError("ragged tuple literal: every row must have the same shape")
+    return (len(value), *(inner.pop() if inner else ()))
 
 
 def _default_dtype(value: Value) -> str:
@@ -323,7 +325,7 @@ def _check_fits(value: Value, dtype: str) -> None:
         if dtype == "i32":
             if not isinstance(v, int):
                 raise ShapeError(f"literal {v} is not an integer but the element type is i32: "
-                                 f"write an integer, or cast the other operand to f32")
+                                 f"write an integer, or use a float type")
             if not -(2**31) <= v < 2**31:
                 raise ShapeError(f"literal {v} does not fit i32 [-2147483648, 2147483647]")
 
@@ -461,13 +463,10 @@ class _Importer:
         """A literal as a uop.const of `dtype`; scalars splat to `shape` (default rank 0)."""
         try:
             _check_fits(lit.value, dtype)
+            if isinstance(lit.value, tuple):
+                shape = _literal_shape(lit.value)
         except ShapeError as err:
             raise self.error(str(err), lit) from None
-        if isinstance(lit.value, tuple):
-            lit_shape = _literal_shape(lit.value)
-            if len(_flatten(lit.value)) != math.prod(lit_shape):
-                raise self.error(f"ragged tuple literal: every row must have the same length", lit)
-            shape = lit_shape
         with np.errstate(over="ignore"):  # 1e39 as f32 is inf, as C rounds the literal
             array = np.array(lit.value, dtype=NUMPY_DTYPES[dtype])
         op = uop.ConstOp.from_array(array, Sig(tuple(shape or ()), dtype))

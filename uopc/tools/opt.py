@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from uopc import registry
@@ -51,8 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # these carry the source line (or the annotated IR) in their message
         print(err, file=sys.stderr)
         return 1
-    except FileNotFoundError as err:
+    except ArgSpecParseError as err:
+        # a malformed -p/-t spec; it derives from BaseException and shows the spec position
+        return _fail(str(err))
+    except OSError as err:
         return _fail(f"cannot open {err.filename}: {err.strerror}")
+    except UnicodeDecodeError as err:
+        return _fail(f"the input is not UTF-8 text ({err.reason} at byte {err.start})")
     except (ValueError, TypeError, KeyError, NotImplementedError) as err:
         return _fail(str(err) or type(err).__name__)
     except RecursionError:
