@@ -21,6 +21,7 @@ def _lazy(path: str) -> Callable[[], type]:
 
 #: pass name -> "module.Class"
 PASSES: dict[str, str] = {
+    "uop-kernelize": "uopc.passes.kernelize.KernelizePass",
 }
 
 #: target name -> "module.Class"

@@ -1,0 +1,453 @@
+"""`uop-kernelize`: cut a tensor program into fused kernels and a plan that calls them.
+
+SPEC §7. On every `func.func` made of uop ops the pass
+
+1. **stages broadcasts**: a computed value that an `expand` broadcasts by a factor of at
+   least `broadcast-limit` and that costs at least two ALU ops to compute is materialized
+   (a `uop.contiguous` is inserted after it), so that fusion never recomputes it once per
+   broadcast copy. A LayerNorm output feeding a matmul is its own kernel; a cheap `recip`
+   of a row sum scaling a softmax stays fused.
+2. **fixes layouts**: an operand that is broadcast into a reduce (the B of A@B) and whose
+   innermost reduced axis is strided in memory is first copied to a temporary in which that
+   axis is contiguous (`uop.contiguous`, with a `uop.permute` around it when the axis must
+   move). The copy is small next to the reduce that reads it many times.
+3. **cuts** at materialization points: every value a non-uop op uses (function results,
+   call operands), every `uop.contiguous` and every `uop.reduce`. Everything between cuts
+   fuses into the kernel of the cut that consumes it; constants are copied into each kernel
+   that reads them.
+4. **outlines** each kernel as a `func.func` (marked `uop.kernel`) with one result and one
+   argument per buffer it reads, and replaces the original body by `func.call`s in
+   dependency order: the original function becomes the plan.
+
+Kernel bodies are canonical: ops in operand-first post-order from the kernel's result,
+arguments numbered by first read, no SSA name hints. Structurally identical kernels
+therefore print identical functions and are emitted once (every call site calls the same
+function). A kernel's arguments are the buffers its body still reads after simplification,
+and each call site passes exactly those values: a read that folding deleted (x*0 on
+integers) cannot shift the other arguments, and the plan keeps every argument of its
+signature (unused or not) so callers bind inputs by position.
+
+The pass is idempotent: kernels are skipped, and a plan holds no uop ops to cut again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import PassFailedException
+
+from uopc.uopdialect.ops import (
+    ALL_OPS,
+    BinaryOp,
+    CastOp,
+    ConstOp,
+    ContiguousOp,
+    ExpandOp,
+    FlipOp,
+    PadOp,
+    PermuteOp,
+    ReduceOp,
+    ReshapeOp,
+    ShrinkOp,
+    UnaryOp,
+    WhereOp,
+)
+from uopc.uopdialect.types import sig_of
+
+#: discardable attribute that marks an outlined kernel function
+KERNEL_ATTR = "uop.kernel"
+
+_UOP_TYPES = frozenset(ALL_OPS)
+_MOVEMENT = (ReshapeOp, ExpandOp, PermuteOp, ShrinkOp, PadOp, FlipOp)
+_ALU = (BinaryOp, UnaryOp, CastOp, WhereOp)
+
+
+def is_kernel(fn: func.FuncOp) -> bool:
+    return KERNEL_ATTR in fn.attributes
+
+
+def _is_uop(op: Operation | None) -> bool:
+    return op is not None and type(op) in _UOP_TYPES
+
+
+def _uop_owner(value: SSAValue) -> Operation | None:
+    """The uop op that defines `value`, or None for block arguments and other ops."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) and _is_uop(owner) else None
+
+
+def _is_buffer(value: SSAValue) -> bool:
+    """Is `value` read from memory (an argument, a call result, a cut) rather than fused?"""
+    owner = _uop_owner(value)
+    return owner is None or isinstance(owner, (ReduceOp, ContiguousOp))
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return sig_of(value.type).shape
+
+
+# ---------------------------------------------------------------------------------------
+# strides of a view chain (for the layout rule)
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _reshape_strides(old_shape: Sequence[int], old_strides: Sequence[int],
+                     new_shape: Sequence[int]) -> tuple[int, ...] | None:
+    """Strides that read `new_shape` row-major from a strided view, or None if the reshape
+    would need a copy (it merges axes that are not laid out one inside the other)."""
+    kept = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
+    old = [n for n, _ in kept]
+    ostr = [s for _, s in kept]
+    new = list(new_shape)
+    nstr = [0] * len(new)
+    oi = ni = 0
+    while oi < len(old) and ni < len(new):
+        oj, nj = oi + 1, ni + 1
+        osize, nsize = old[oi], new[ni]
+        while osize != nsize:
+            if nsize < osize:
+                if nj == len(new):
+                    return None
+                nsize *= new[nj]
+                nj += 1
+            else:
+                if oj == len(old):
+                    return None
+                osize *= old[oj]
+                oj += 1
+        if any(ostr[k] != old[k + 1] * ostr[k + 1] for k in range(oi, oj - 1)):
+            return None
+        nstr[nj - 1] = ostr[oj - 1]
+        for k in range(nj - 1, ni, -1):
+            nstr[k - 1] = nstr[k] * new[k]
+        oi, ni = oj, nj
+    return tuple(nstr)
+
+
+def view_strides(shape: Sequence[int], strides: Sequence[int],
+                 chain: Sequence[Operation]) -> tuple[int, ...] | None:
+    """Element strides after applying the movement ops `chain` (innermost first) to a
+    buffer of `shape` laid out with `strides`; None when the view is not affine.
+
+    Pads keep strides (their extra elements are guarded, not read) and shrinks only move
+    the origin, so both keep the strides of the axes they touch."""
+    shape, strides = tuple(shape), tuple(strides)
+    for op in chain:
+        out = _shape(op.results[0])
+        if isinstance(op, PermuteOp):
+            strides = tuple(strides[p] for p in op.ints("perm"))
+        elif isinstance(op, ExpandOp):
+            strides = tuple(0 if old != new else s for old, new, s in zip(shape, out, strides))
+        elif isinstance(op, FlipOp):
+            axes = set(op.ints("axes"))
+            strides = tuple(-s if ax in axes else s for ax, s in enumerate(strides))
+        elif isinstance(op, ReshapeOp):
+            if math.prod(out) == 0:
+                return None
+            reshaped = _reshape_strides(shape, strides, out)
+            if reshaped is None:
+                return None
+            strides = reshaped
+        shape = out
+    return strides
+
+
+# ---------------------------------------------------------------------------------------
+# preparation: stage broadcasts and fix layouts by inserting uop.contiguous
+
+
+def _view_root(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
+    """Walk down through movement ops: the value they view and the chain (innermost first)."""
+    chain: list[Operation] = []
+    owner = _uop_owner(value)
+    while isinstance(owner, _MOVEMENT):
+        chain.append(owner)
+        value = owner.operands[0]
+        owner = _uop_owner(value)
+    chain.reverse()
+    return value, chain
+
+
+def _fused_alu_cost(value: SSAValue, cap: int) -> int:
+    """ALU ops a kernel fusing `value` would run per element (counting stops at `cap`)."""
+    cost = 0
+    seen: set[Operation] = set()
+    stack = [value]
+    while stack and cost < cap:
+        v = stack.pop()
+        if _is_buffer(v):
+            continue
+        owner = _uop_owner(v)
+        if owner in seen:
+            continue
+        seen.add(owner)
+        if isinstance(owner, _ALU):
+            cost += 1
+        stack.extend(owner.operands)
+    return cost
+
+
+def _insert_before(anchor: Operation, ops: Sequence[Operation]) -> None:
+    Rewriter.insert_op(ops, InsertPoint.before(anchor))
+
+
+def _stage_broadcasts(block: Block, limit: int) -> None:
+    for op in list(block.ops):
+        if not isinstance(op, ExpandOp):
+            continue
+        src_n = max(math.prod(_shape(op.src)), 1)
+        if math.prod(_shape(op.result)) // src_n < limit:
+            continue
+        value, _ = _view_root(op.src)
+        if _is_buffer(value) or isinstance(_uop_owner(value), ConstOp):
+            continue
+        if _fused_alu_cost(value, cap=2) < 2:
+            continue
+        staged = ContiguousOp.make(value)
+        Rewriter.insert_op(staged, InsertPoint.after(value.owner))
+        value.replace_uses_with_if(staged.result, lambda use: use.operation is not staged)
+
+
+def _broadcast_reads(root: SSAValue) -> Iterator[tuple[SSAValue, list[Operation]]]:
+    """Every view chain read by the fused elementwise tree at `root` (the input of a
+    reduce): (the value it views, its movement ops innermost first)."""
+    seen: set[Operation] = set()
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        owner = _uop_owner(v)
+        if isinstance(owner, _MOVEMENT):
+            yield _view_root(v)
+        elif isinstance(owner, _ALU) and owner not in seen:
+            seen.add(owner)
+            stack.extend(owner.operands)
+
+
+def _copy_layout(copied: SSAValue, upper: Sequence[Operation], axis: int) -> list[int] | None:
+    """An axis order for a copy of `copied` in which the view `upper` reads reduce axis
+    `axis` contiguously (the identity order first); None when no order does."""
+    shape = _shape(copied)
+    rank = len(shape)
+    for innermost in reversed(range(rank)):
+        order = [a for a in range(rank) if a != innermost] + [innermost]
+        packed = contiguous_strides([shape[a] for a in order])
+        strides = [0] * rank
+        for pos, a in enumerate(order):
+            strides[a] = packed[pos]
+        seen = view_strides(shape, strides, upper)
+        if seen is not None and abs(seen[axis]) == 1:
+            return order
+    return None
+
+
+def _fix_layouts(block: Block) -> None:
+    for op in list(block.ops):
+        if not isinstance(op, ReduceOp) or not op.ints("axes"):
+            continue
+        axis = max(op.ints("axes"))
+        for value, chain in list(_broadcast_reads(op.src)):
+            if isinstance(_uop_owner(value), ConstOp):
+                continue
+            expands = [i for i, m in enumerate(chain)
+                       if isinstance(m, ExpandOp) and _shape(m.src) != _shape(m.result)]
+            if not expands:
+                continue
+            shape = _shape(value)
+            strides = view_strides(shape, contiguous_strides(shape), chain)
+            if strides is None or abs(strides[axis]) <= 1:
+                continue
+            first = expands[0]
+            copied = chain[first - 1].results[0] if first else value
+            order = _copy_layout(copied, chain[first:], axis)
+            if order is None:
+                continue
+            _insert_layout_copy(copied, order, chain[first])
+
+
+def _insert_layout_copy(copied: SSAValue, order: list[int], user: Operation) -> None:
+    """Make `user` read a copy of `copied` whose memory order is `order` (outer to inner)."""
+    if order == sorted(order):
+        copy = ContiguousOp.make(copied)
+        new_ops: list[Operation] = [copy]
+        result = copy.result
+    else:
+        inverse = [order.index(a) for a in range(len(order))]
+        permuted = PermuteOp.make(copied, perm=order)
+        copy = ContiguousOp.make(permuted)
+        back = PermuteOp.make(copy, perm=inverse)
+        new_ops = [permuted, copy, back]
+        result = back.result
+    _insert_before(user, new_ops)
+    user.operands = [result if v is copied else v for v in user.operands]
+
+
+# ---------------------------------------------------------------------------------------
+# cutting and outlining
+
+
+def _kernel_ops(root: Operation) -> tuple[list[Operation], list[SSAValue]]:
+    """The fused ops of the kernel ending at `root` in canonical post-order, and the
+    buffers they read numbered by first read."""
+    order: list[Operation] = []
+    seen: set[Operation] = set()
+    stack: list[tuple[Operation, bool]] = [(root, False)]
+    while stack:
+        op, done = stack.pop()
+        if done:
+            order.append(op)
+            continue
+        if op in seen:
+            continue
+        seen.add(op)
+        stack.append((op, True))
+        for v in reversed(op.operands):
+            owner = _uop_owner(v)
+            if owner is not None and owner not in seen:
+                stack.append((owner, False))
+    inputs: dict[SSAValue, None] = {}
+    for op in order:
+        for v in op.operands:
+            if _uop_owner(v) is None:
+                inputs.setdefault(v)
+    return order, list(inputs)
+
+
+def _structure_key(ops: list[Operation], inputs: list[SSAValue]) -> tuple[Any, ...]:
+    """Everything that determines a kernel's printed function, nothing that names values."""
+    local: dict[SSAValue, int] = {v: i for i, v in enumerate(inputs)}
+    entries: list[Any] = [tuple(v.type for v in inputs)]
+    for op in ops:
+        entries.append((
+            op.name,
+            tuple(sorted(op.properties.items())),
+            tuple(sorted(op.attributes.items())),
+            tuple(r.type for r in op.results),
+            tuple(local[v] for v in op.operands),
+        ))
+        local[op.results[0]] = len(local)
+    return tuple(entries)
+
+
+@dataclass
+class _Outliner:
+    """Creates kernel functions in one module, one per distinct kernel structure."""
+
+    module: builtin.ModuleOp
+    names: dict[tuple[Any, ...], str]
+    taken: set[str]
+
+    @classmethod
+    def of(cls, module: builtin.ModuleOp) -> "_Outliner":
+        taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+        return cls(module, {}, taken)
+
+    def kernel(self, root: Operation, plan: func.FuncOp) -> tuple[str, list[SSAValue]]:
+        ops, inputs = _kernel_ops(root)
+        key = _structure_key(ops, inputs)
+        name = self.names.get(key)
+        if name is None:
+            name = self._fresh_name()
+            self.names[key] = name
+            self._outline(name, ops, inputs, plan)
+        return name, inputs
+
+    def _fresh_name(self) -> str:
+        n = len(self.names)
+        while f"k{n}" in self.taken:
+            n += 1
+        self.taken.add(f"k{n}")
+        return f"k{n}"
+
+    def _outline(self, name: str, ops: list[Operation], inputs: list[SSAValue],
+                 plan: func.FuncOp) -> None:
+        root = ops[-1]
+        fn = func.FuncOp(name, ([v.type for v in inputs], [root.results[0].type]))
+        body = fn.body.block
+        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
+        for op in ops:
+            body.add_op(op.clone(mapping, clone_name_hints=False))
+        body.add_op(func.ReturnOp(mapping[root.results[0]]))
+        fn.attributes[KERNEL_ATTR] = builtin.UnitAttr()
+        Rewriter.insert_op(fn, InsertPoint.before(plan))
+
+
+def _check_straight_line(fn: func.FuncOp) -> None:
+    """Kernelize works on one block of uop ops; say where anything else is."""
+    if len(fn.body.blocks) > 1:
+        _fail(fn, f"@{fn.sym_name.data} has {len(fn.body.blocks)} blocks",
+              "kernelize expects a straight-line function body (one block); "
+              "lower control flow first")
+    for op in fn.body.walk():
+        if _is_uop(op) and op.parent_op() is not fn:
+            _fail(op, f"{op.name} is nested inside {op.parent_op().name}",
+                  "kernelize cuts straight-line function bodies; move tensor ops out of "
+                  "regions or into a function of their own")
+
+
+def _fail(op: Operation, what: str, fix: str) -> None:
+    diag = Diagnostic()
+    message = f"uop-kernelize: {what}: {fix}"
+    diag.add_message(op, message)
+    diag.raise_exception(op, PassFailedException(message))
+
+
+def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: int,
+                       layout: bool) -> None:
+    _check_straight_line(fn)
+    block = fn.body.block
+    _stage_broadcasts(block, broadcast_limit)
+    if layout:
+        _fix_layouts(block)
+    uop_ops: list[Operation] = []
+    for op in list(block.ops):
+        if not _is_uop(op):
+            continue
+        uop_ops.append(op)
+        result = op.results[0]
+        cut = isinstance(op, (ReduceOp, ContiguousOp)) or any(
+            not _is_uop(use.operation) for use in result.uses
+        )
+        if not cut:
+            continue
+        name, inputs = outliner.kernel(op, fn)
+        call = func.CallOp(name, inputs, [result.type])
+        _insert_before(op, [call])
+        result.replace_all_uses_with(call.res[0])
+    for op in reversed(uop_ops):
+        Rewriter.erase_op(op)
+
+
+@dataclass(frozen=True)
+class KernelizePass(ModulePass):
+    """Fuse uop ops between materialization points into outlined kernel functions and
+    turn each function into a plan of `func.call`s (see the module docstring)."""
+
+    name = "uop-kernelize"
+
+    #: an expand that multiplies a value's elements by at least this factor stages a
+    #: computed (two or more ALU ops) source into its own kernel
+    broadcast_limit: int = 4
+    #: copy strided operands of reduces to contiguous temporaries (SPEC §7 layout)
+    layout: bool = True
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        outliner = _Outliner.of(op)
+        for fn in list(op.ops):
+            if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):
+                kernelize_function(fn, outliner, self.broadcast_limit, self.layout)
