@@ -1,0 +1,109 @@
+"""Optimizers: SGD with momentum and AdamW.
+
+`step(*extra)` traces every update (parameters and optimizer state, assigned in place)
+and realizes them together with `extra` (e.g. the loss) in one engine call. The graph
+of a step has the same structure every time: the learning rate, the step count and the
+Adam bias corrections are data buffers, not constants, so changing the learning rate or
+taking the next step reuses the compiled plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from uopc.tensor import Tensor
+
+
+def _scalar(value: float) -> Tensor:
+    return Tensor(np.float32(value))
+
+
+class Optimizer:
+    def __init__(self, params: Iterable[Tensor], lr: float):
+        self.params = list(params)
+        if not self.params:
+            raise ValueError("optimizer got no parameters: pass uopc.nn.parameters(model)")
+        for p in self.params:
+            p.requires_grad = True
+        self._lr = _scalar(lr)
+
+    @property
+    def lr(self) -> float:
+        return float(self._lr.numpy())
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        self._lr = _scalar(value)
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def _grads(self) -> list[Tensor]:
+        missing = [i for i, p in enumerate(self.params) if p.grad is None]
+        if missing:
+            raise RuntimeError(f"parameters {missing} have no gradient: call "
+                               f"loss.backward() before step()")
+        return [p.grad for p in self.params]
+
+    def _state(self) -> list[Tensor]:
+        """Optimizer-state tensors assigned by `_update` (realized with the parameters)."""
+        raise NotImplementedError
+
+    def _update(self) -> None:
+        raise NotImplementedError
+
+    def step(self, *extra: Tensor) -> None:
+        self._update()
+        Tensor.realize_all(*self.params, *self._state(), *extra)
+
+
+class SGD(Optimizer):
+    """p -= lr * v with v = momentum * v + grad (PyTorch's form; v = grad without momentum)."""
+
+    def __init__(self, params: Iterable[Tensor], lr: float = 0.01, momentum: float = 0.0,
+                 weight_decay: float = 0.0):
+        super().__init__(params, lr)
+        self.momentum, self.weight_decay = momentum, weight_decay
+        self.velocity = [Tensor(np.zeros(p.shape, np.float32)) for p in self.params] \
+            if momentum else []
+
+    def _state(self) -> list[Tensor]:
+        return self.velocity
+
+    def _update(self) -> None:
+        for i, (p, g) in enumerate(zip(self.params, self._grads())):
+            if self.weight_decay:
+                g = g + self.weight_decay * p
+            if self.momentum:
+                g = self.velocity[i].assign(self.momentum * self.velocity[i] + g)
+            p.assign(p - self._lr * g)
+
+
+class AdamW(Optimizer):
+    """Adam with decoupled weight decay: p -= lr * (m^ / (sqrt(v^) + eps) + wd * p)."""
+
+    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, b1: float = 0.9,
+                 b2: float = 0.999, eps: float = 1e-8, wd: float = 0.01):
+        super().__init__(params, lr)
+        self.b1, self.b2, self.eps, self.wd = b1, b2, eps, wd
+        self.m = [Tensor(np.zeros(p.shape, np.float32)) for p in self.params]
+        self.v = [Tensor(np.zeros(p.shape, np.float32)) for p in self.params]
+        # b1**t and b2**t, advanced each step (buffers keep the plan structure fixed)
+        self.b1_power, self.b2_power = _scalar(1.0), _scalar(1.0)
+
+    def _state(self) -> list[Tensor]:
+        return [*self.m, *self.v, self.b1_power, self.b2_power]
+
+    def _update(self) -> None:
+        b1_power = self.b1_power.assign(self.b1_power * self.b1)
+        b2_power = self.b2_power.assign(self.b2_power * self.b2)
+        step_size = self._lr / (1.0 - b1_power)
+        inv_v_correction = (1.0 - b2_power).rsqrt()
+        for p, g, m, v in zip(self.params, self._grads(), self.m, self.v):
+            m.assign(self.b1 * m + (1.0 - self.b1) * g)
+            v.assign(self.b2 * v + (1.0 - self.b2) * (g * g))
+            direction = m / ((v * inv_v_correction).sqrt() + self.eps)
+            p.assign(p - step_size * direction - (self._lr * self.wd) * p)
