@@ -22,6 +22,8 @@ def _lazy(path: str) -> Callable[[], type]:
 #: pass name -> "module.Class"
 PASSES: dict[str, str] = {
     "uop-kernelize": "uopc.passes.kernelize.KernelizePass",
+    "uop-fold": "uopc.passes.fold.UopFoldPass",
+    "uop-eval": "uopc.passes.eval.UopEvalPass",
 }
 
 #: target name -> "module.Class"

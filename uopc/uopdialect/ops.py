@@ -297,7 +297,20 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 # ALU
 
 
-class BinaryOp(UopOp):
+class FoldsConstants(HasFolderInterface):
+    """ALU ops fold to a literal when every operand is a `uop.const` (SPEC §5).
+
+    The rules live in `uopc.passes.constprop`, which imports this module; hence the
+    import at call time.
+    """
+
+    def fold(self):
+        from uopc.passes.constprop import fold_hook
+
+        return fold_hook(self)
+
+
+class BinaryOp(UopOp, FoldsConstants):
     """Elementwise binary op on two operands of one type."""
 
     OP: ClassVar[str]
@@ -365,7 +378,7 @@ class FloorModOp(BinaryOp):
     traits = traits_def(Pure())
 
 
-class UnaryOp(UopOp):
+class UnaryOp(UopOp, FoldsConstants):
     """Elementwise float function."""
 
     OP: ClassVar[str]
@@ -413,7 +426,7 @@ class SinOp(UnaryOp):
 
 
 @irdl_op_definition
-class CastOp(UopOp):
+class CastOp(UopOp, FoldsConstants):
     """Element type conversion: float->int truncates, ->i1 is "nonzero", i1-> is 0/1."""
 
     name = "uop.cast"
@@ -430,7 +443,7 @@ class CastOp(UopOp):
 
 
 @irdl_op_definition
-class WhereOp(UopOp):
+class WhereOp(UopOp, FoldsConstants):
     """Elementwise select: cond ? a : b."""
 
     name = "uop.where"

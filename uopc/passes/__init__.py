@@ -1,0 +1,1 @@
+"""uopc's passes over the uop dialect and over loop-level IR (one pass per module)."""

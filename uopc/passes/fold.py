@@ -1,0 +1,32 @@
+"""`uop-fold`: every uop ALU op whose operands are all constants becomes a constant.
+
+ALU ops are add, mul, max, cmplt, cmpne, floordiv, floormod, recip, exp2, log2, sqrt,
+sin, cast and where, on scalar, splat and dense literals, computed bit for bit as SPEC §5
+defines (`uopc.semantics`). Undefined cases (division by zero, INT_MIN floordiv -1, a
+non-finite or out-of-range float -> i32 cast) are not folded: the op stays, so the
+program's behaviour is not decided at compile time. Constants keep their type (1, 1.0
+and true differ) and their bits (0.0 and -0.0 differ).
+
+The same rules run inside `canonicalize` through the ops' `fold` hooks; this pass does it
+in one linear sweep, which is what large traced programs need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from uopc.passes.constprop import ALU_EVALUATORS, ConstantPropagation
+
+
+@dataclass(frozen=True)
+class UopFoldPass(ModulePass):
+    """Fold uop ALU ops on constants (SPEC §5, §6 "fold")."""
+
+    name = "uop-fold"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ConstantPropagation(ALU_EVALUATORS).run(op)

@@ -1,0 +1,59 @@
+"""Compile a small C program with the system compiler and run it.
+
+Tests use this to check the reference semantics against compiled C (for example, the
+constant folder against the same expressions in C). It is deliberately small: the
+runtime's compile cache (SPEC §9) is the place this will move into, and until then this
+is the one spot in uopc that invokes the C compiler for snippets.
+
+The compiler is `$CC` (default `cc`); `$CFLAGS` are added after `STRICT_FP_FLAGS`, the
+flags that make C's float arithmetic follow SPEC §5 (no FMA contraction, every `_Float16`
+or `float` assignment rounds).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+#: flags under which C float code computes what `uopc.semantics` defines
+STRICT_FP_FLAGS = ("-O1", "-ffp-contract=off", "-fexcess-precision=standard")
+
+
+class CCompileError(RuntimeError):
+    """The C compiler rejected a snippet; the message has its output and the numbered source."""
+
+
+def compiler_command() -> list[str]:
+    """The C compiler and flags: `$CC` (or cc), STRICT_FP_FLAGS, then `$CFLAGS`."""
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    return [*cc, *STRICT_FP_FLAGS, *shlex.split(os.environ.get("CFLAGS", ""))]
+
+
+def _numbered(source: str) -> str:
+    return "\n".join(f"{n:5d}  {line}" for n, line in enumerate(source.splitlines(), 1))
+
+
+def run_c(source: str, flags: Sequence[str] = (), libs: Sequence[str] = ("-lm",),
+          timeout: float = 120.0) -> str:
+    """Compile `source` (a whole program with `main`) in a temporary directory, run it,
+    and return its stdout. Raises CCompileError if it does not compile and
+    RuntimeError if it exits with a non-zero status."""
+    with tempfile.TemporaryDirectory(prefix="uopc-csnippet-") as tmp:
+        src, exe = Path(tmp, "snippet.c"), Path(tmp, "snippet")
+        src.write_text(source)
+        cmd = [*compiler_command(), *flags, str(src), "-o", str(exe), *libs]
+        built = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if built.returncode != 0:
+            raise CCompileError(
+                f"C compiler failed ({shlex.join(cmd)}):\n{built.stderr}\n{_numbered(source)}"
+            )
+        ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout)
+        if ran.returncode != 0:
+            raise RuntimeError(
+                f"compiled snippet exited with status {ran.returncode}:\n{ran.stderr}"
+            )
+        return ran.stdout
