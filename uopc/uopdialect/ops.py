@@ -252,7 +252,14 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     @classmethod
     def parse(cls, parser: Parser) -> "ConstOp":
         attrs = parser.parse_optional_attr_dict()
-        value = parser.parse_attribute()
+        pos = parser.pos
+        try:
+            value = parser.parse_attribute()
+        except ValueError as err:
+            # xDSL reports an integer outside the element type's range as a bare
+            # ValueError; make it a parse error that points at the literal
+            parser.raise_error(f"uop.const: {err}: write a value the element type can hold",
+                               pos, parser.pos)
         if not isinstance(value, DenseIntOrFPElementsAttr):
             parser.raise_error(
                 f"uop.const expects a dense literal such as dense<1.0> : tensor<4xf32>, "
