@@ -68,7 +68,8 @@ KERNEL_ATTR = "uop.kernel"
 
 _UOP_TYPES = frozenset(ALL_OPS)
 _MOVEMENT = (ReshapeOp, ExpandOp, PermuteOp, ShrinkOp, PadOp, FlipOp)
-_ALU = (BinaryOp, UnaryOp, CastOp, WhereOp)
+#: elementwise ops that compute (as opposed to moving data)
+ALU_OPS = (BinaryOp, UnaryOp, CastOp, WhereOp)
 
 
 def is_kernel(fn: func.FuncOp) -> bool:
@@ -197,7 +198,7 @@ def _fused_alu_cost(value: SSAValue, cap: int) -> int:
         if owner in seen:
             continue
         seen.add(owner)
-        if isinstance(owner, _ALU):
+        if isinstance(owner, ALU_OPS):
             cost += 1
         stack.extend(owner.operands)
     return cost
@@ -234,7 +235,7 @@ def _broadcast_reads(root: SSAValue) -> Iterator[tuple[SSAValue, list[Operation]
         owner = _uop_owner(v)
         if isinstance(owner, _MOVEMENT):
             yield _view_root(v)
-        elif isinstance(owner, _ALU) and owner not in seen:
+        elif isinstance(owner, ALU_OPS) and owner not in seen:
             seen.add(owner)
             stack.extend(owner.operands)
 

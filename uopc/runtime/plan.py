@@ -1,0 +1,69 @@
+"""A compiled plan: one graph structure, ready to run on new input arrays.
+
+The engine (`uopc.engine`) builds a `Plan` on a cache miss and calls `Plan.run` on every
+realize of the same structure. `run` touches no xDSL IR: it allocates the outputs, makes
+one native call that runs every kernel (temporaries live in the program's arena), and
+fills outputs that are plain copies of inputs or of other outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from uopc.uopdialect.shapes import Sig
+from uopc.uopdialect.types import NUMPY_DTYPES
+
+#: runs every kernel: writes the compiled outputs from the inputs (both in slot order)
+NativeCall = Callable[[list[np.ndarray], list[np.ndarray]], None]
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What DEBUG=2 reports about one kernel call of a plan."""
+
+    name: str
+    out: Sig
+    ops: int
+    flops: int  # ALU work per run: one per element of every ALU op and reduced element
+
+
+@dataclass(frozen=True)
+class RootSource:
+    """Where one requested root's array comes from."""
+
+    kind: str  # "compiled" (output number of the native call), "input" (slot), "copy" (root)
+    index: int
+
+
+@dataclass
+class Plan:
+    native: NativeCall | None
+    compiled_sigs: list[Sig]
+    roots: list[RootSource]
+    kernels: list[KernelInfo] = field(default_factory=list)
+    backend: str = "c"
+    compile_seconds: float = 0.0
+    sources: list[str] = field(default_factory=list)
+    _dtypes: list[np.dtype] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._dtypes = [np.dtype(NUMPY_DTYPES[s.dtype]) for s in self.compiled_sigs]
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Fresh output arrays, one per root, computed from `inputs` (slot order)."""
+        inputs = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in inputs]
+        outs = [np.empty(s.shape, d) for s, d in zip(self.compiled_sigs, self._dtypes)]
+        if self.native is not None:
+            self.native(outs, inputs)
+        results: list[np.ndarray] = []
+        for src in self.roots:
+            if src.kind == "compiled":
+                results.append(outs[src.index])
+            elif src.kind == "input":
+                results.append(np.array(inputs[src.index]))
+            else:
+                results.append(np.array(results[src.index]))
+        return results
