@@ -832,7 +832,8 @@ def _as_python(value: Scalar, dtype: str) -> Scalar:
 def _buffer_node(data: Any, dtype: Any) -> UOp:
     array = np.asarray(data)
     dt = to_dtype(dtype) if dtype is not None else to_dtype(array.dtype)
-    array = np.ascontiguousarray(array, dtype=_NUMPY_OF[dt])
+    # a private copy: the graph is evaluated later, after the caller may have changed `data`
+    array = np.array(array, dtype=_NUMPY_OF[dt], order="C", copy=True)
     return UOp.buffer(array, Sig(tuple(array.shape), dt))
 
 
@@ -872,10 +873,12 @@ def _getitem(t: Tensor, index: Any) -> Tensor:
     if n_axes > t.ndim:
         raise IndexError(f"too many indices ({n_axes}) for a tensor of shape "
                          f"{fmt_shape(t.shape)}")
+    fill = (slice(None),) * (t.ndim - n_axes)
     if any(i is Ellipsis for i in items):
         at = items.index(Ellipsis)
-        items = items[:at] + (slice(None),) * (t.ndim - n_axes) + items[at + 1:]
-    items = items + (slice(None),) * (t.ndim - n_axes)
+        items = items[:at] + fill + items[at + 1:]
+    else:
+        items = items + fill
 
     flips, begin, count, steps, out_shape = [], [], [], [], []
     axis = 0
