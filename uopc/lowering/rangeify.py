@@ -1,0 +1,748 @@
+"""`uop-rangeify`: functions on tensors become loop nests on memrefs (SPEC §8).
+
+Every `func.func` whose signature mentions tensors is rewritten into a `func.func` on
+memrefs whose body is `scf.for` loops, `arith`/`math` scalar ops and `memref.load/store`.
+Functions already on memrefs (hand-written loop programs) are left alone.
+
+Calling convention of a lowered function (the runtime and the C emitter rely on it):
+
+    func.func @f(%out0: memref<R0>, ..., %in0: memref<A0>, ..., [%arena: memref<Nxi8>])
+        attributes {uopc.outputs = K, [uopc.arena_bytes = N]}
+
+- the K results become the leading out-parameters, the inputs follow in order, and the
+  function returns nothing;
+- temporaries (results of calls, `contiguous`, reductions that would otherwise be
+  recomputed) live in ONE byte arena passed as a trailing argument when the function needs
+  any. The runtime allocates the entry function's arena once per compiled program, so a
+  cached program allocates nothing per run. A callee's own arena is the caller's arena
+  prefix [0, callee bytes); the caller's temporaries follow it, each at a 64-byte aligned
+  offset, assigned sequentially (no reuse yet).
+- `func.call` between tensor functions becomes a call passing memrefs in the same order.
+
+How a value is computed (SPEC §8): each output element is computed at an index, and
+each op says which input index it needs: reshape flattens/unflattens, expand reads index
+0 on broadcast axes, permute applies the inverse permutation, shrink adds the begin, pad
+subtracts "before" and reads at an index clamped into the buffer, selecting 0 outside
+(a guarded load: no out-of-bounds read ever happens), flip reads n-1-i, stack selects on
+the leading index, index prepends its (clamped) dynamic indices. Indices are `Ix` affine
+forms (see `indexing`), so a view chain that is really affine comes out affine.
+
+Placement: every scalar is emitted in the outermost loop where it is invariant (its
+loop-variable dependencies are known exactly), so loads and arithmetic that depend only on
+an outer index are hoisted by construction. A reduction is a loop with a scalar
+accumulator (`iter_args`; identity 0, -inf or INT_MIN) placed as a sibling loop in front of
+the loops it does not depend on: `x - max(x)` computes each row's max once per row. When a
+reduction would be recomputed for loops it does not depend on (its result broadcast along
+an outer axis), it is materialized once into an arena temporary instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from uopc.lowering.indexing import Dynamic, Ix, LoopVar, flatten, unflatten
+from uopc.uopdialect import ops as uop
+from uopc.uopdialect.ops import dense_to_array
+from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
+
+INDEX = IndexType()
+I1 = IntegerType(1)
+I8 = IntegerType(8)
+I32 = IntegerType(32)
+ARENA_ALIGN = 64
+BYTES = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
+
+#: attribute names of the calling convention
+OUTPUTS_ATTR = "uopc.outputs"
+ARENA_ATTR = "uopc.arena_bytes"
+
+
+class RangeifyError(DiagnosticException):
+    """A function cannot be lowered; the message names the op and the fix."""
+
+
+def memref_of(t: TensorType) -> MemRefType:
+    return MemRefType(t.get_element_type(), t.get_shape())
+
+
+@dataclass(frozen=True)
+class S:
+    """A scalar SSA value and the loop variables it depends on."""
+
+    value: SSAValue
+    deps: frozenset[LoopVar]
+
+
+@dataclass(eq=False)
+class Frame:
+    """One level of the loop stack: the function body or one scf.for body."""
+
+    block: Block
+    loop: Operation | None = None
+    var: LoopVar | None = None
+    #: at the innermost level, insert before this op (None: at the block's end)
+    anchor: Operation | None = None
+
+
+@dataclass
+class LoweredSignature:
+    outputs: int
+    arena_bytes: int
+
+
+def _is_float(t: Attribute) -> bool:
+    return not isinstance(t, (IntegerType, IndexType))
+
+
+class FunctionLowering:
+    """Lowers one tensor function; see the module docstring for the scheme."""
+
+    def __init__(self, fn: func.FuncOp, lowered: dict[str, LoweredSignature]):
+        self.fn = fn
+        self.lowered = lowered
+        ftype = fn.function_type
+        for t in (*ftype.inputs, *ftype.outputs):
+            if not isinstance(t, TensorType):
+                raise RangeifyError(
+                    f"func.func @{fn.sym_name.data}: argument/result type {t} is not a "
+                    f"tensor: a function lowered by uop-rangeify takes and returns tensors only"
+                )
+        if not fn.body.blocks:
+            raise RangeifyError(
+                f"func.func @{fn.sym_name.data} has no body: rangeify lowers defined functions"
+            )
+        out_types = [memref_of(t) for t in ftype.outputs]
+        in_types = [memref_of(t) for t in ftype.inputs]
+        self.body = Block(arg_types=[*out_types, *in_types])
+        self.outs = list(self.body.args[: len(out_types)])
+        for k, arg in enumerate(self.outs):
+            arg.name_hint = f"out{k}" if len(out_types) > 1 else "out"
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(fn.body.block.args, self.body.args[len(out_types):]):
+            new.name_hint = old.name_hint
+            self.buffers[old] = new
+        self.stack: list[Frame] = [Frame(self.body)]
+        self.memo: dict[object, tuple[S, int, Block]] = {}
+        self.var_values: dict[LoopVar, SSAValue] = {}
+        self.arena: SSAValue | None = None
+        self.scratch = max((self.lowered[c].arena_bytes for c in self._callees()), default=0)
+        self.arena_used = _align(self.scratch)
+        self.globals: list[Operation] = []
+
+    def _callees(self) -> list[str]:
+        return [op.callee.string_value() for op in self.fn.walk() if isinstance(op, func.CallOp)
+                and op.callee.string_value() in self.lowered]
+
+    # ---- the whole function -------------------------------------------------------------
+    def lower(self) -> tuple[func.FuncOp, list[Operation]]:
+        block = self.fn.body.block
+        ret = block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        dest: dict[SSAValue, SSAValue] = {}
+        pending: list[tuple[SSAValue, SSAValue]] = []
+        for v, out in zip(ret.operands, self.outs):
+            if v in dest or v in self.buffers:
+                pending.append((v, out))  # an input or a repeated result: copy it
+            else:
+                dest[v] = out
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp):
+                break
+            if isinstance(op, func.CallOp):
+                self._call(op, dest)
+            elif isinstance(op, uop.ContiguousOp) or op.results and op.results[0] in dest:
+                v = op.results[0]
+                self._materialize(v, dest.get(v) or self._temp(v.type))
+            elif op.dialect_name() != "uop":
+                raise RangeifyError(
+                    f"{op.name} in @{self.fn.sym_name.data}: uop-rangeify lowers uop ops and "
+                    f"func.call only; lower or remove this op first"
+                )
+        for v, out in pending:
+            self._materialize(v, out, register=False)
+        self.body.add_op(func.ReturnOp())
+        self._finish_arena()
+        ins = [a.type for a in self.body.args]
+        new = func.FuncOp(self.fn.sym_name.data, (ins, []), Region(self.body),
+                          self.fn.sym_visibility)
+        new.attributes.update(self.fn.attributes)
+        new.attributes[OUTPUTS_ATTR] = IntegerAttr(len(self.outs), i64)
+        if self.arena is not None:
+            new.attributes[ARENA_ATTR] = IntegerAttr(self.arena_used, i64)
+        self.lowered[self.fn.sym_name.data] = LoweredSignature(
+            len(self.outs), self.arena_used if self.arena is not None else 0)
+        return new, self.globals
+
+    def _call(self, op: func.CallOp, dest: dict[SSAValue, SSAValue]) -> None:
+        name = op.callee.string_value()
+        sig = self.lowered.get(name)
+        if sig is None:
+            raise RangeifyError(
+                f"func.call @{name}: the callee is not a tensor function defined in this "
+                f"module; define it (on tensors) in the same module"
+            )
+        outs = [dest.get(r) or self._temp(r.type) for r in op.results]
+        ins = [self._buffer_of(v) for v in op.operands]
+        args = [*outs, *ins]
+        if sig.arena_bytes:
+            view = memref.ViewOp(self._arena(), self.index(Ix(0)).value, [],
+                                 MemRefType(I8, [sig.arena_bytes]))
+            self._insert(0, view)
+            args.append(view.result)
+        self._insert(0, func.CallOp(name, args, []))
+        for r, buf in zip(op.results, outs):
+            self.buffers[r] = buf
+
+    def _buffer_of(self, v: SSAValue) -> SSAValue:
+        if v not in self.buffers:
+            self._materialize(v, self._temp(v.type))
+        return self.buffers[v]
+
+    # ---- arena ------------------------------------------------------------------------
+    def _arena(self) -> SSAValue:
+        if self.arena is None:
+            self.arena = self.body.insert_arg(MemRefType(I8, [0]), len(self.body.args))
+            self.arena.name_hint = "arena"
+        return self.arena
+
+    def _temp(self, t: TensorType) -> SSAValue:
+        sig = sig_of(t)
+        offset = self.arena_used
+        self.arena_used = _align(offset + max(sig.numel, 1) * BYTES[sig.dtype])
+        view = memref.ViewOp(self._arena(), self.index(Ix(offset)).value, [], memref_of(t))
+        self._insert(0, view)
+        return view.result
+
+    def _finish_arena(self) -> None:
+        if self.arena is None:
+            return
+        final = self.body.insert_arg(MemRefType(I8, [self.arena_used]), len(self.body.args))
+        final.name_hint = "arena"
+        self.arena.replace_all_uses_with(final)
+        self.body.erase_arg(self.arena)
+        self.arena = final
+
+    # ---- loop nests -----------------------------------------------------------------------
+    def _materialize(self, v: SSAValue, buf: SSAValue, register: bool = True) -> None:
+        """Write every element of tensor value `v` into `buf` with one loop nest at the
+        function's top level (in front of any nest being built)."""
+        saved = self.stack
+        anchor = saved[1].loop if len(saved) > 1 else saved[0].anchor
+        self.stack = [Frame(self.body, anchor=anchor)]
+        shape = sig_of(v.type).shape
+        loops = [self._open_loop(n) for n in shape]
+        idx = tuple(Ix.of(frame.var) for frame in loops)
+        s = self.value(v, idx)
+        indices = [self.index(ix).value for ix in idx]
+        self._insert(len(self.stack) - 1, memref.StoreOp.get(s.value, buf, indices))
+        for frame in reversed(self.stack[1:]):
+            frame.block.add_op(scf.YieldOp())
+        self.stack = saved
+        if register:
+            self.buffers[v] = buf
+
+    def _open_loop(self, n: int, iter_args: tuple[S, ...] = ()) -> Frame:
+        var = LoopVar(n)
+        body = Block(arg_types=[INDEX, *(a.value.type for a in iter_args)])
+        loop = scf.ForOp(self.index(Ix(0)).value, self.index(Ix(n)).value,
+                         self.index(Ix(1)).value, [a.value for a in iter_args], body)
+        self._insert(len(self.stack) - 1, loop)
+        body.args[0].name_hint = "i"
+        frame = Frame(body, loop, var)
+        self.stack.append(frame)
+        self.var_values[var] = body.args[0]
+        return frame
+
+    def _insert(self, level: int, op: Operation) -> None:
+        frame = self.stack[level]
+        if level + 1 < len(self.stack):
+            frame.block.insert_op_before(op, self.stack[level + 1].loop)
+        elif frame.anchor is not None:
+            frame.block.insert_op_before(op, frame.anchor)
+        else:
+            frame.block.add_op(op)
+
+    def _level(self, deps: frozenset[LoopVar]) -> int:
+        level = 0
+        for k in range(len(self.stack) - 1, 0, -1):
+            if self.stack[k].var in deps:
+                level = k
+                break
+        return level
+
+    def put(self, op: Operation, *inputs: S, deps: frozenset[LoopVar] = frozenset()) -> S:
+        """Insert `op` (built on the values of `inputs`) where its dependencies allow."""
+        for s in inputs:
+            deps |= s.deps
+        self._insert(self._level(deps), op)
+        return S(op.results[0], deps)
+
+    def _memo(self, key: object, make: Callable[[], S]) -> S:
+        hit = self.memo.get(key)
+        if hit is not None:
+            s, level, block = hit
+            if level < len(self.stack) and self.stack[level].block is block:
+                return s
+        s = make()
+        level = self._level(s.deps)
+        self.memo[key] = (s, level, self.stack[level].block)
+        return s
+
+    # ---- scalars ------------------------------------------------------------------------------
+    def const(self, value: int | float | bool, t: Attribute) -> S:
+        key_value = value.hex() if isinstance(value, float) else int(value)
+        return self._memo(("const", t, key_value), lambda: self.put(_constant(value, t)))
+
+    def index(self, ix: Ix) -> S:
+        """An index-typed SSA value computing `ix`."""
+        return self._memo(("ix", ix), lambda: self._index(ix))
+
+    def _index(self, ix: Ix) -> S:
+        if ix.is_const:
+            return self.put(arith.ConstantOp(IntegerAttr(ix.const, INDEX)))
+        total: S | None = None
+        for atom, c in ix.terms:
+            term = self._atom(atom)
+            if c != 1:
+                term = self.put(arith.MuliOp(term.value, self.index(Ix(c)).value), term)
+            total = term if total is None else self.put(
+                arith.AddiOp(total.value, term.value), total, term)
+        if ix.const:
+            total = self.put(arith.AddiOp(total.value, self.index(Ix(ix.const)).value), total)
+        return total
+
+    def _atom(self, atom) -> S:
+        from uopc.lowering.indexing import Clamp, Div, Mod
+
+        if isinstance(atom, LoopVar):
+            return S(self.var_values[atom], frozenset((atom,)))
+        if isinstance(atom, Dynamic):
+            return S(atom.value, atom.depends)
+        x = self.index(atom.x)
+        if isinstance(atom, Div):
+            d = self.index(Ix(atom.d)).value
+            op = arith.DivSIOp if atom.x.lo >= 0 else arith.FloorDivSIOp
+            return self.put(op(x.value, d), x)
+        if isinstance(atom, Mod):
+            d = self.index(Ix(atom.d)).value
+            if atom.x.lo >= 0:
+                return self.put(arith.RemSIOp(x.value, d), x)
+            q = self.put(arith.FloorDivSIOp(x.value, d), x)
+            qd = self.put(arith.MuliOp(q.value, d), q)
+            return self.put(arith.SubiOp(x.value, qd.value), x, qd)
+        if isinstance(atom, Clamp):
+            s = x
+            if atom.x.lo < atom.lo:
+                s = self.put(arith.MaxSIOp(s.value, self.index(Ix(atom.lo)).value), s)
+            if atom.x.hi > atom.hi:
+                s = self.put(arith.MinSIOp(s.value, self.index(Ix(atom.hi)).value), s)
+            return s
+        raise AssertionError(atom)
+
+    # ---- tensor values at an index ---------------------------------------------------------
+    def value(self, v: SSAValue, idx: tuple[Ix, ...]) -> S:
+        """The scalar element of tensor value `v` at index `idx`."""
+        return self._memo(("value", v, idx), lambda: self._value(v, idx))
+
+    def _value(self, v: SSAValue, idx: tuple[Ix, ...]) -> S:
+        buf = self.buffers.get(v)
+        if buf is not None:
+            return self._load(buf, idx)
+        op = v.owner
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            for base, h in _BASE_HANDLERS:
+                if isinstance(op, base):
+                    handler = h
+                    break
+        if handler is None:
+            raise RangeifyError(
+                f"{getattr(op, 'name', op)}: uop-rangeify has no index rule for this op"
+            )
+        return handler(self, op, idx)
+
+    def _load(self, buf: SSAValue, idx: tuple[Ix, ...]) -> S:
+        indices = [self.index(ix) for ix in idx]
+        return self.put(memref.LoadOp.get(buf, [i.value for i in indices]), *indices)
+
+    # ---- op rules -----------------------------------------------------------------------------
+    def _const_value(self, op: uop.ConstOp, idx):
+        arr = dense_to_array(op.value)
+        t = op.value.get_type().get_element_type()
+        flat = arr.reshape(-1)
+        if flat.size <= 1 or _all_same(flat):
+            return self.const(_py(flat[0]) if flat.size else 0, t)
+        g = self._global(op)
+        return self._load(g, idx)
+
+    def _global(self, op: uop.ConstOp) -> SSAValue:
+        def make() -> S:
+            name = f"__uopc_const_{self.fn.sym_name.data}_{len(self.globals)}"
+            mtype = memref_of(op.result.type)
+            self.globals.append(memref.GlobalOp.get(
+                StringAttr(name), mtype, op.value, sym_visibility=StringAttr("private"),
+                constant=UnitAttr()))
+            return self.put(memref.GetGlobalOp(name, mtype))
+        return self._memo(("global", op), make).value
+
+    def _binary(self, op: uop.BinaryOp, idx):
+        a = self.value(op.lhs, idx)
+        b = self.value(op.rhs, idx)
+        dtype = sig_of(op.lhs.type).dtype
+        return _BINARY[op.OP](self, dtype, a, b)
+
+    def _unary(self, op: uop.UnaryOp, idx):
+        a = self.value(op.src, idx)
+        return _UNARY[op.OP](self, a)
+
+    def _cast(self, op: uop.CastOp, idx):
+        a = self.value(op.src, idx)
+        return self.convert(a, sig_of(op.src.type).dtype, sig_of(op.result.type).dtype)
+
+    def convert(self, a: S, src: str, dst: str) -> S:
+        """SPEC §5 casts: float->int truncates, ->i1 is "nonzero", i1-> is 0 or 1."""
+        if src == dst:
+            return a
+        t = ELEMENT_TYPES[dst]
+        if dst == "i1":
+            zero = self.const(0.0 if src in ("f32", "f16") else 0, ELEMENT_TYPES[src])
+            if src in ("f32", "f16"):
+                return self.put(arith.CmpfOp(a.value, zero.value, "une"), a, zero)
+            return self.put(arith.CmpiOp(a.value, zero.value, "ne"), a, zero)
+        if src == "i1":
+            op = arith.ExtUIOp(a.value, t) if dst == "i32" else arith.UIToFPOp(a.value, t)
+            return self.put(op, a)
+        if src == "i32":
+            return self.put(arith.SIToFPOp(a.value, t), a)
+        if dst == "i32":
+            return self.put(arith.FPToSIOp(a.value, t), a)
+        op = arith.ExtFOp(a.value, t) if dst == "f32" else arith.TruncFOp(a.value, t)
+        return self.put(op, a)
+
+    def _where(self, op: uop.WhereOp, idx):
+        c = self.value(op.cond, idx)
+        a = self.value(op.true_value, idx)
+        b = self.value(op.false_value, idx)
+        return self.put(arith.SelectOp(c.value, a.value, b.value), c, a, b)
+
+    def _reshape(self, op: uop.ReshapeOp, idx):
+        out = sig_of(op.result.type).shape
+        src = sig_of(op.src.type).shape
+        return self.value(op.src, unflatten(flatten(idx, out), src))
+
+    def _expand(self, op: uop.ExpandOp, idx):
+        src = sig_of(op.src.type).shape
+        return self.value(op.src, tuple(Ix(0) if n == 1 else ix for ix, n in zip(idx, src)))
+
+    def _permute(self, op: uop.PermuteOp, idx):
+        perm = op.ints("perm")
+        src_idx: list[Ix] = [Ix(0)] * len(perm)
+        for out_axis, src_axis in enumerate(perm):
+            src_idx[src_axis] = idx[out_axis]
+        return self.value(op.src, tuple(src_idx))
+
+    def _shrink(self, op: uop.ShrinkOp, idx):
+        return self.value(op.src, tuple(ix + b for ix, b in zip(idx, op.ints("begin"))))
+
+    def _flip(self, op: uop.FlipOp, idx):
+        shape = sig_of(op.src.type).shape
+        axes = set(op.ints("axes"))
+        return self.value(op.src, tuple(Ix(shape[a] - 1) - ix if a in axes else ix
+                                        for a, ix in enumerate(idx)))
+
+    def _pad(self, op: uop.PadOp, idx):
+        sig = sig_of(op.src.type)
+        src_idx: list[Ix] = []
+        conds: list[S] = []
+        for ix, before, n in zip(idx, op.ints("before"), sig.shape):
+            e = ix - before
+            if e.lo < 0:
+                conds.append(self._compare(e, "sge", 0))
+            if e.hi > n - 1:
+                conds.append(self._compare(e, "slt", n))
+            src_idx.append(e.clamp(0, n - 1))
+        inner = self.value(op.src, tuple(src_idx))
+        if not conds:
+            return inner
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = self.put(arith.AndIOp(cond.value, c.value), cond, c)
+        zero = self.const(0.0 if sig.dtype in ("f32", "f16") else 0, ELEMENT_TYPES[sig.dtype])
+        return self.put(arith.SelectOp(cond.value, inner.value, zero.value), cond, inner, zero)
+
+    def _compare(self, e: Ix, pred: str, bound: int) -> S:
+        def make() -> S:
+            a = self.index(e)
+            b = self.index(Ix(bound))
+            return self.put(arith.CmpiOp(a.value, b.value, pred), a, b)
+        return self._memo(("cmp", e, pred, bound), make)
+
+    def _stack(self, op: uop.StackOp, idx):
+        head, rest = idx[0], idx[1:]
+        items = list(op.items)
+        if head.is_const:
+            return self.value(items[head.const], rest)
+        lo, hi = max(head.lo, 0), min(head.hi, len(items) - 1)
+        result = self.value(items[hi], rest)
+        for k in range(hi - 1, lo - 1, -1):
+            cond = self._compare(head, "eq", k)
+            item = self.value(items[k], rest)
+            result = self.put(arith.SelectOp(cond.value, item.value, result.value),
+                              cond, item, result)
+        return result
+
+    def _index_op(self, op: uop.IndexOp, idx):
+        shape = sig_of(op.src.type).shape
+        dyn: list[Ix] = []
+        for k, i in enumerate(op.indices):
+            raw = self.value(i, ())
+            as_index = self.put(arith.IndexCastOp(raw.value, INDEX), raw)
+            clamped = Ix.of(Dynamic(as_index.value, -(2**31), 2**31 - 1, as_index.deps))
+            clamped = clamped.clamp(0, shape[k] - 1)
+            if not clamped.is_const:
+                s = self.index(clamped)
+                clamped = Ix.of(Dynamic(s.value, 0, shape[k] - 1, s.deps))
+            dyn.append(clamped)
+        return self.value(op.src, (*dyn, *idx))
+
+    def _contiguous(self, op: uop.ContiguousOp, idx):
+        return self.value(op.src, idx)
+
+    def _reduce(self, op: uop.ReduceOp, idx):
+        deps: frozenset[LoopVar] = frozenset()
+        for ix in idx:
+            deps |= ix.deps()
+        level = self._level(deps)
+        recompute = math.prod(f.var.size for f in self.stack[1:level + 1] if f.var not in deps)
+        if recompute > 1:
+            # materialize once instead of recomputing for every iteration of those loops
+            buf = self._temp(op.result.type)
+            self._materialize(op.result, buf)
+            return self._load(buf, idx)
+        return self._reduce_loop(op, idx, level)
+
+    def _reduce_loop(self, op: uop.ReduceOp, idx, level: int) -> S:
+        sig = sig_of(op.src.type)
+        t = ELEMENT_TYPES[sig.dtype]
+        kind = op.kind()
+        axes = sorted(op.ints("axes"))
+        acc = self.const(_identity(kind, sig.dtype), t)
+        saved = self.stack
+        self.stack = saved[: level + 1]
+        self.stack[-1:] = [_with_anchor(saved, level)]
+        frames: list[Frame] = []
+        for axis in axes:
+            frame = self._open_loop(sig.shape[axis], (acc,))
+            frames.append(frame)
+            acc = S(frame.block.args[1], frozenset((frame.var,)))
+        full: list[Ix] = []
+        kept = iter(idx)
+        reduced = iter(frames)
+        for axis in range(len(sig.shape)):
+            full.append(Ix.of(next(reduced).var) if axis in axes else next(kept))
+        x = self.value(op.src, tuple(full))
+        acc = _ACCUMULATE[kind](self, sig.dtype, acc, x)
+        for frame in reversed(frames):
+            frame.block.add_op(scf.YieldOp(acc.value))
+            acc = S(frame.loop.results[0], frozenset())
+        self.stack = saved
+        deps: frozenset[LoopVar] = frozenset()
+        for ix in idx:
+            deps |= ix.deps()
+        return S(frames[0].loop.results[0], deps)
+
+
+def _with_anchor(stack: list[Frame], level: int) -> Frame:
+    """Frame `level` of `stack`, made to insert in front of the loop nested in it (if any)."""
+    frame = stack[level]
+    if level + 1 < len(stack):
+        return Frame(frame.block, frame.loop, frame.var, anchor=stack[level + 1].loop)
+    return frame
+
+
+def _align(n: int) -> int:
+    return -(-n // ARENA_ALIGN) * ARENA_ALIGN
+
+
+def _all_same(flat) -> bool:
+    if flat.dtype.kind == "f":
+        raw = flat.view({2: "uint16", 4: "uint32", 8: "uint64"}[flat.dtype.itemsize])
+        return bool((raw == raw[0]).all())
+    return bool((flat == flat[0]).all())
+
+
+def _py(x):
+    return bool(x) if x.dtype == bool else x.item()
+
+
+def _constant(value: int | float | bool, t: Attribute) -> Operation:
+    if isinstance(t, (IntegerType, IndexType)):
+        v = int(value)
+        if t == I1:
+            v = -1 if v else 0  # i1 attributes are signed: true is -1
+        return arith.ConstantOp(IntegerAttr(v, t))
+    return arith.ConstantOp(FloatAttr(float(value), t))
+
+
+def _identity(kind: str, dtype: str) -> int | float:
+    if kind == "add":
+        return 0.0 if dtype in ("f32", "f16") else 0
+    return float("-inf") if dtype in ("f32", "f16") else -(2**31)
+
+
+def _int_or_float(int_op, float_op):
+    def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
+        op = float_op if dtype in ("f32", "f16") else int_op
+        return fl.put(op(a.value, b.value), a, b)
+    return build
+
+
+def _bool_or(int_op, float_op, bool_op):
+    generic = _int_or_float(int_op, float_op)
+
+    def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
+        if dtype == "i1":
+            return fl.put(bool_op(a.value, b.value), a, b)
+        return generic(fl, dtype, a, b)
+    return build
+
+
+def _compare_op(int_pred: str, float_pred: str, bool_pred: str):
+    def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
+        if dtype in ("f32", "f16"):
+            return fl.put(arith.CmpfOp(a.value, b.value, float_pred), a, b)
+        pred = bool_pred if dtype == "i1" else int_pred
+        return fl.put(arith.CmpiOp(a.value, b.value, pred), a, b)
+    return build
+
+
+def _floordiv(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
+    return fl.put(arith.FloorDivSIOp(a.value, b.value), a, b)
+
+
+def _floormod(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
+    # a - floordiv(a, b) * b: exact in wrapping i32 arithmetic, and the C emitter only
+    # needs a helper for the division
+    q = _floordiv(fl, dtype, a, b)
+    qb = fl.put(arith.MuliOp(q.value, b.value), q, b)
+    return fl.put(arith.SubiOp(a.value, qb.value), a, qb)
+
+
+_BINARY: dict[str, Callable[[FunctionLowering, str, S, S], S]] = {
+    "add": _bool_or(arith.AddiOp, arith.AddfOp, arith.OrIOp),
+    "mul": _bool_or(arith.MuliOp, arith.MulfOp, arith.AndIOp),
+    "max": _bool_or(arith.MaxSIOp, arith.MaximumfOp, arith.OrIOp),
+    "cmplt": _compare_op("slt", "olt", "ult"),
+    "cmpne": _compare_op("ne", "une", "ne"),
+    "floordiv": _floordiv,
+    "floormod": _floormod,
+}
+
+_ACCUMULATE = {"add": _BINARY["add"], "max": _BINARY["max"]}
+
+
+def _recip(fl: FunctionLowering, a: S) -> S:
+    one = fl.const(1.0, a.value.type)
+    return fl.put(arith.DivfOp(one.value, a.value), one, a)
+
+
+def _math(op_type):
+    return lambda fl, a: fl.put(op_type(a.value), a)
+
+
+_UNARY = {
+    "recip": _recip,
+    "exp2": _math(mathd.Exp2Op),
+    "log2": _math(mathd.Log2Op),
+    "sqrt": _math(mathd.SqrtOp),
+    "sin": _math(mathd.SinOp),
+}
+
+_HANDLERS = {
+    uop.ConstOp: FunctionLowering._const_value,
+    uop.CastOp: FunctionLowering._cast,
+    uop.WhereOp: FunctionLowering._where,
+    uop.ReshapeOp: FunctionLowering._reshape,
+    uop.ExpandOp: FunctionLowering._expand,
+    uop.PermuteOp: FunctionLowering._permute,
+    uop.ShrinkOp: FunctionLowering._shrink,
+    uop.PadOp: FunctionLowering._pad,
+    uop.FlipOp: FunctionLowering._flip,
+    uop.StackOp: FunctionLowering._stack,
+    uop.IndexOp: FunctionLowering._index_op,
+    uop.ReduceOp: FunctionLowering._reduce,
+    uop.ContiguousOp: FunctionLowering._contiguous,
+}
+_BASE_HANDLERS = (
+    (uop.BinaryOp, FunctionLowering._binary),
+    (uop.UnaryOp, FunctionLowering._unary),
+)
+
+
+def _is_tensor_function(op: Operation) -> bool:
+    if not isinstance(op, func.FuncOp):
+        return False
+    ftype = op.function_type
+    return any(isinstance(t, TensorType) for t in (*ftype.inputs, *ftype.outputs))
+
+
+def _callee_first(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
+    by_name = {f.sym_name.data: f for f in funcs}
+    order: list[func.FuncOp] = []
+    state: dict[str, int] = {}
+
+    def visit(name: str) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            raise RangeifyError(f"func.func @{name} is recursive: rangeify needs a call tree")
+        state[name] = 1
+        for op in by_name[name].walk():
+            if isinstance(op, func.CallOp) and op.callee.string_value() in by_name:
+                visit(op.callee.string_value())
+        state[name] = 2
+        order.append(by_name[name])
+
+    for f in funcs:
+        visit(f.sym_name.data)
+    return order
+
+
+class UopRangeify(ModulePass):
+    """Lower every func.func on tensors to loops on memrefs (see the module docstring)."""
+
+    name = "uop-rangeify"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        funcs = [f for f in op.body.block.ops if _is_tensor_function(f)]
+        lowered: dict[str, LoweredSignature] = {}
+        for fn in _callee_first(funcs):
+            new, globals_ = FunctionLowering(fn, lowered).lower()
+            block = op.body.block
+            for g in globals_:
+                block.insert_op_before(g, fn)
+            block.insert_op_before(new, fn)
+            block.erase_op(fn)
