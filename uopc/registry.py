@@ -23,7 +23,9 @@ def _lazy(path: str) -> Callable[[], type]:
 PASSES: dict[str, str] = {
     "uop-kernelize": "uopc.passes.kernelize.KernelizePass",
     "uop-fold": "uopc.passes.fold.UopFoldPass",
+    "uop-symbolic": "uopc.passes.symbolic.UopSymbolicPass",
     "uop-eval": "uopc.passes.eval.UopEvalPass",
+    "uop-rangeify": "uopc.lowering.rangeify.UopRangeify",
 }
 
 #: target name -> "module.Class"
