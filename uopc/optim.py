@@ -105,5 +105,5 @@ class AdamW(Optimizer):
         for p, g, m, v in zip(self.params, self._grads(), self.m, self.v):
             m.assign(self.b1 * m + (1.0 - self.b1) * g)
             v.assign(self.b2 * v + (1.0 - self.b2) * (g * g))
-            direction = m / ((v * inv_v_correction).sqrt() + self.eps)
+            direction = m / (v.sqrt() * inv_v_correction + self.eps)
             p.assign(p - step_size * direction - (self._lr * self.wd) * p)
