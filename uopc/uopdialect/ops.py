@@ -31,6 +31,7 @@ from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    VarOperandDef,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -48,6 +49,12 @@ from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
 
 I32_SCALAR = Sig((), "i32")
+
+
+def _span_end(parser: Parser, start: int) -> int:
+    """End of an error span that began at `start`: the parser already stands on the next
+    token, which may be lines (and comments) later, so stop at the end of the line."""
+    return min(parser.pos, parser.lexer.input.get_end_of_line(start))
 
 
 def _int_list(values: Sequence[int]) -> DenseArrayBase:
@@ -136,7 +143,13 @@ class UopOp(IRDLOperation):
         props: dict[str, Attribute] = {}
         if cls.KIND is not None:
             props[cls.KIND] = StringAttr(parser.parse_identifier())
+        start = parser.pos
         unresolved = cls._parse_operand_list(parser)
+        operand_defs = [d for _, d in cls.get_irdl_definition().operands]
+        if not any(isinstance(d, VarOperandDef) for d in operand_defs) \
+                and len(unresolved) != len(operand_defs):
+            parser.raise_error(f"{cls.name} takes {len(operand_defs)} operand(s), found "
+                               f"{len(unresolved)}", start, _span_end(parser, start))
         for name in cls.LISTS:
             parser.parse_keyword(name)
             values = parser.parse_comma_separated_list(
@@ -152,7 +165,7 @@ class UopOp(IRDLOperation):
             try:
                 sig = cls.implied([sig_of(t) for t in operand_types], props)
             except ShapeError as err:
-                parser.raise_error(f"{cls.name}: {err}", pos, parser.pos)
+                parser.raise_error(f"{cls.name}: {err}", pos, _span_end(parser, pos))
             result_type = tensor_type(sig)
         return cls.create(operands=operands, result_types=[result_type],
                           properties=props, attributes=attrs)
@@ -259,7 +272,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
             # xDSL reports an integer outside the element type's range as a bare
             # ValueError; make it a parse error that points at the literal
             parser.raise_error(f"uop.const: {err}: write a value the element type can hold",
-                               pos, parser.pos)
+                               pos, _span_end(parser, pos))
         if not isinstance(value, DenseIntOrFPElementsAttr):
             parser.raise_error(
                 f"uop.const expects a dense literal such as dense<1.0> : tensor<4xf32>, "
