@@ -41,7 +41,7 @@ import numpy as np
 from xdsl.dialects import builtin, func
 from xdsl.ir import BlockArgument
 
-from uopc.graph import UOp, toposort
+from uopc.graph import UOp
 from uopc.graph_to_ir import build_module
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.passes.kernelize import ALU_OPS, KernelizePass
@@ -72,16 +72,34 @@ def _const_key(value: Any) -> tuple[str, Any]:
 
 
 def trace(roots: Sequence[UOp]) -> Trace:
-    """Structural key and inputs of the graph reaching `roots` (no xDSL involved)."""
-    nodes = toposort(roots)
+    """Structural key and inputs of the graph reaching `roots` (no xDSL involved).
+
+    One iterative post-order walk: a node is emitted once all its sources are, so
+    `nodes` is a topological order and key entries can name sources by position."""
+    nodes: list[UOp] = []
     position: dict[int, int] = {}
     slot_by_array: dict[int, int] = {}
     slot_of: dict[int, int] = {}
     arrays: list[np.ndarray] = []
     sigs: list[Sig] = []
     key: list[Any] = []
-    for i, node in enumerate(nodes):
-        position[id(node)] = i
+    stack = list(reversed(roots))
+    while stack:
+        node = stack[-1]
+        nid = id(node)
+        if nid in position:
+            stack.pop()
+            continue
+        waiting = False
+        for src in reversed(node.srcs):  # the first source ends on top: visited first
+            if id(src) not in position:
+                stack.append(src)
+                waiting = True
+        if waiting:
+            continue
+        stack.pop()
+        position[nid] = len(nodes)
+        nodes.append(node)
         op = node.op
         if op == "buffer":
             slot = slot_by_array.get(id(node.arg))
@@ -89,12 +107,12 @@ def trace(roots: Sequence[UOp]) -> Trace:
                 slot = slot_by_array[id(node.arg)] = len(arrays)
                 arrays.append(node.arg)
                 sigs.append(node.sig)
-            slot_of[id(node)] = slot
+            slot_of[nid] = slot
             key.append((op, node.sig, slot))
         elif op == "const":
             key.append((op, node.sig, _const_key(node.arg)))
         else:
-            key.append((op, node.sig, node.arg, tuple([position[id(s)] for s in node.srcs])))
+            key.append((op, node.sig, node.arg, *[position[id(s)] for s in node.srcs]))
     key.append(tuple([position[id(r)] for r in roots]))
     return Trace(nodes, tuple(key), arrays, sigs, slot_of)
 
