@@ -1,0 +1,658 @@
+"""The `c` target: C source for modules of func/scf/arith/math/memref (SPEC §9).
+
+`uopc-opt prog.mlir -p uop-rangeify -t c` prints one C function per `func.func`:
+
+- memref arguments become `T* restrict` pointers (`const` when the function never writes
+  them) indexed row-major with their static shape; `memref.view` carves typed pointers out
+  of the byte arena; `memref.global` becomes a `static const` array;
+- `scf.for` becomes a `for` loop whose `iter_args` are local accumulators, `scf.if` an
+  if/else, and a generic `scf.parallel` an OpenMP `parallel for` over its loops;
+- scalars follow SPEC §5 with the helpers of `uopc.semantics.C_PRELUDE`: i32 add/sub/mul
+  wrap (computed on uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
+  `arith.floordivsi` calls a floor-division helper only when an operand may be negative
+  (a simple range argument over constants, loop variables and non-negative arithmetic
+  proves the common index case non-negative, which prints as plain `/`);
+- non-finite constants print as NAN/INFINITY, f16 is `_Float16` (math functions run in
+  float and round back);
+- every SSA result is one named local, so each f16/f32 result is rounded where SPEC §5
+  says (compile with -fexcess-precision=standard -ffp-contract=off for bit-exactness).
+
+An op without a C form is an error naming the op; functions still on tensors ask for
+`-p uop-rangeify` first.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+from typing import IO, Callable
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.target import Target
+
+from uopc.semantics import C_PRELUDE
+
+#: helpers beyond `C_PRELUDE`: 64-bit (index) floor division and min of floats
+EXTRA_PRELUDE = r"""
+#include <stdbool.h>
+#include <stdlib.h>
+static inline int64_t uop_floordiv_i64(int64_t a, int64_t b) {
+  int64_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline float uop_min_f32(float a, float b) { return -uop_max_f32(-a, -b); }
+#ifdef __FLT16_MAX__
+static inline _Float16 uop_min_f16(_Float16 a, _Float16 b) { return -uop_max_f16(-a, -b); }
+#endif
+"""
+
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto "
+    "if inline int long register restrict return short signed sizeof static struct switch "
+    "typedef union unsigned void volatile while bool main".split()
+)
+
+
+class CEmitError(ValueError):
+    """The module holds something the C emitter cannot print; the message names it."""
+
+
+def c_type(t: Attribute) -> str:
+    if isinstance(t, IndexType):
+        return "int64_t"
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return "bool"
+        if width in (8, 16, 32, 64):
+            return f"int{width}_t" if width != 8 else "uint8_t"
+    if isinstance(t, Float32Type):
+        return "float"
+    if isinstance(t, Float16Type):
+        return "_Float16"
+    if isinstance(t, Float64Type):
+        return "double"
+    if isinstance(t, MemRefType):
+        return c_type(t.get_element_type()) + "*"
+    raise CEmitError(f"C emitter: no C type for {t}")
+
+
+def _unsigned(t: Attribute) -> str:
+    return {1: "bool", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[
+        64 if isinstance(t, IndexType) else t.width.data]
+
+
+def float_literal(value: float, t: Attribute) -> str:
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    text = repr(value)  # the shortest decimal that reads back as the same double
+    if isinstance(t, Float32Type):
+        text += "f"
+    elif isinstance(t, Float16Type):
+        text = f"(_Float16){text}f"
+    return f"({text})" if value < 0 or text.startswith("-") else text
+
+
+def int_literal(value: int, t: Attribute) -> str:
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        return "true" if value else "false"
+    if isinstance(t, IntegerType) and t.width.data == 32 and value == -(2**31):
+        return "INT32_MIN"
+    if abs(value) >= 2**31:
+        return f"INT64_C({value})"
+    return f"({value})" if value < 0 else str(value)
+
+
+def _static_shape(t: MemRefType, what: str) -> tuple[int, ...]:
+    shape = tuple(t.get_shape())
+    if any(d < 0 for d in shape):
+        raise CEmitError(f"C emitter: {what} has dynamic sizes ({t}): give static sizes")
+    return shape
+
+
+class CEmitter:
+    """Prints one module as a C translation unit."""
+
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        self.level = 0
+        self.names: dict[SSAValue, str] = {}
+        self.counter = 0
+        self.nonneg_cache: dict[SSAValue, bool] = {}
+
+    # ---- module ----------------------------------------------------------------------------
+    def module(self, module: ModuleOp) -> str:
+        self.out.write("/* generated by uopc (C target) */\n")
+        self.out.write(C_PRELUDE.lstrip("\n"))
+        self.out.write(EXTRA_PRELUDE)
+        funcs: list[func.FuncOp] = []
+        for op in module.body.block.ops:
+            if isinstance(op, memref.GlobalOp):
+                self.global_(op)
+            elif isinstance(op, func.FuncOp):
+                funcs.append(op)
+            else:
+                raise CEmitError(f"C emitter: cannot emit {op.name} at module level")
+        self.out.write("\n")
+        for f in funcs:
+            self.out.write(self.signature(f) + ";\n")
+        for f in funcs:
+            if f.body.blocks:
+                self.function(f)
+        return self.out.getvalue()
+
+    def global_(self, op: memref.GlobalOp) -> None:
+        t = op.type
+        shape = _static_shape(t, f"memref.global @{op.sym_name.data}")
+        n = max(math.prod(shape), 1)
+        elt = t.get_element_type()
+        init = op.initial_value
+        values: list[str] = []
+        if isinstance(init, DenseIntOrFPElementsAttr):
+            raw = list(init.get_values())
+            if len(raw) == 1 and n > 1:
+                raw = raw * n
+            for v in raw:
+                values.append(float_literal(float(v), elt) if isinstance(v, float)
+                              else int_literal(int(v), elt))
+        const = "const " if isinstance(op.constant, UnitAttr) else ""
+        body = " = {" + ", ".join(values) + "}" if values else ""
+        self.out.write(f"static {const}{c_type(elt)} {_ident(op.sym_name.data)}[{n}]{body};\n")
+
+    def signature(self, f: func.FuncOp) -> str:
+        ftype = f.function_type
+        if any(isinstance(t, TensorType) for t in (*ftype.inputs, *ftype.outputs)):
+            raise CEmitError(
+                f"C emitter: func.func @{f.sym_name.data} still works on tensors: "
+                f"lower it first with -p uop-rangeify"
+            )
+        if len(ftype.outputs) > 1:
+            raise CEmitError(
+                f"C emitter: func.func @{f.sym_name.data} returns {len(ftype.outputs)} values: "
+                f"C functions return at most one; pass out-parameters instead"
+            )
+        ret = c_type(ftype.outputs.data[0]) if ftype.outputs else "void"
+        written = _written_args(f)
+        params: list[str] = []
+        used: set[str] = set()
+        for k, t in enumerate(ftype.inputs):
+            arg = f.body.block.args[k] if f.body.blocks else None
+            name = _arg_name(arg, k, used)
+            if isinstance(t, MemRefType):
+                _static_shape(t, f"argument {k} of @{f.sym_name.data}")
+                const = "" if k in written else "const "
+                params.append(f"{const}{c_type(t.get_element_type())}* restrict {name}")
+            else:
+                params.append(f"{c_type(t)} {name}")
+            if arg is not None:
+                self.names[arg] = name
+        return f"{ret} {c_function_name(f.sym_name.data)}({', '.join(params) or 'void'})"
+
+    def function(self, f: func.FuncOp) -> None:
+        self.out.write("\n" + self.signature(f) + " {\n")
+        self.level = 1
+        self.block(f.body.block)
+        self.out.write("}\n")
+
+    # ---- statements ------------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        self.out.write("  " * self.level + text + "\n")
+
+    def fresh(self, v: SSAValue, prefix: str = "v") -> str:
+        self.counter += 1
+        name = f"{prefix}{self.counter}"
+        self.names[v] = name
+        return name
+
+    def name(self, v: SSAValue) -> str:
+        try:
+            return self.names[v]
+        except KeyError:
+            raise CEmitError(f"C emitter: value {v} is used before it is defined") from None
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        handler = _STATEMENTS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+            return
+        expr = self.expression(op)
+        if expr is None:
+            raise CEmitError(f"C emitter: cannot emit {op.name}: no C form for this op")
+        (result,) = op.results
+        name = self.fresh(result)
+        self.line(f"const {c_type(result.type)} {name} = {expr};")
+
+    def expression(self, op: Operation) -> str | None:
+        rule = _EXPRESSIONS.get(type(op))
+        if rule is not None:
+            return rule(self, op)
+        if isinstance(op, tuple(_MATH)):
+            return self.math_call(op)
+        return None
+
+    # ---- control flow ------------------------------------------------------------------------
+    def for_(self, op: scf.ForOp) -> None:
+        body = op.body.block
+        iv = body.args[0]
+        lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
+        accs = []
+        for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
+            acc = self.fresh(arg, "acc")
+            self.names[result] = acc
+            accs.append(acc)
+            self.line(f"{c_type(arg.type)} {acc} = {self.name(init)};")
+        i = self.fresh(iv, "i")
+        self.line(f"for (int64_t {i} = {lb}; {i} < {ub}; {i} += {step}) {{")
+        self.level += 1
+        for inner in body.ops:
+            if isinstance(inner, scf.YieldOp):
+                self.assign_all(accs, [self.name(v) for v in inner.operands],
+                                [a.type for a in body.args[1:]])
+            else:
+                self.op(inner)
+        self.level -= 1
+        self.line("}")
+
+    def assign_all(self, targets: list[str], values: list[str], types: list[Attribute]) -> None:
+        if len(targets) == 1:
+            if targets[0] != values[0]:
+                self.line(f"{targets[0]} = {values[0]};")
+            return
+        temps = []
+        for value, t in zip(values, types):
+            self.counter += 1
+            temps.append(f"t{self.counter}")
+            self.line(f"const {c_type(t)} {temps[-1]} = {value};")
+        for target, temp in zip(targets, temps):
+            self.line(f"{target} = {temp};")
+
+    def if_(self, op: scf.IfOp) -> None:
+        results = []
+        for r in op.results:
+            results.append(self.fresh(r, "r"))
+            self.line(f"{c_type(r.type)} {results[-1]};")
+        self.line(f"if ({self.name(op.cond)}) {{")
+        self.branch(op.true_region.block if op.true_region.blocks else None, results, op)
+        if op.false_region.blocks:
+            self.line("} else {")
+            self.branch(op.false_region.block, results, op)
+        self.line("}")
+
+    def branch(self, block: Block | None, results: list[str], op: scf.IfOp) -> None:
+        if block is None:
+            return
+        self.level += 1
+        for inner in block.ops:
+            if isinstance(inner, scf.YieldOp):
+                self.assign_all(results, [self.name(v) for v in inner.operands],
+                                [r.type for r in op.results])
+            else:
+                self.op(inner)
+        self.level -= 1
+
+    def parallel(self, op: scf.ParallelOp) -> None:
+        if op.initVals or op.results:
+            raise CEmitError(
+                "C emitter: cannot emit scf.parallel with reductions: write the reduction as "
+                "an scf.for inside the parallel loop"
+            )
+        body = op.body.block
+        n = len(body.args)
+        collapse = f" collapse({n})" if n > 1 else ""
+        self.line(f"#pragma omp parallel for{collapse}")
+        for iv, lb, ub, step in zip(body.args, op.lowerBound, op.upperBound, op.step):
+            i = self.fresh(iv, "i")
+            self.line(f"for (int64_t {i} = {self.name(lb)}; {i} < {self.name(ub)}; "
+                      f"{i} += {self.name(step)}) {{")
+            self.level += 1
+        for inner in body.ops:
+            if not isinstance(inner, scf.ReduceOp):
+                self.op(inner)
+        for _ in range(n):
+            self.level -= 1
+            self.line("}")
+
+    def return_(self, op: func.ReturnOp) -> None:
+        if op.operands:
+            self.line(f"return {self.name(op.operands[0])};")
+        elif op.next_op is not None or not isinstance(op.parent_op(), func.FuncOp):
+            self.line("return;")
+
+    def call(self, op: func.CallOp) -> None:
+        args = ", ".join(self.name(v) for v in op.operands)
+        text = f"{c_function_name(op.callee.string_value())}({args})"
+        if op.results:
+            (r,) = op.results
+            self.line(f"const {c_type(r.type)} {self.fresh(r)} = {text};")
+        else:
+            self.line(text + ";")
+
+    # ---- memory ------------------------------------------------------------------------------
+    def address(self, mem: SSAValue, indices) -> str:
+        t = mem.type
+        assert isinstance(t, MemRefType)
+        shape = _static_shape(t, f"memref {self.name(mem)}")
+        flat = ""
+        for ix, n in zip(indices, shape):
+            name = self.name(ix)
+            flat = name if not flat else f"({flat}) * {n} + {name}"
+        return f"{self.name(mem)}[{flat or 0}]"
+
+    def load(self, op: memref.LoadOp) -> str:
+        return self.address(op.memref, op.indices)
+
+    def store(self, op: memref.StoreOp) -> None:
+        self.line(f"{self.address(op.memref, op.indices)} = {self.name(op.value)};")
+
+    def view(self, op: memref.ViewOp) -> None:
+        t = op.result.type
+        _static_shape(t, "memref.view result")
+        elt = c_type(t.get_element_type())
+        name = self.fresh(op.result, "buf")
+        self.line(f"{elt}* restrict {name} = ({elt}*)({self.name(op.source)} + "
+                  f"{self.name(op.byte_shift)});")
+
+    def alloc(self, op: memref.AllocOp | memref.AllocaOp) -> None:
+        t = op.memref.type
+        n = max(math.prod(_static_shape(t, op.name)), 1)
+        elt = c_type(t.get_element_type())
+        name = self.fresh(op.memref, "buf")
+        if isinstance(op, memref.AllocaOp):
+            self.line(f"{elt} {name}[{n}];")
+        else:
+            self.line(f"{elt}* {name} = ({elt}*)malloc(sizeof({elt}) * {n});")
+
+    def dealloc(self, op: memref.DeallocOp) -> None:
+        self.line(f"free({self.name(op.memref)});")
+
+    def get_global(self, op: memref.GetGlobalOp) -> None:
+        self.names[op.memref] = _ident(op.name_.string_value())
+
+    # ---- expressions -------------------------------------------------------------------------
+    def constant(self, op: arith.ConstantOp) -> None:
+        value = op.value
+        t = op.result.type
+        if isinstance(value, FloatAttr):
+            self.names[op.result] = float_literal(value.value.data, t)
+        elif isinstance(value, IntegerAttr):
+            self.names[op.result] = int_literal(value.value.data, t)
+        else:
+            raise CEmitError(f"C emitter: cannot emit arith.constant of {value}: scalars only")
+
+    def binary(self, op: Operation) -> str:
+        a, b = self.name(op.lhs), self.name(op.rhs)
+        symbol = _INFIX[type(op)]
+        t = op.result.type
+        if type(op) in _WRAPPING and isinstance(t, IntegerType) and t.width.data == 32:
+            return f"(int32_t)((uint32_t){a} {symbol} (uint32_t){b})"
+        if isinstance(t, Float16Type):
+            return f"(_Float16)({a} {symbol} {b})"
+        if isinstance(t, IntegerType) and t.width.data == 1 and symbol in ("+", "*", "-"):
+            return f"{a} {'&' if symbol == '*' else '^'} {b}"  # arithmetic modulo 2
+        return f"{a} {symbol} {b}"
+
+    def unsigned_binary(self, op: Operation) -> str:
+        u = _unsigned(op.result.type)
+        symbol = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>"}[type(op)]
+        return f"({c_type(op.result.type)})(({u}){self.name(op.lhs)} {symbol} ({u}){self.name(op.rhs)})"
+
+    def floordiv(self, op: arith.FloorDivSIOp) -> str:
+        a, b = self.name(op.lhs), self.name(op.rhs)
+        if self.nonneg(op.lhs) and self.nonneg(op.rhs):
+            return f"{a} / {b}"
+        bits = 64 if isinstance(op.result.type, IndexType) else op.result.type.width.data
+        if bits not in (32, 64):
+            raise CEmitError(f"C emitter: arith.floordivsi on i{bits}: only i32 and index")
+        return f"uop_floordiv_i{bits}({a}, {b})"
+
+    def ceildiv(self, op: arith.CeilDivSIOp) -> str:
+        bits = 64 if isinstance(op.result.type, IndexType) else op.result.type.width.data
+        return f"-uop_floordiv_i{bits}(-{self.name(op.lhs)}, {self.name(op.rhs)})"
+
+    def minmax(self, op: Operation) -> str:
+        a, b = self.name(op.lhs), self.name(op.rhs)
+        t = op.result.type
+        if isinstance(op, (arith.MaximumfOp, arith.MinimumfOp)):
+            suffix = {Float32Type: "f32", Float16Type: "f16"}.get(type(t))
+            if suffix is None:
+                raise CEmitError(f"C emitter: {op.name} on {t}: only f32 and f16")
+            kind = "max" if isinstance(op, arith.MaximumfOp) else "min"
+            return f"uop_{kind}_{suffix}({a}, {b})"
+        if isinstance(op, (arith.MaxnumfOp, arith.MinnumfOp)):
+            fn = "fmax" if isinstance(op, arith.MaxnumfOp) else "fmin"
+            return f"({c_type(t)}){fn}f({a}, {b})"
+        if isinstance(op, (arith.MaxUIOp, arith.MinUIOp)):
+            u = _unsigned(t)
+            a, b = f"({u}){a}", f"({u}){b}"
+        bigger = isinstance(op, (arith.MaxSIOp, arith.MaxUIOp))
+        return f"({a} {'>' if bigger else '<'} {b} ? {a} : {b})"
+
+    def cmpi(self, op: arith.CmpiOp) -> str:
+        pred = _CMPI[op.predicate.value.data]
+        a, b = self.name(op.lhs), self.name(op.rhs)
+        base = pred[1:] if len(pred) == 3 else pred
+        symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[base]
+        if pred.startswith("u"):
+            u = _unsigned(op.lhs.type)
+            a, b = f"({u}){a}", f"({u}){b}"
+        return f"{a} {symbol} {b}"
+
+    def cmpf(self, op: arith.CmpfOp) -> str:
+        pred = _CMPF[op.predicate.value.data]
+        a, b = self.name(op.lhs), self.name(op.rhs)
+        return _CMPF_C[pred].format(a=a, b=b)
+
+    def select(self, op: arith.SelectOp) -> str:
+        return f"{self.name(op.cond)} ? {self.name(op.lhs)} : {self.name(op.rhs)}"
+
+    def convert(self, op: Operation) -> str:
+        src = self.name(op.input)
+        target = c_type(op.result.type)
+        if isinstance(op, (arith.UIToFPOp, arith.ExtUIOp)):
+            return f"({target})({_unsigned(op.input.type)}){src}"
+        if isinstance(op, arith.FPToUIOp):
+            return f"({target})({_unsigned(op.result.type)}){src}"
+        if isinstance(op, arith.TruncIOp) and op.result.type == IntegerType(1):
+            return f"(bool)({src} & 1)"
+        return f"({target}){src}"
+
+    def negf(self, op: arith.NegfOp) -> str:
+        return f"-{self.name(op.operand)}"
+
+    def math_call(self, op: Operation) -> str:
+        fn, arity = _MATH[type(op)]
+        t = op.results[0].type
+        args = [self.name(v) for v in op.operands][:arity]
+        if isinstance(t, Float64Type):
+            return f"{fn}({', '.join(args)})"
+        if isinstance(t, Float16Type):
+            inner = ", ".join(f"(float){a}" for a in args)
+            return f"(_Float16){fn}f({inner})"
+        if not isinstance(t, Float32Type):
+            raise CEmitError(f"C emitter: cannot emit {op.name} on {t}: float types only")
+        if fn == "rsqrt":
+            return f"1.0f / sqrtf({args[0]})"
+        return f"{fn}f({', '.join(args)})"
+
+    # ---- value ranges ------------------------------------------------------------------------
+    def nonneg(self, v: SSAValue) -> bool:
+        """True when `v` is provably >= 0 (conservative: False when unsure)."""
+        hit = self.nonneg_cache.get(v)
+        if hit is None:
+            hit = self.nonneg_cache[v] = _nonneg(self, v)
+        return hit
+
+
+def _nonneg(em: CEmitter, v: SSAValue) -> bool:
+    owner = v.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        if isinstance(parent, scf.ForOp) and v is owner.args[0]:
+            return em.nonneg(parent.lb) and _positive_const(parent.step)
+        if isinstance(parent, scf.ParallelOp):
+            k = owner.args.index(v)
+            return em.nonneg(parent.lowerBound[k]) and _positive_const(parent.step[k])
+        return False
+    if isinstance(owner, arith.ConstantOp):
+        return isinstance(owner.value, IntegerAttr) and owner.value.value.data >= 0
+    if isinstance(owner, (arith.ExtUIOp,)):
+        return True
+    index_typed = isinstance(v.type, IndexType)
+    if isinstance(owner, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+        return em.nonneg(owner.lhs) and em.nonneg(owner.rhs)
+    if isinstance(owner, (arith.AddiOp, arith.MuliOp, arith.MinSIOp)) and index_typed:
+        return em.nonneg(owner.lhs) and em.nonneg(owner.rhs)
+    if isinstance(owner, arith.MaxSIOp):
+        return em.nonneg(owner.lhs) or em.nonneg(owner.rhs)
+    if isinstance(owner, arith.IndexCastOp) and index_typed:
+        return em.nonneg(owner.input)
+    return False
+
+
+def _positive_const(v: SSAValue) -> bool:
+    owner = v.owner
+    return (isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)
+            and owner.value.value.data > 0)
+
+
+def _written_args(f: func.FuncOp) -> set[int]:
+    """Positions of memref arguments the function may write (stores, calls, views)."""
+    if not f.body.blocks:
+        return set(range(len(f.function_type.inputs)))
+    args = f.body.block.args
+    written: set[int] = set()
+    for op in f.walk():
+        if isinstance(op, memref.StoreOp):
+            targets = [op.memref]
+        elif isinstance(op, (func.CallOp, memref.ViewOp)) or op.name == "memref.subview":
+            targets = list(op.operands)
+        else:
+            continue
+        for t in targets:
+            if t in args:
+                written.add(args.index(t))
+    return written
+
+
+def _ident(name: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not clean or clean[0].isdigit():
+        clean = "_" + clean
+    return clean
+
+
+def c_function_name(symbol: str) -> str:
+    """The C name of func.func @symbol (`main` and C keywords get a suffix)."""
+    name = _ident(symbol)
+    return name + "_fn" if name in C_KEYWORDS else name
+
+
+def _arg_name(arg: SSAValue | None, k: int, used: set[str]) -> str:
+    hint = arg.name_hint if arg is not None else None
+    name = _ident(hint) if hint else f"a{k}"
+    if name in C_KEYWORDS or name in used or re.fullmatch(r"(v|i|acc|buf|r|t)\d+", name):
+        name = f"{name}_a{k}"
+    used.add(name)
+    return name
+
+
+_WRAPPING = {arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp}
+_INFIX = {
+    arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
+    arith.RemSIOp: "%", arith.AndIOp: "&", arith.OrIOp: "|", arith.XOrIOp: "^",
+    arith.ShLIOp: "<<", arith.ShRSIOp: ">>", arith.AddfOp: "+", arith.SubfOp: "-",
+    arith.MulfOp: "*", arith.DivfOp: "/",
+}
+_CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+_CMPF_C = {
+    "false": "false", "true": "true",
+    "oeq": "{a} == {b}", "ogt": "{a} > {b}", "oge": "{a} >= {b}", "olt": "{a} < {b}",
+    "ole": "{a} <= {b}", "one": "({a} < {b} || {a} > {b})", "ord": "({a} == {a} && {b} == {b})",
+    "ueq": "!({a} < {b} || {a} > {b})", "ugt": "!({a} <= {b})", "uge": "!({a} < {b})",
+    "ult": "!({a} >= {b})", "ule": "!({a} > {b})", "une": "{a} != {b}",
+    "uno": "({a} != {a} || {b} != {b})",
+}
+_MATH: dict[type, tuple[str, int]] = {
+    mathd.ExpOp: ("exp", 1), mathd.Exp2Op: ("exp2", 1), mathd.ExpM1Op: ("expm1", 1),
+    mathd.LogOp: ("log", 1), mathd.Log2Op: ("log2", 1), mathd.Log10Op: ("log10", 1),
+    mathd.Log1pOp: ("log1p", 1), mathd.SqrtOp: ("sqrt", 1), mathd.RsqrtOp: ("rsqrt", 1),
+    mathd.SinOp: ("sin", 1), mathd.CosOp: ("cos", 1), mathd.TanOp: ("tan", 1),
+    mathd.TanhOp: ("tanh", 1), mathd.SinhOp: ("sinh", 1), mathd.CoshOp: ("cosh", 1),
+    mathd.AsinOp: ("asin", 1), mathd.AcosOp: ("acos", 1), mathd.AtanOp: ("atan", 1),
+    mathd.ErfOp: ("erf", 1), mathd.AbsFOp: ("fabs", 1), mathd.FloorOp: ("floor", 1),
+    mathd.CeilOp: ("ceil", 1), mathd.RoundOp: ("round", 1), mathd.TruncOp: ("trunc", 1),
+    mathd.RoundEvenOp: ("rint", 1), mathd.CbrtOp: ("cbrt", 1), mathd.PowFOp: ("pow", 2),
+    mathd.Atan2Op: ("atan2", 2), mathd.CopySignOp: ("copysign", 2), mathd.FmaOp: ("fma", 3),
+}
+
+_STATEMENTS: dict[type, Callable[[CEmitter, Operation], None]] = {
+    scf.ForOp: CEmitter.for_,
+    scf.IfOp: CEmitter.if_,
+    scf.ParallelOp: CEmitter.parallel,
+    func.ReturnOp: CEmitter.return_,
+    func.CallOp: CEmitter.call,
+    memref.StoreOp: CEmitter.store,
+    memref.ViewOp: CEmitter.view,
+    memref.AllocOp: CEmitter.alloc,
+    memref.AllocaOp: CEmitter.alloc,
+    memref.DeallocOp: CEmitter.dealloc,
+    memref.GetGlobalOp: CEmitter.get_global,
+    arith.ConstantOp: CEmitter.constant,
+}
+_EXPRESSIONS: dict[type, Callable[[CEmitter, Operation], str]] = {
+    **{t: CEmitter.binary for t in _INFIX},
+    arith.DivUIOp: CEmitter.unsigned_binary, arith.RemUIOp: CEmitter.unsigned_binary,
+    arith.ShRUIOp: CEmitter.unsigned_binary,
+    arith.FloorDivSIOp: CEmitter.floordiv, arith.CeilDivSIOp: CEmitter.ceildiv,
+    **{t: CEmitter.minmax for t in (arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
+                                    arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp,
+                                    arith.MinnumfOp)},
+    arith.CmpiOp: CEmitter.cmpi, arith.CmpfOp: CEmitter.cmpf, arith.SelectOp: CEmitter.select,
+    **{t: CEmitter.convert for t in (arith.IndexCastOp, arith.SIToFPOp, arith.UIToFPOp,
+                                     arith.FPToSIOp, arith.FPToUIOp, arith.ExtFOp,
+                                     arith.TruncFOp, arith.ExtSIOp, arith.ExtUIOp,
+                                     arith.TruncIOp)},
+    arith.NegfOp: CEmitter.negf,
+    memref.LoadOp: CEmitter.load,
+}
+
+
+def emit_c(module: ModuleOp) -> str:
+    """The C translation unit for a module of func/scf/arith/math/memref."""
+    return CEmitter().module(module)
+
+
+@dataclass(frozen=True)
+class CTarget(Target):
+    """`-t c`: print the module as C source."""
+
+    name = "c"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(emit_c(module))

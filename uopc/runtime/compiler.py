@@ -1,0 +1,124 @@
+"""C source -> shared library, through the system C compiler and an on-disk cache (SPEC §9).
+
+- The compiler is `$CC` (default `cc`); the flags are `$CFLAGS` when set, else
+  `DEFAULT_CFLAGS` (optimized, OpenMP, and the strict float flags under which C computes
+  exactly what `uopc.semantics` defines). `-shared -fPIC` and `-lm` are always added.
+- Libraries are cached in `$UOPC_CACHE`, else `$XDG_CACHE_HOME/uopc`, else
+  `~/.cache/uopc`, under the SHA-256 of the source, the compiler's identity (its path and
+  `--version` text) and the flags: changing any of them compiles anew.
+- Writes are atomic: the compiler writes a private temporary file in the cache directory
+  that is then renamed over the final name (`os.replace`), so processes compiling the same
+  kernel at once each produce a complete library and the last rename wins.
+- A cache entry that does not load (truncated, corrupt) is deleted and rebuilt once.
+- A failed compile raises `CompileError` with the compiler's message and the numbered
+  source.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+DEFAULT_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-ffp-contract=off",
+                  "-fexcess-precision=standard", "-fno-math-errno")
+ALWAYS_FLAGS = ("-shared", "-fPIC")
+LIBS = ("-lm",)
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected generated source; the message holds both."""
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory (created on first use)."""
+    explicit = os.environ.get("UOPC_CACHE")
+    if explicit:
+        path = Path(explicit)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = Path(base) / "uopc"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def compiler() -> list[str]:
+    return shlex.split(os.environ.get("CC") or "cc")
+
+
+def cflags() -> list[str]:
+    env = os.environ.get("CFLAGS")
+    return shlex.split(env) if env is not None else list(DEFAULT_CFLAGS)
+
+
+@functools.lru_cache(maxsize=8)
+def compiler_identity(cc: tuple[str, ...]) -> str:
+    """What identifies the compiler in the cache key: its resolved path and version text."""
+    try:
+        proc = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
+    except OSError as err:
+        raise CompileError(
+            f"cannot run the C compiler {shlex.join(cc)!r}: {err.strerror}; install a C "
+            f"compiler or point $CC at one"
+        ) from None
+    return f"{shlex.join(cc)}\n{proc.stdout}"
+
+
+def numbered(source: str) -> str:
+    return "\n".join(f"{n:5d}  {line}" for n, line in enumerate(source.splitlines(), 1))
+
+
+def library_key(source: str) -> str:
+    cc = tuple(compiler())
+    h = hashlib.sha256()
+    for part in (source, compiler_identity(cc), shlex.join(cflags())):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def library_path(source: str) -> Path:
+    """Where the library for `source` lives in the cache (it may not exist yet)."""
+    key = library_key(source)
+    return cache_dir() / key[:2] / f"{key}.so"
+
+
+def build_library(source: str) -> Path:
+    """Compile `source` into the cache unless it is there already; returns the path."""
+    path = library_path(source)
+    if not path.exists():
+        compile_into(source, path)
+    return path
+
+
+def compile_into(source: str, path: Path) -> None:
+    """Compile `source` to `path` atomically (temporary file, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_src = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=".c")
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    fd, tmp_lib = tempfile.mkstemp(dir=path.parent, prefix=".lib-", suffix=".so")
+    os.close(fd)
+    cmd = [*compiler(), *cflags(), *ALWAYS_FLAGS, tmp_src, "-o", tmp_lib, *LIBS]
+    try:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except OSError as err:
+            raise CompileError(
+                f"cannot run the C compiler ({shlex.join(cmd)}): {err.strerror}; install a "
+                f"C compiler or point $CC at one"
+            ) from None
+        if proc.returncode != 0:
+            raise CompileError(
+                f"C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
+                f"{proc.stderr.strip()}\n--- generated source ---\n{numbered(source)}"
+            )
+        os.replace(tmp_lib, path)
+    finally:
+        for leftover in (tmp_src, tmp_lib):
+            if os.path.exists(leftover):
+                os.unlink(leftover)

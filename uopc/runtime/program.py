@@ -1,0 +1,330 @@
+"""Compiled programs: a uop (or loop-level) module -> C -> shared library -> numpy calls.
+
+API (what the Tensor engine and `uopc-run` use)::
+
+    prog = compile_program(module, entry="main")   # ModuleOp in memory, no text round trip
+    prog = compile_text(text, entry=None)          # .mlir or .uir text
+    outs = prog(x, y)                              # -> list of new numpy arrays
+    prog.run([out], [x, y])                        # fast path: caller-owned outputs
+
+`compile_program` clones the module, lowers it (`uopc.lowering.pipeline.lower_to_loops`:
+rangeify + simplification), emits C, compiles it through the disk cache
+(`uopc.runtime.compiler`) and loads it with cffi. The module's functions follow
+rangeify's calling convention: the entry's results are its leading out-parameters, its
+inputs follow, and a trailing byte arena holds every temporary. The arena is allocated
+once per Program, so running a Program allocates nothing but its (optional) outputs.
+
+Buffers are numpy arrays. An input must have the argument's dtype, its element count
+(any shape: a flat array fills a shaped argument) and be C-contiguous; every violation
+raises `ArgumentError` before the native call. `Program.__call__` also accepts Python
+scalars and lists, converted to the argument's dtype. `Program.run` is the cached-step
+path: it checks each buffer with a few attribute reads and makes one native call; it
+touches no xDSL object. A Program is not reentrant (its arena is shared): do not run one
+Program from two threads at once.
+
+Hand-written loop programs (a `func.func` on memrefs without the `uopc.outputs`
+attribute) are accepted too: their outputs are the leading memref arguments the function
+stores to, the remaining memref arguments are inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import cffi
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute
+
+from uopc.lowering.emit_c import c_function_name, emit_c
+from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
+from uopc.runtime.compiler import build_library, compile_into, library_path
+
+ARENA_ALIGN = 64
+
+
+class ArgumentError(ValueError):
+    """A buffer passed to a Program does not fit its argument (dtype, size, layout)."""
+
+
+class ProgramError(ValueError):
+    """A module cannot become a Program (no such entry, unsupported signature)."""
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """One buffer argument: its shape and numpy dtype."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.shape)
+
+    def __str__(self) -> str:
+        return f"{self.dtype.name}{list(self.shape)}"
+
+
+def _numpy_dtype(t: Attribute) -> np.dtype:
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            return np.dtype(f"int{width}") if width != 8 else np.dtype(np.uint8)
+    raise ProgramError(f"element type {t} has no numpy dtype")
+
+
+@dataclass(frozen=True)
+class Signature:
+    outputs: tuple[BufferSpec, ...]
+    inputs: tuple[BufferSpec, ...]
+    arena_bytes: int
+
+
+def entry_signature(fn: func.FuncOp) -> Signature:
+    """Outputs, inputs and arena size of a lowered (or hand-written) entry function."""
+    name = fn.sym_name.data
+    types = list(fn.function_type.inputs)
+    arena = 0
+    if ARENA_ATTR in fn.attributes:
+        arena = fn.attributes[ARENA_ATTR].value.data
+        types = types[:-1]
+    specs: list[BufferSpec] = []
+    for k, t in enumerate(types):
+        if not isinstance(t, MemRefType):
+            raise ProgramError(
+                f"argument {k} of @{name} has type {t}: a program's arguments are buffers "
+                f"(memrefs, or tensors before lowering); pass scalars as 0-d buffers"
+            )
+        shape = tuple(t.get_shape())
+        if any(d < 0 for d in shape):
+            raise ProgramError(f"argument {k} of @{name} has dynamic sizes ({t}): give static sizes")
+        specs.append(BufferSpec(shape, _numpy_dtype(t.get_element_type())))
+    if fn.function_type.outputs:
+        raise ProgramError(
+            f"@{name} returns values after lowering: a program passes results through "
+            f"out-parameters (leading memref arguments)"
+        )
+    if OUTPUTS_ATTR in fn.attributes:
+        n_out = fn.attributes[OUTPUTS_ATTR].value.data
+    else:
+        n_out = _leading_written(fn)
+    return Signature(tuple(specs[:n_out]), tuple(specs[n_out:]), arena)
+
+
+def _leading_written(fn: func.FuncOp) -> int:
+    """How many leading arguments a hand-written function stores to."""
+    args = list(fn.body.block.args)
+    written = {args.index(op.memref) for op in fn.walk()
+               if isinstance(op, memref.StoreOp) and op.memref in args}
+    n = 0
+    while n in written:
+        n += 1
+    if written - set(range(n)):
+        raise ProgramError(
+            f"@{fn.sym_name.data} writes argument(s) {sorted(written - set(range(n)))} but "
+            f"not all arguments before them: put the output buffers first"
+        )
+    return n
+
+
+class Program:
+    """A compiled entry point, callable on numpy arrays (see the module docstring)."""
+
+    def __init__(self, source: str, entry: str, signature: Signature):
+        self.source = source
+        self.entry = entry
+        self.outputs = signature.outputs
+        self.inputs = signature.inputs
+        self.arena_bytes = signature.arena_bytes
+        self.library = load_library(source)
+        self._ffi, lib = self.library
+        n_args = len(self.outputs) + len(self.inputs) + (1 if self.arena_bytes else 0)
+        cname = c_function_name(entry)
+        self._fn = getattr(lib, cname)
+        self._from_buffer = self._ffi.from_buffer
+        self._expect = tuple((s.dtype, s.count) for s in (*self.outputs, *self.inputs))
+        self._tail: tuple = ()
+        if self.arena_bytes:
+            raw = np.zeros(self.arena_bytes + ARENA_ALIGN, dtype=np.uint8)
+            start = (-raw.ctypes.data) % ARENA_ALIGN
+            self._arena = raw[start:start + self.arena_bytes]
+            self._tail = (self._from_buffer(self._arena),)
+        assert n_args == len(self._expect) + len(self._tail)
+
+    def __repr__(self) -> str:
+        outs = ", ".join(map(str, self.outputs))
+        ins = ", ".join(map(str, self.inputs))
+        return f"<Program @{self.entry} ({ins}) -> ({outs}), arena {self.arena_bytes} B>"
+
+    def __call__(self, *inputs) -> list[np.ndarray]:
+        """Run on `inputs` (arrays, or scalars/lists converted to the argument dtype) and
+        return freshly allocated outputs shaped like the entry's results."""
+        if len(inputs) != len(self.inputs):
+            raise ArgumentError(
+                f"@{self.entry} takes {len(self.inputs)} input(s) "
+                f"({', '.join(map(str, self.inputs)) or 'none'}), got {len(inputs)}"
+            )
+        arrays = [x if isinstance(x, np.ndarray) else np.asarray(x, dtype=spec.dtype)
+                  for x, spec in zip(inputs, self.inputs)]
+        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.outputs]
+        self.run(outputs, arrays)
+        return outputs
+
+    def run(self, outputs: Sequence[np.ndarray], inputs: Sequence[np.ndarray]) -> None:
+        """Write the results into `outputs` (caller-owned): checks, then one native call."""
+        buffers = (*outputs, *inputs)
+        expect = self._expect
+        if len(buffers) != len(expect):
+            self._count_error(outputs, inputs)
+        for k, buf in enumerate(buffers):
+            dtype, count = expect[k]
+            if buf.dtype != dtype or buf.size != count or not buf.flags.c_contiguous:
+                self._buffer_error(k, buf)
+        fb = self._from_buffer
+        self._fn(*[fb(b) for b in buffers], *self._tail)
+
+    def _count_error(self, outputs, inputs) -> None:
+        raise ArgumentError(
+            f"@{self.entry} takes {len(self.outputs)} output(s) and {len(self.inputs)} "
+            f"input(s), got {len(outputs)} and {len(inputs)}"
+        )
+
+    def _buffer_error(self, k: int, buf) -> None:
+        n_out = len(self.outputs)
+        role = f"output {k}" if k < n_out else f"input {k - n_out}"
+        spec = (*self.outputs, *self.inputs)[k]
+        if not isinstance(buf, np.ndarray):
+            raise ArgumentError(f"{role} of @{self.entry} must be a numpy array, got {type(buf).__name__}")
+        if buf.dtype != spec.dtype:
+            raise ArgumentError(
+                f"{role} of @{self.entry} has dtype {buf.dtype}, expected {spec.dtype} "
+                f"(shape {spec.shape}): convert it with .astype({spec.dtype.name!r})"
+            )
+        if buf.size != spec.count:
+            raise ArgumentError(
+                f"{role} of @{self.entry} has {buf.size} elements (shape {buf.shape}), "
+                f"expected {spec.count} (shape {spec.shape})"
+            )
+        raise ArgumentError(
+            f"{role} of @{self.entry} is not C-contiguous: pass np.ascontiguousarray(x)"
+        )
+
+
+def load_library(source: str) -> tuple[cffi.FFI, object]:
+    """Compile (or find in the cache) and load `source`; a cache entry that does not load
+    is rebuilt once."""
+    ffi = cffi.FFI()
+    ffi.cdef(_cdefs(source))
+    path = build_library(source)
+    try:
+        return ffi, ffi.dlopen(str(path))
+    except OSError:
+        _remove(path)
+        path = library_path(source)
+        compile_into(source, path)
+        return ffi, ffi.dlopen(str(path))
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _cdefs(source: str) -> str:
+    """cffi declarations of the source's functions, every pointer as `void *` (cffi has no
+    _Float16, and the ABI passes all data pointers alike)."""
+    lines = []
+    for line in source.splitlines():
+        if line.endswith(";") and "(" in line and not line.startswith((" ", "static", "#")):
+            ret, _, rest = line.partition(" ")
+            name, _, params = rest.partition("(")
+            params = params.rstrip(");")
+            kinds = []
+            for p in params.split(","):
+                p = p.strip()
+                if p in ("void", ""):
+                    continue
+                kinds.append("void *" if "*" in p else p.rsplit(" ", 1)[0])
+            if ret != "void" or "_Float16" in " ".join(kinds):
+                continue  # not callable from Python; internal helpers
+            lines.append(f"void {name}({', '.join(kinds) or 'void'});")
+    return "\n".join(lines)
+
+
+def lower_and_emit(module: ModuleOp) -> str:
+    """Lower `module` in place (rangeify + simplification) and return its C source."""
+    from uopc.lowering.pipeline import lower_to_loops
+
+    lower_to_loops(module)
+    return emit_c(module)
+
+
+def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
+    funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
+    if entry is None:
+        named = [f for f in funcs if f.sym_name.data == "main"]
+        entry_fn = named[0] if named else (funcs[-1] if funcs else None)
+    else:
+        entry_fn = next((f for f in funcs if f.sym_name.data == entry), None)
+    if entry_fn is None:
+        names = ", ".join("@" + f.sym_name.data for f in funcs) or "none"
+        raise ProgramError(f"no entry function @{entry or 'main'} in the module (functions: {names})")
+    return entry_fn
+
+
+def compile_program(module: ModuleOp, entry: str | None = "main") -> Program:
+    """Lower, emit, compile and load `module` (left unchanged); `entry` names the function
+    to call (None: `main` if present, else the last function)."""
+    work = module.clone()
+    name = _find_entry(work, entry).sym_name.data
+    source = lower_and_emit(work)
+    return Program(source, name, entry_signature(_find_entry(work, name)))
+
+
+def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
+    """Compile program text: `.mlir` (fmt="mlir") or `.uir` (fmt="uir"); without `fmt`,
+    text mentioning `func.func` or `builtin.module` is MLIR, anything else `.uir`."""
+    return compile_program(parse_program(text, fmt), entry)
+
+
+def parse_program(text: str, fmt: str | None = None, source: str = "<program>") -> ModuleOp:
+    """Parse and verify `.mlir` or `.uir` text (see `compile_text` for `fmt`)."""
+    if fmt is None:
+        fmt = "mlir" if ("func.func" in text or "builtin.module" in text) else "uir"
+    if fmt == "uir":
+        from uopc.uir import parse_uir
+
+        module = parse_uir(text, source=source)
+    elif fmt == "mlir":
+        from xdsl.parser import Parser
+
+        from uopc.context import make_context
+
+        module = Parser(make_context(), text, source).parse_module()
+    else:
+        raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
+    module.verify()
+    return module
