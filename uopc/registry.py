@@ -30,6 +30,7 @@ PASSES: dict[str, str] = {
 
 #: target name -> "module.Class"
 TARGETS: dict[str, str] = {
+    "c": "uopc.lowering.emit_c.CTarget",
 }
 
 #: file extension -> "module.Class"
