@@ -1,0 +1,300 @@
+"""One view of integer ops across dialects, and a builder for each dialect.
+
+The symbolic simplifier and the bounds analysis reason about integer expressions, whether
+they are written with uop ops on i32 tensors (elementwise, so every element obeys the same
+algebra) or with `arith` ops on i32/i64/index scalars after lowering. `view(op)` turns an
+op into an `IntOp` (kind, operands, predicate, bit width, constant value); `Emitter` builds
+new ops of the op's own dialect from kinds.
+
+Kinds: const, dense (a non-splat literal; `value` is (min, max)), add, sub, mul,
+floordiv, floormod (floor rounding), divs, rems (C's truncating / and %), divu, remu,
+max, min, cmp (with `pred`: eq ne slt sle sgt sge ult ule ugt uge), select (cond, a, b),
+cast (one operand; result type may differ).
+
+`width` is the integer bit width of the result (index counts as 64; i1 is 1) or None for
+floats, where only the type-agnostic rules apply (select, cast to the same type, max).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from uopc.uopdialect import ops as u
+
+INDEX_WIDTH = 64
+CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+#: the predicate that holds with the operands swapped
+SWAPPED = {"eq": "eq", "ne": "ne", "slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle",
+           "ult": "ugt", "ule": "uge", "ugt": "ult", "uge": "ule"}
+COMMUTATIVE = frozenset({"add", "mul", "max", "min"})
+
+
+def width_of(t: Attribute) -> int | None:
+    """Bit width of an integer, index or integer-tensor type; None otherwise."""
+    if isinstance(t, TensorType):
+        t = t.get_element_type()
+    if isinstance(t, IntegerType):
+        return t.width.data
+    if isinstance(t, IndexType):
+        return INDEX_WIDTH
+    return None
+
+
+def type_range(width: int) -> tuple[int, int]:
+    """The values of a `width`-bit integer: signed, except i1 which holds 0 (false) and 1."""
+    if width == 1:
+        return 0, 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def wrap(value: int, width: int) -> int:
+    """`value` modulo 2^width, as the signed representative (0/1 for i1)."""
+    if width == 1:
+        return value & 1
+    half = 1 << (width - 1)
+    return ((value + half) & ((half << 1) - 1)) - half
+
+
+class IntOp:
+    """An op seen as an integer expression node."""
+
+    __slots__ = ("op", "kind", "args", "pred", "width", "value")
+
+    def __init__(self, op: Operation, kind: str, args: tuple[SSAValue, ...],
+                 width: int | None, pred: str | None = None, value=None):
+        self.op, self.kind, self.args, self.width = op, kind, args, width
+        self.pred, self.value = pred, value
+
+
+_DENSE_CACHE: dict[DenseIntOrFPElementsAttr, tuple[int, int] | None] = {}
+
+
+def _dense_range(attr: DenseIntOrFPElementsAttr, width: int) -> tuple[int, int] | None:
+    """(min, max) of an integer literal (cached: literals are immutable)."""
+    if attr in _DENSE_CACHE:
+        return _DENSE_CACHE[attr]
+    raw = attr.data.data
+    values = np.frombuffer(raw, dtype=np.uint8 if width == 1 else "<i4")
+    if width == 1:
+        values = values != 0
+    found = (int(values.min()), int(values.max())) if values.size else None
+    if len(_DENSE_CACHE) > 4096:
+        _DENSE_CACHE.clear()
+    _DENSE_CACHE[attr] = found
+    return found
+
+
+def _uop_const(op: u.ConstOp) -> IntOp | None:
+    width = width_of(op.result.type)
+    if width is None:
+        return None
+    found = _dense_range(op.value, width)
+    if found is None:
+        return None
+    lo, hi = found
+    if lo == hi:
+        return IntOp(op, "const", (), width, value=lo)
+    return IntOp(op, "dense", (), width, value=found)
+
+
+def _uop_binary(kind: str) -> Callable[[Operation], IntOp | None]:
+    def view(op: Operation) -> IntOp | None:
+        width = width_of(op.operands[0].type)
+        if kind != "max" and width is None:
+            return None
+        return IntOp(op, kind, (op.operands[0], op.operands[1]), width)
+    return view
+
+
+def _uop_compare(pred: str) -> Callable[[Operation], IntOp | None]:
+    def view(op: Operation) -> IntOp | None:
+        if width_of(op.operands[0].type) is None:
+            return None
+        return IntOp(op, "cmp", (op.operands[0], op.operands[1]), 1, pred=pred)
+    return view
+
+
+def _uop_where(op: u.WhereOp) -> IntOp:
+    return IntOp(op, "select", tuple(op.operands), width_of(op.result.type))
+
+
+def _uop_cast(op: u.CastOp) -> IntOp:
+    return IntOp(op, "cast", (op.src,), width_of(op.result.type))
+
+
+def _arith_const(op: arith.ConstantOp) -> IntOp | None:
+    value = op.value
+    width = width_of(op.result.type)
+    if width is None or not isinstance(value, IntegerAttr):
+        return None
+    return IntOp(op, "const", (), width, value=wrap(value.value.data, width))
+
+
+def _arith_binary(kind: str) -> Callable[[Operation], IntOp | None]:
+    def view(op: Operation) -> IntOp | None:
+        width = width_of(op.results[0].type)
+        if width is None or isinstance(op.results[0].type, TensorType):
+            return None
+        return IntOp(op, kind, (op.operands[0], op.operands[1]), width)
+    return view
+
+
+def _arith_cmpi(op: arith.CmpiOp) -> IntOp | None:
+    if width_of(op.lhs.type) is None or isinstance(op.lhs.type, TensorType):
+        return None
+    return IntOp(op, "cmp", (op.lhs, op.rhs), 1, pred=CMP_PREDICATES[op.predicate.value.data])
+
+
+def _arith_select(op: arith.SelectOp) -> IntOp | None:
+    if isinstance(op.result.type, TensorType):
+        return None
+    return IntOp(op, "select", (op.cond, op.lhs, op.rhs), width_of(op.result.type))
+
+
+def _arith_cast(op: Operation) -> IntOp | None:
+    width = width_of(op.results[0].type)
+    if width is None or isinstance(op.results[0].type, TensorType):
+        return None
+    return IntOp(op, "cast", (op.operands[0],), width)
+
+
+_VIEWS: dict[type[Operation], Callable[[Operation], IntOp | None]] = {
+    u.ConstOp: _uop_const,
+    u.AddOp: _uop_binary("add"),
+    u.MulOp: _uop_binary("mul"),
+    u.MaxOp: _uop_binary("max"),
+    u.FloorDivOp: _uop_binary("floordiv"),
+    u.FloorModOp: _uop_binary("floormod"),
+    u.CmpLtOp: _uop_compare("slt"),
+    u.CmpNeOp: _uop_compare("ne"),
+    u.WhereOp: _uop_where,
+    u.CastOp: _uop_cast,
+    arith.ConstantOp: _arith_const,
+    arith.AddiOp: _arith_binary("add"),
+    arith.SubiOp: _arith_binary("sub"),
+    arith.MuliOp: _arith_binary("mul"),
+    arith.FloorDivSIOp: _arith_binary("floordiv"),
+    arith.DivSIOp: _arith_binary("divs"),
+    arith.RemSIOp: _arith_binary("rems"),
+    arith.DivUIOp: _arith_binary("divu"),
+    arith.RemUIOp: _arith_binary("remu"),
+    arith.MaxSIOp: _arith_binary("max"),
+    arith.MinSIOp: _arith_binary("min"),
+    arith.CmpiOp: _arith_cmpi,
+    arith.SelectOp: _arith_select,
+    arith.IndexCastOp: _arith_cast,
+    arith.ExtSIOp: _arith_cast,
+    arith.ExtUIOp: _arith_cast,
+    arith.TruncIOp: _arith_cast,
+}
+
+
+def view(op: Operation | None) -> IntOp | None:
+    """The integer-expression view of `op`, or None if it is not one we reason about."""
+    if op is None:
+        return None
+    make = _VIEWS.get(type(op))
+    return make(op) if make is not None else None
+
+
+def view_of_value(value: SSAValue) -> IntOp | None:
+    owner = value.owner
+    return view(owner) if isinstance(owner, Operation) else None
+
+
+def const_value(value: SSAValue) -> int | None:
+    """The integer a value is known to hold everywhere (a scalar or splat literal)."""
+    owner = value.owner
+    if isinstance(owner, (u.ConstOp, arith.ConstantOp)):
+        v = view(owner)
+        if v is not None and v.kind == "const":
+            return v.value
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# building
+
+
+_UOP_BINARY = {"add": u.AddOp, "mul": u.MulOp, "max": u.MaxOp,
+               "floordiv": u.FloorDivOp, "floormod": u.FloorModOp}
+_ARITH_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
+                 "floordiv": arith.FloorDivSIOp, "divs": arith.DivSIOp,
+                 "rems": arith.RemSIOp, "divu": arith.DivUIOp, "remu": arith.RemUIOp,
+                 "max": arith.MaxSIOp, "min": arith.MinSIOp}
+
+
+class Emitter:
+    """Builds ops in the dialect of `root` (uop on tensors, or arith on scalars).
+
+    New ops are collected in `ops`, in order, for the rewriter to insert before `root`.
+    Methods return None when the dialect has no op for the request (uop has no sub,
+    min, or most compare predicates; arith has no floor modulo).
+    """
+
+    def __init__(self, root: Operation):
+        self.uop = root.dialect_name() == "uop"
+        self.ops: list[Operation] = []
+
+    def insert(self, op: Operation) -> SSAValue:
+        """Collect a new op; its result."""
+        self.ops.append(op)
+        return op.results[0]
+
+    def bool_type(self, like: Attribute) -> Attribute:
+        if isinstance(like, TensorType):
+            return TensorType(IntegerType(1), like.get_shape())
+        return IntegerType(1)
+
+    def const(self, value: int, t: Attribute) -> SSAValue:
+        width = width_of(t)
+        assert width is not None
+        value = wrap(value, width)
+        result = self._literal(value, width, t)
+        result.name_hint = f"c{value}" if value >= 0 else f"cneg{-value}"
+        return result
+
+    def _literal(self, value: int, width: int, t: Attribute) -> SSAValue:
+        if isinstance(t, TensorType):
+            data = [bool(value)] if width == 1 else [value]
+            attr = DenseIntOrFPElementsAttr.from_list(t, data)
+            return self.insert(u.ConstOp.of(attr))
+        if width == 1:
+            return self.insert(arith.ConstantOp(BoolAttr.from_bool(bool(value))))
+        return self.insert(arith.ConstantOp.from_int_and_width(value, t))
+
+    def binary(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
+        table = _UOP_BINARY if self.uop else _ARITH_BINARY
+        cls = table.get(kind)
+        if cls is None:
+            return None
+        return self.insert(cls.create(operands=[a, b], result_types=[a.type]))
+
+    def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
+        result_type = self.bool_type(a.type)
+        if not self.uop:
+            return self.insert(arith.CmpiOp(a, b, pred))
+        if pred == "sgt":
+            a, b, pred = b, a, "slt"
+        if pred == "slt":
+            return self.insert(u.CmpLtOp.create(operands=[a, b], result_types=[result_type]))
+        if pred == "ne":
+            return self.insert(u.CmpNeOp.create(operands=[a, b], result_types=[result_type]))
+        return None
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        if self.uop:
+            return self.insert(u.WhereOp.create(operands=[cond, a, b], result_types=[a.type]))
+        return self.insert(arith.SelectOp(cond, a, b))
