@@ -2,6 +2,8 @@
 
 SPEC §7. On every `func.func` made of uop ops the pass
 
+0. **bounds depth**: a chain of more than `max-depth` fused ops is cut into kernels of
+   at most that depth (deep traced programs stay lowerable and compilable).
 1. **stages broadcasts**: a computed value that an `expand` broadcasts by a factor of at
    least `broadcast-limit` and that costs at least two ALU ops to compute is materialized
    (a `uop.contiguous` is inserted after it), so that fusion never recomputes it once per
@@ -208,6 +210,22 @@ def _insert_before(anchor: Operation, ops: Sequence[Operation]) -> None:
     Rewriter.insert_op(ops, InsertPoint.before(anchor))
 
 
+def _bound_depth(block: Block, max_depth: int) -> None:
+    """Materialize every `max_depth`-th op of long fused chains, so that no kernel nests
+    deeper than that (later stages walk kernel bodies, and C compilers parse expressions)."""
+    depth: dict[SSAValue, int] = {}
+    for op in list(block.ops):
+        if not _is_uop(op) or isinstance(op, ContiguousOp):
+            continue
+        result = op.results[0]
+        depth[result] = 1 + max((depth.get(v, 0) for v in op.operands
+                                 if not _is_buffer(v)), default=0)
+        if depth[result] >= max_depth and not isinstance(op, ReduceOp):
+            cut = ContiguousOp.make(result)
+            Rewriter.insert_op(cut, InsertPoint.after(op))
+            result.replace_uses_with_if(cut.result, lambda use: use.operation is not cut)
+
+
 def _stage_broadcasts(block: Block, limit: int) -> None:
     for op in list(block.ops):
         if not isinstance(op, ExpandOp):
@@ -409,9 +427,10 @@ def _fail(op: Operation, what: str, fix: str) -> None:
 
 
 def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: int,
-                       layout: bool) -> None:
+                       layout: bool, max_depth: int) -> None:
     _check_straight_line(fn)
     block = fn.body.block
+    _bound_depth(block, max_depth)
     _stage_broadcasts(block, broadcast_limit)
     if layout:
         _fix_layouts(block)
@@ -446,9 +465,12 @@ class KernelizePass(ModulePass):
     broadcast_limit: int = 4
     #: copy strided operands of reduces to contiguous temporaries (SPEC §7 layout)
     layout: bool = True
+    #: the longest chain of ops fused into one kernel
+    max_depth: int = 64
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         outliner = _Outliner.of(op)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):
-                kernelize_function(fn, outliner, self.broadcast_limit, self.layout)
+                kernelize_function(fn, outliner, self.broadcast_limit, self.layout,
+                                   self.max_depth)
