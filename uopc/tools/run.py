@@ -1,0 +1,135 @@
+"""`uopc-run`: compile a `.mlir` or `.uir` program to C and run it on .npy inputs.
+
+    uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c]
+
+- PROGRAM is `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, or hand-written loop
+  functions on memrefs (outputs are the leading memref arguments the function writes).
+- Inputs bind in argument order (for `.uir`, slot order). An input needs the argument's
+  dtype and element count; its shape does not matter (a 1-D array fills a shaped buffer).
+- `--fill` runs without input files: every input gets deterministic data, floats
+  `(k % 13 - 6) / 4`, ints `k % 7 + 1` (never 0, so divisions are defined), bools
+  `k % 2 == 0`, for element k in row-major order. Without `--fill`, missing inputs are an
+  error.
+- The results are printed (numpy format, one block per result); `-o OUT.npy` (once per
+  result, in order) saves them. `--emit-c` prints the generated C instead of running.
+- The entry is `--entry NAME`, else `main`, else the last function of the module.
+
+Any bad input (unreadable or malformed program, missing or extra inputs, wrong dtype or
+size, compiler failure) prints one `uopc-run: error: ...` message and exits with 1,
+without a Python traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+
+def fill(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The deterministic input data of `--fill` (see the module docstring)."""
+    k = np.arange(int(np.prod(shape)), dtype=np.int64)
+    if dtype.kind == "f":
+        data = (k % 13 - 6) / 4
+    elif dtype.kind == "b":
+        data = k % 2 == 0
+    else:
+        data = k % 7 + 1
+    return data.astype(dtype).reshape(shape)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="uopc-run", description="compile a .mlir/.uir program to C and run it on .npy inputs")
+    p.add_argument("program", help="a .mlir or .uir file")
+    p.add_argument("inputs", nargs="*", help=".npy files, in argument (slot) order")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="OUT.npy",
+                   help="save result k to the k-th OUT.npy (repeat for several results)")
+    p.add_argument("--entry", default=None, help="function to run (default: main, else the last)")
+    p.add_argument("--fill", action="store_true",
+                   help="run without input files on deterministic data")
+    p.add_argument("--emit-c", action="store_true", help="print the generated C and exit")
+    return p
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in the files it names."""
+
+
+def _load_input(path: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise UsageError(f"cannot open input {path}: no such file") from None
+    except (ValueError, OSError) as err:
+        raise UsageError(f"cannot read input {path} as a .npy array: {err}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from uopc.runtime.program import compile_program, lower_and_emit, parse_program
+
+    path = Path(args.program)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"cannot open {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"cannot read {path}: {err}") from None
+    fmt = {".uir": "uir", ".mlir": "mlir"}.get(path.suffix)
+    module = parse_program(text, fmt, str(path))
+    if args.emit_c:
+        print(lower_and_emit(module), end="")
+        return 0
+    program = compile_program(module, args.entry)
+    inputs = [_load_input(p) for p in args.inputs]
+    if not inputs and args.fill:
+        inputs = [fill(spec.shape, spec.dtype) for spec in program.inputs]
+    if len(inputs) != len(program.inputs):
+        expected = ", ".join(f"{k}: {spec}" for k, spec in enumerate(program.inputs)) or "none"
+        raise UsageError(
+            f"{path} takes {len(program.inputs)} input(s) ({expected}), "
+            f"{len(inputs)} given: pass one .npy file per input, or --fill"
+        )
+    if len(args.output) > len(program.outputs):
+        raise UsageError(
+            f"{len(args.output)} -o files for {len(program.outputs)} result(s): "
+            f"give at most one per result"
+        )
+    results = program(*inputs)
+    for k, result in enumerate(results):
+        if len(results) > 1:
+            print(f"result {k}: {result.dtype}{list(result.shape)}")
+        print(np.array2string(result, threshold=1000))
+    for out_path, result in zip(args.output, results):
+        try:
+            np.save(out_path, result)
+        except OSError as err:
+            raise UsageError(f"cannot write {out_path}: {err.strerror}") from None
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+    from uopc.runtime.compiler import CompileError
+
+    try:
+        return run(args)
+    except (ParseError, DiagnosticException, VerifyException) as err:
+        print(f"uopc-run: error: {err}", file=sys.stderr)
+    except (UsageError, CompileError, ValueError, TypeError) as err:
+        print(f"uopc-run: error: {err}", file=sys.stderr)
+    except RecursionError:
+        print("uopc-run: error: program nests too deeply to process", file=sys.stderr)
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (uopc-run ... | head): not an error
+        return 0
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
