@@ -586,6 +586,8 @@ def _buffer(im: _Importer, st: Statement) -> SSAValue:
     arg = im.args[slot]
     if len(shape) == 1:
         return arg
+    if SSAValue.is_valid_name(st.name):
+        arg.name_hint = f"{st.name}_flat"
     return im.emit(uop.ReshapeOp, arg, result=Sig(shape, sig_of(arg.type).dtype))
 
 
