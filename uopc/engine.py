@@ -12,8 +12,7 @@
 On a miss only, the engine builds uop IR from the graph (`graph_to_ir`), simplifies it
 (the registered `uop-fold` / `uop-symbolic` passes, then CSE), kernelizes it
 (`uop-kernelize`) and compiles the whole module into one native entry point
-(`uopc.runtime.compile_program`). Until that runtime exists, plans run the graph with
-the reference semantics and DEBUG output says so.
+(`uopc.runtime.compile_program`): C source, compiled and loaded once per structure.
 
 For the frontend:
 - a buffer node's `arg` is its numpy array (the dtype of its `sig`);
@@ -43,6 +42,7 @@ from xdsl.ir import BlockArgument
 
 from uopc.graph import UOp
 from uopc.graph_to_ir import build_module
+from uopc.runtime import Program, compile_program
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.passes.kernelize import ALU_OPS, KernelizePass
 from uopc.uopdialect.ops import ContiguousOp, ReduceOp
@@ -165,8 +165,8 @@ class Engine:
         module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
         self._lower(module)
         kernels = kernel_infos(module, "main")
-        native, backend, texts = self._native(module, tr, compiled)
-        plan = Plan(native, [r.sig for r in compiled], sources, kernels, backend,
+        program, texts = self._native(module)
+        plan = Plan(program.run, [r.sig for r in compiled], sources, kernels, "c",
                     time.perf_counter() - start, texts)
         if debug >= 2:
             for k in kernels:
@@ -188,16 +188,11 @@ class Engine:
         _fresh_results(module, "main")
         KernelizePass().apply(self._ctx, module)
 
-    def _native(self, module: builtin.ModuleOp, tr: Trace, compiled: list[UOp]):
-        """The native entry point of `module` ("c"), or the reference executor standing in
-        for it while the C runtime is missing ("reference")."""
-        try:
-            from uopc.runtime import compile_program  # type: ignore[attr-defined]
-        except ImportError:
-            return _reference_call(tr, compiled), "reference", []
+    @staticmethod
+    def _native(module: builtin.ModuleOp) -> tuple[Program, list[str]]:
+        """One native entry point running every kernel of the kernelized `module`."""
         program = compile_program(module, "main")
-        source = getattr(program, "source", None)
-        return program.run, "c", [source] if source else []
+        return program, [program.source]
 
 
 def _simplify_passes() -> list[type]:
@@ -270,20 +265,6 @@ def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
                 flops += math.prod(sig_of(op.results[0].type).shape)
         infos.append(KernelInfo(kernel.sym_name.data, sig_of(call.res[0].type), len(body), flops))
     return infos
-
-
-def _reference_call(tr: Trace, compiled: list[UOp]):
-    """A stand-in native call that evaluates the traced graph with `uopc.reference`."""
-    from uopc.reference import run_graph
-
-    nodes, slot_of = tr.nodes, tr.slot_of
-
-    def run(outs: list[np.ndarray], inputs: list[np.ndarray]) -> None:
-        values = run_graph(nodes, compiled, lambda node: inputs[slot_of[id(node)]])
-        for out, value in zip(outs, values):
-            out[...] = value
-
-    return run
 
 
 _ENGINE = Engine()
