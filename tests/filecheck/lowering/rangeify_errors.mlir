@@ -1,0 +1,23 @@
+// RUN: uopc-opt %s -p uop-rangeify --split-input-file --verify-diagnostics | filecheck %s
+
+// CHECK: func.func @main: argument/result type index is not a tensor: a function lowered by uop-rangeify takes and returns tensors only
+func.func @main(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: func.call @ext: the callee is not a tensor function defined in this module; define it (on tensors) in the same module
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @ext(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+func.func private @ext(tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// CHECK: func.func @rec is recursive: rangeify needs a call tree
+func.func @rec(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @rec(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
