@@ -682,7 +682,7 @@ def _reduce(im: _Importer, st: Statement) -> SSAValue:
 def _stack(im: _Importer, st: Statement) -> SSAValue:
     im._check_keys(st, set())
     if not st.operands:
-        raise im.error("stack takes at least one operand")
+        raise im.error("stack takes at least one operand: stack %a, %b")
     refs = [im.value(o) for o in st.operands if isinstance(o, Ref)]
     like = sig_of(refs[0].type) if refs else None
     items = [im.value(o, like.dtype if like else None, like.shape if like else ())

@@ -195,7 +195,7 @@ def flip(a: Sig, axes: Sequence[int]) -> Sig:
 
 def stack(items: Sequence[Sig]) -> Sig:
     if not items:
-        raise ShapeError("stack needs at least one operand")
+        raise ShapeError("stack needs at least one operand: list the tensors to stack")
     first = items[0]
     for other in items[1:]:
         if other != first:

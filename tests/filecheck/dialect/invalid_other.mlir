@@ -6,7 +6,7 @@ func.func @f() {
   %r = "uop.stack"() : () -> tensor<0xf32>
   func.return
 }
-// CHECK: uop.stack: stack needs at least one operand
+// CHECK: uop.stack: stack needs at least one operand: list the tensors to stack
 
 // -----
 func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32>) {
