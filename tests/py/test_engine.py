@@ -187,9 +187,9 @@ def test_plans_run_compiled_c():
     eng = Engine()
     eng.realize(mlp_step_graph(rand(5, 7), rand(7, 3), rand(3)))
     (plan,) = eng.plans.values()
-    assert plan.backend == "c" and len(plan.kernels) == 4
+    assert plan.backend == "c" and len(plan.kernels) == 3  # the matmul, the sum, the max
     assert all(f"void {k.name}(" in plan.sources[0] for k in plan.kernels)
-    assert sum(k.flops > 0 for k in plan.kernels) == 3  # the matmul, the sum, the max
+    assert all(k.flops > 0 for k in plan.kernels)
 
 
 def test_training_loop_compiles_nothing_after_the_second_step():

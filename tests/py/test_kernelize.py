@@ -117,8 +117,8 @@ def test_softmax_is_three_kernels_max_sum_output():
     np.testing.assert_allclose(got, reference.evaluate([x.softmax(-1).uop])[0], rtol=1e-6)
 
 
-@pytest.mark.parametrize("layout", [False, True])
-def test_matmul_chain_is_two_reduce_kernels(layout):
+@pytest.mark.parametrize("layout, n_kernels", [("none", 2), ("reduce", 4), ("output", 2)])
+def test_matmul_chain_is_two_reduce_kernels(layout, n_kernels):
     a, b, c = t((4, 8)), t((8, 16), 1), t((16, 2), 2)
     y = (a @ b) @ c
     module = kernelized([y.uop], layout=layout)
@@ -126,7 +126,7 @@ def test_matmul_chain_is_two_reduce_kernels(layout):
     with_reduce = [k for k in kernels if "uop.reduce" in op_names(k)]
     assert len(with_reduce) == 2
     # layout copies are pure data movement, never a recomputation of A@B
-    assert len(kernels) == (4 if layout else 2)
+    assert len(kernels) == n_kernels
     for k in kernels:
         assert op_names(k).count("uop.reduce") <= 1
     got = run_module(module, [a.numpy(), b.numpy(), c.numpy()])[0]
@@ -187,6 +187,21 @@ def test_contiguous_operand_needs_no_copy():
     a, w = t((4, 8)), t((16, 8), 1)  # x @ w.T with w stored (out, in): K is innermost
     module = kernelized([(a @ w.transpose(0, 1)).uop])
     assert len(kernel_calls(module)) == 1
+
+
+@pytest.mark.parametrize("stored_out_in, copies", [(True, 1), (False, 0)])
+def test_output_layout_copies_operands_strided_along_the_output(stored_out_in, copies):
+    x = t((4, 8))
+    w = t((16, 8), 1) if stored_out_in else t((8, 16), 1)
+    y = x @ (w.transpose(0, 1) if stored_out_in else w)
+    module = kernelized([y.uop], layout="output")
+    kernels = kernel_calls(module)
+    assert len(kernels) == 1 + copies
+    if copies:
+        # the copy holds W.T: the output axis (16) is innermost
+        assert tuple(kernels[0].function_type.outputs.data[0].get_shape())[-1] == 16
+    got = run_module(module, [x.numpy(), w.numpy()])[0]
+    np.testing.assert_allclose(got, reference.evaluate([y.uop])[0], rtol=1e-5, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------
@@ -286,7 +301,8 @@ def test_kernelized_random_graphs_match_reference(data):
         elif kind == "mm" and a.ndim == 2:
             pool.append(a @ (b.transpose(0, 1) @ b))
     roots = [p.uop for p in pool[3:]] or [(pool[0] + 1.0).uop]
-    module = kernelized(roots, broadcast_limit=data.draw(st.sampled_from([2, 4, 64])))
+    module = kernelized(roots, broadcast_limit=data.draw(st.sampled_from([2, 4, 64])),
+                        layout=data.draw(st.sampled_from(["reduce", "output", "none"])))
     got = run_module(module, trace(roots).arrays)
     want = reference.evaluate(roots)
     for g, w in zip(got, want):

@@ -9,10 +9,16 @@ SPEC §7. On every `func.func` made of uop ops the pass
    (a `uop.contiguous` is inserted after it), so that fusion never recomputes it once per
    broadcast copy. A LayerNorm output feeding a matmul is its own kernel; a cheap `recip`
    of a row sum scaling a softmax stays fused.
-2. **fixes layouts**: an operand that is broadcast into a reduce (the B of A@B) and whose
-   innermost reduced axis is strided in memory is first copied to a temporary in which that
-   axis is contiguous (`uop.contiguous`, with a `uop.permute` around it when the axis must
-   move). The copy is small next to the reduce that reads it many times.
+2. **fixes layouts** (`layout=reduce`, SPEC §7): an operand that is broadcast into a
+   reduce (the B of A@B) and whose innermost reduced axis is strided in memory is first
+   copied to a temporary in which that axis is contiguous (`uop.contiguous`, with a
+   `uop.permute` around it when the axis must move). The copy is small next to the reduce
+   that reads it many times. `layout=output` makes the innermost *kept* axis of the reduce
+   contiguous instead: under strict float order (no reassociation of sums) the C backend
+   vectorizes a reduce across adjacent outputs, not along the reduced axis, so that is
+   the layout it needs (x @ W.T with W stored (out, in) runs 7x faster with the copy,
+   while copying the B of x @ W makes it 6x slower; 128x784x128 f32, see
+   `benchmarks/engine_overhead.py`). `layout=none` copies nothing.
 3. **cuts** at materialization points: every value a non-uop op uses (function results,
    call operands), every `uop.contiguous` and every `uop.reduce`. Everything between cuts
    fuses into the kernel of the cut that consumes it; constants are copied into each kernel
@@ -259,8 +265,8 @@ def _broadcast_reads(root: SSAValue) -> Iterator[tuple[SSAValue, list[Operation]
 
 
 def _copy_layout(copied: SSAValue, upper: Sequence[Operation], axis: int) -> list[int] | None:
-    """An axis order for a copy of `copied` in which the view `upper` reads reduce axis
-    `axis` contiguously (the identity order first); None when no order does."""
+    """An axis order for a copy of `copied` in which the view `upper` reads `axis` of the
+    reduce's input contiguously (the identity order first); None when no order does."""
     shape = _shape(copied)
     rank = len(shape)
     for innermost in reversed(range(rank)):
@@ -275,11 +281,25 @@ def _copy_layout(copied: SSAValue, upper: Sequence[Operation], axis: int) -> lis
     return None
 
 
-def _fix_layouts(block: Block) -> None:
+LAYOUTS = ("reduce", "output", "none")
+
+
+def _layout_axis(op: ReduceOp, layout: str) -> int | None:
+    """The axis of the reduce's input that broadcast operands should read contiguously."""
+    reduced = op.ints("axes")
+    if layout == "reduce":
+        return max(reduced, default=None)
+    kept = [a for a in range(len(_shape(op.src))) if a not in reduced]
+    return max(kept, default=None)
+
+
+def _fix_layouts(block: Block, layout: str) -> None:
     for op in list(block.ops):
-        if not isinstance(op, ReduceOp) or not op.ints("axes"):
+        if not isinstance(op, ReduceOp):
             continue
-        axis = max(op.ints("axes"))
+        axis = _layout_axis(op, layout)
+        if axis is None:
+            continue
         for value, chain in list(_broadcast_reads(op.src)):
             if isinstance(_uop_owner(value), ConstOp):
                 continue
@@ -427,13 +447,13 @@ def _fail(op: Operation, what: str, fix: str) -> None:
 
 
 def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: int,
-                       layout: bool, max_depth: int) -> None:
+                       layout: str, max_depth: int) -> None:
     _check_straight_line(fn)
     block = fn.body.block
     _bound_depth(block, max_depth)
     _stage_broadcasts(block, broadcast_limit)
-    if layout:
-        _fix_layouts(block)
+    if layout != "none":
+        _fix_layouts(block, layout)
     uop_ops: list[Operation] = []
     for op in list(block.ops):
         if not _is_uop(op):
@@ -463,12 +483,18 @@ class KernelizePass(ModulePass):
     #: an expand that multiplies a value's elements by at least this factor stages a
     #: computed (two or more ALU ops) source into its own kernel
     broadcast_limit: int = 4
-    #: copy strided operands of reduces to contiguous temporaries (SPEC §7 layout)
-    layout: bool = True
+    #: which axis of a reduce's broadcast operands to make contiguous by copying them:
+    #: "reduce" (SPEC §7), "output" (what the strict-order C backend vectorizes), "none"
+    layout: str = "reduce"
     #: the longest chain of ops fused into one kernel
     max_depth: int = 64
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.layout not in LAYOUTS:
+            raise PassFailedException(
+                f"uop-kernelize: unknown layout {self.layout!r}: expected one of "
+                f"{', '.join(LAYOUTS)}"
+            )
         outliner = _Outliner.of(op)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):

@@ -1,5 +1,6 @@
-// RUN: uopc-opt %s -p 'uop-kernelize{layout=false}' | filecheck %s --check-prefix=FUSE
+// RUN: uopc-opt %s -p 'uop-kernelize{layout="none"}' | filecheck %s --check-prefix=FUSE
 // RUN: uopc-opt %s -p uop-kernelize | filecheck %s --check-prefix=LAYOUT
+// RUN: uopc-opt %s -p 'uop-kernelize{layout="output"}' | filecheck %s --check-prefix=OUTPUT
 
 // (A@B)@C is two kernels, one per reduce; the second reads A@B from a buffer instead of
 // recomputing it for every column of C.
@@ -111,4 +112,31 @@ func.func @small_factor(%v: tensor<3xf32>) -> tensor<2x3xf32> {
   %r = uop.reshape %e : tensor<3xf32> -> tensor<1x3xf32>
   %x = uop.expand %r : tensor<1x3xf32> -> tensor<2x3xf32>
   func.return %x : tensor<2x3xf32>
+}
+
+// layout=output makes the innermost output axis of broadcast operands contiguous: the B
+// of A@B already is (no copy, as in @mm2 above), the W.T of x @ W.T is copied.
+// OUTPUT-LABEL: func.func @mm2
+// OUTPUT-NEXT:    %ab = func.call @k0(%a, %b)
+// OUTPUT-NEXT:    %o = func.call @k1(%ab, %c)
+// OUTPUT-LABEL: func.func @small_factor
+// OUTPUT:       func.func @[[COPY:k[0-9]+]](%0: tensor<16x8xf32>) -> tensor<1x8x16xf32> attributes {uop.kernel} {
+// OUTPUT-NEXT:    %1 = uop.permute %0 perm [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+// OUTPUT-NEXT:    %2 = uop.permute %1 perm [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+// OUTPUT-NEXT:    %3 = uop.reshape %2 : tensor<16x8xf32> -> tensor<1x16x8xf32>
+// OUTPUT-NEXT:    %4 = uop.permute %3 perm [0, 2, 1] : tensor<1x16x8xf32> -> tensor<1x8x16xf32>
+// OUTPUT-NEXT:    %5 = uop.contiguous %4 : tensor<1x8x16xf32>
+// OUTPUT:       func.func @x_wt
+// OUTPUT-NEXT:    %0 = func.call @[[COPY]](%w)
+// OUTPUT-NEXT:    %o = func.call @{{k[0-9]+}}(%x, %0)
+func.func @x_wt(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %wt = uop.permute %w perm [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %xr = uop.reshape %x : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %xe = uop.expand %xr : tensor<4x1x8xf32> -> tensor<4x16x8xf32>
+  %bt = uop.permute %wt perm [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %br = uop.reshape %bt : tensor<16x8xf32> -> tensor<1x16x8xf32>
+  %be = uop.expand %br : tensor<1x16x8xf32> -> tensor<4x16x8xf32>
+  %p = uop.mul %xe, %be : tensor<4x16x8xf32>
+  %o = uop.reduce add %p axes [2] : tensor<4x16x8xf32> -> tensor<4x16xf32>
+  func.return %o : tensor<4x16xf32>
 }
