@@ -1,0 +1,162 @@
+"""The CPU runtime: argument checks, the compile cache, corrupt entries, compile errors,
+concurrent compiles."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from uopc.runtime import ArgumentError, CompileError, ProgramError, compile_text
+from uopc.runtime import compiler
+from uopc.runtime.compiler import build_library, library_path
+from uopc.runtime.program import lower_and_emit, parse_program
+
+SCALE = """
+func.func @main(%x: tensor<2x3xf32>, %n: tensor<2x3xi32>) -> tensor<2x3xf32> {
+  %f = uop.cast %n : tensor<2x3xi32> to tensor<2x3xf32>
+  %y = uop.mul %x, %f : tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+"""
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("UOPC_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return compile_text(SCALE)
+
+
+def test_program_runs_and_reports_its_signature(scale):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    n = np.array([1, 2, 3, -1, -2, -3], np.int32)  # flat input fills the 2x3 buffer
+    (y,) = scale(x, n)
+    assert y.shape == (2, 3) and y.dtype == np.float32
+    np.testing.assert_array_equal(y, x * n.reshape(2, 3))
+    assert [str(s) for s in scale.inputs] == ["float32[2, 3]", "int32[2, 3]"]
+    assert "float32[2, 3]" in repr(scale)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.zeros((2, 3), np.float64), "input 0 of @main has dtype float64, expected float32"),
+    (np.zeros(5, np.float32), "input 0 of @main has 5 elements (shape (5,)), expected 6"),
+    (np.zeros((3, 4), np.float32)[:, :2], "input 0 of @main is not C-contiguous"),
+    (np.zeros((3, 2), np.float32).T, "input 0 of @main is not C-contiguous"),
+])
+def test_bad_buffers_raise_before_the_call(scale, bad, message):
+    out = np.full((2, 3), 7.0, np.float32)
+    n = np.ones(6, np.int32)
+    with pytest.raises(ArgumentError) as err:
+        scale.run([out], [bad, n])
+    assert message in str(err.value)
+    assert (out == 7.0).all()  # nothing ran
+
+
+def test_wrong_argument_counts(scale):
+    with pytest.raises(ArgumentError, match="takes 2 input"):
+        scale(np.zeros(6, np.float32))
+    with pytest.raises(ArgumentError, match="1 output.*2 input.*got 0 and 2"):
+        scale.run([], [np.zeros(6, np.float32), np.zeros(6, np.int32)])
+    with pytest.raises(ArgumentError, match="output 0 .* dtype int32, expected float32"):
+        scale.run([np.zeros(6, np.int32)], [np.zeros(6, np.float32), np.zeros(6, np.int32)])
+
+
+def test_python_values_are_converted_in_call(scale):
+    (y,) = scale([[1, 2, 3], [4, 5, 6]], [2, 2, 2, 2, 2, 2])
+    np.testing.assert_array_equal(y, [[2, 4, 6], [8, 10, 12]])
+
+
+def test_unknown_entry_is_an_error():
+    with pytest.raises(ProgramError, match=r"no entry function @nope .*functions: @main"):
+        compile_text(SCALE, entry="nope")
+
+
+def test_cache_hit_needs_no_compiler(cache, monkeypatch):
+    source = "void f(float* restrict o) { o[0] = 1.0f; }\n"
+    path = build_library(source)
+    assert path.exists() and path.is_relative_to(cache)
+
+    def no_compiler(source, path):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(compiler, "compile_into", no_compiler)
+    assert build_library(source) == path  # served from the cache
+    with pytest.raises(AssertionError, match="compiled again"):
+        build_library(source + "/* changed */\n")
+
+
+def test_flags_and_compiler_are_part_of_the_key(cache, monkeypatch):
+    source = "void g(void) {}\n"
+    monkeypatch.setenv("CFLAGS", "-O1")
+    first = library_path(source)
+    monkeypatch.setenv("CFLAGS", "-O2")
+    second = library_path(source)
+    monkeypatch.setenv("CC", "true")  # another "compiler": another identity
+    assert len({first, second, library_path(source)}) == 3
+
+
+def test_missing_compiler_is_a_clear_error(cache, monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    with pytest.raises(CompileError, match="cannot run the C compiler"):
+        build_library("void h(void) {}\n")
+
+
+def test_compile_error_has_message_and_numbered_source(cache):
+    with pytest.raises(CompileError) as err:
+        build_library("void broken(void) {\n  return 1 +;\n}\n")
+    text = str(err.value)
+    assert "C compiler failed" in text
+    assert "error" in text  # the compiler's own diagnostic
+    assert "    2    return 1 +;" in text  # the numbered source
+
+
+def test_corrupt_cache_entry_is_rebuilt(cache):
+    source = textwrap.dedent("""
+        func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+          %y = uop.add %x, %x : tensor<3xf32>
+          func.return %y : tensor<3xf32>
+        }""")
+    # a truncated/garbage file where the library should be (as a crash mid-copy by some
+    # other tool would leave it; uopc itself only ever renames complete files into place)
+    path = library_path(lower_and_emit(parse_program(source)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"not a shared library")
+    again = compile_text(source)
+    x = np.array([1, 2, 3], np.float32)
+    np.testing.assert_array_equal(again(x)[0], 2 * x)
+    assert path.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_two_processes_compiling_the_same_kernel(cache):
+    script = textwrap.dedent("""
+        import numpy as np
+        from uopc.runtime import compile_text
+        prog = compile_text('''
+        func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
+          %y = uop.mul %x, %x : tensor<64xf32>
+          %z = uop.sin %y : tensor<64xf32>
+          func.return %z : tensor<64xf32>
+        }''')
+        x = np.linspace(-1, 1, 64, dtype=np.float32)
+        assert np.allclose(prog(x)[0], np.sin(x * x), atol=1e-6)
+        print("ok")
+    """)
+    env = dict(os.environ, UOPC_CACHE=str(cache))
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert out.strip() == "ok"
+    libraries = list(cache.rglob("*.so"))
+    assert len(libraries) == 1  # one entry, no temporary file left behind
+    assert not [f for f in cache.rglob(".*") if f.is_file()]
