@@ -51,12 +51,18 @@ from xdsl.utils.target import Target
 
 from uopc.semantics import C_PRELUDE
 
-#: helpers beyond `C_PRELUDE`: 64-bit (index) floor division and min of floats
+#: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
 EXTRA_PRELUDE = r"""
 #include <stdbool.h>
 #include <stdlib.h>
 static inline int64_t uop_floordiv_i64(int64_t a, int64_t b) {
   int64_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int32_t uop_ceildiv_i32(int32_t a, int32_t b) {
+  int32_t q = a / b; return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+static inline int64_t uop_ceildiv_i64(int64_t a, int64_t b) {
+  int64_t q = a / b; return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
 }
 static inline float uop_min_f32(float a, float b) { return -uop_max_f32(-a, -b); }
 #ifdef __FLT16_MAX__
@@ -431,7 +437,7 @@ class CEmitter:
 
     def ceildiv(self, op: arith.CeilDivSIOp) -> str:
         bits = 64 if isinstance(op.result.type, IndexType) else op.result.type.width.data
-        return f"-uop_floordiv_i{bits}(-{self.name(op.lhs)}, {self.name(op.rhs)})"
+        return f"uop_ceildiv_i{bits}({self.name(op.lhs)}, {self.name(op.rhs)})"
 
     def minmax(self, op: Operation) -> str:
         a, b = self.name(op.lhs), self.name(op.rhs)
