@@ -42,12 +42,13 @@ from xdsl.ir import BlockArgument
 
 from uopc.graph import UOp
 from uopc.graph_to_ir import build_module
+from uopc.lowering.emit_c import c_function_name
 from uopc.runtime import Program, compile_program
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.passes.kernelize import ALU_OPS, KernelizePass
 from uopc.uopdialect.ops import ContiguousOp, ReduceOp
 from uopc.uopdialect.shapes import Sig
-from uopc.uopdialect.types import sig_of
+from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
 #: simplification passes run before kernelize, when registered (in this order)
 SIMPLIFY_PASSES = ("uop-fold", "uop-symbolic", "cse")
@@ -141,6 +142,7 @@ class Engine:
         start = time.perf_counter()
         tr = trace(roots)
         plan = self.plans.get(tr.key)
+        looked = time.perf_counter()
         hit = plan is not None
         if plan is None:
             plan = self._compile(tr, roots, debug)
@@ -156,7 +158,7 @@ class Engine:
             done = time.perf_counter()
             what = "cached" if hit else f"compiled in {plan.compile_seconds * 1e3:.1f} ms"
             print(f"realize: {len(tr.nodes)} nodes, {len(plan.kernels)} kernels "
-                  f"({plan.backend}), {what}, trace+lookup {(ready - start) * 1e3:.3f} ms, "
+                  f"({plan.backend}), {what}, trace+lookup {(looked - start) * 1e3:.3f} ms, "
                   f"run {(done - ready) * 1e3:.3f} ms", file=sys.stderr)
         return outs
 
@@ -173,9 +175,11 @@ class Engine:
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels, "c",
                     time.perf_counter() - start, texts)
         if debug >= 2:
-            for k in kernels:
-                print(f"  kernel {k.name}: {k.out} {k.ops} ops {k.flops / 1e6:.3f} MFLOP",
-                      file=sys.stderr)
+            for k, seconds in zip(kernels, time_kernels(program, kernels)):
+                timing = "" if seconds is None else (
+                    f", {seconds * 1e6:.1f} us, {k.flops / seconds / 1e9:.2f} GFLOP/s")
+                print(f"  kernel {k.name}: {k.out} {k.ops} ops {k.flops / 1e6:.3f} MFLOP"
+                      f"{timing}", file=sys.stderr)
         if debug >= 4:
             for text in texts:
                 print(text, file=sys.stderr)
@@ -267,8 +271,38 @@ def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
                 flops += math.prod(sig_of(op.src.type).shape)
             elif isinstance(op, ALU_OPS):
                 flops += math.prod(sig_of(op.results[0].type).shape)
-        infos.append(KernelInfo(kernel.sym_name.data, sig_of(call.res[0].type), len(body), flops))
+        inputs = tuple(sig_of(t) for t in kernel.function_type.inputs.data)
+        infos.append(KernelInfo(kernel.sym_name.data, sig_of(call.res[0].type), inputs,
+                                len(body), flops))
     return infos
+
+
+def time_kernels(program: Program, kernels: list[KernelInfo],
+                 repeats: int = 3) -> list[float | None]:
+    """Best-of-`repeats` seconds of each kernel alone on sample inputs (positive floats,
+    ones, false), for DEBUG=2; None for a kernel whose C function needs an arena."""
+    ffi, lib = program.library
+    rng = np.random.default_rng(0)
+    times: list[float | None] = []
+    for k in kernels:
+        fn = getattr(lib, c_function_name(k.name), None)
+        if fn is None or len(ffi.typeof(fn).args) != 1 + len(k.inputs):
+            times.append(None)
+            continue
+        arrays = [np.empty(k.out.shape, NUMPY_DTYPES[k.out.dtype])]
+        for sig in k.inputs:
+            if sig.dtype in ("f32", "f16"):
+                arrays.append(rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype]))
+            else:
+                arrays.append(np.ones(sig.shape, NUMPY_DTYPES[sig.dtype]))
+        pointers = [ffi.from_buffer(a) for a in arrays]
+        best = math.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn(*pointers)
+            best = min(best, time.perf_counter() - start)
+        times.append(best)
+    return times
 
 
 _ENGINE = Engine()

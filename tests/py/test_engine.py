@@ -169,7 +169,8 @@ def test_debug_levels(monkeypatch, capsys):
     eng.realize(mlp_step_graph(rand(5, 7), rand(7, 3), rand(3)))
     first = capsys.readouterr().err.splitlines()
     assert any(line.startswith("realize:") and "compiled in" in line for line in first)
-    assert any(line.strip().startswith("kernel ") for line in first)
+    kernel_lines = [line for line in first if line.strip().startswith("kernel ")]
+    assert len(kernel_lines) == 3 and all("GFLOP/s" in line for line in kernel_lines)
     monkeypatch.setenv("DEBUG", "1")
     eng.realize(mlp_step_graph(rand(5, 7), rand(7, 3), rand(3)))
     second = capsys.readouterr().err.splitlines()

@@ -26,6 +26,7 @@ class KernelInfo:
 
     name: str
     out: Sig
+    inputs: tuple[Sig, ...]
     ops: int
     flops: int  # ALU work per run: one per element of every ALU op and reduced element
 
