@@ -89,6 +89,12 @@ def test_good_inputs_print_verified_ir(tmp_path, capsys):
     path.write_text(GOOD_MLIR)
     rc, output = run_opt([str(path), "-p", "canonicalize,cse"], capsys)
     assert rc == 0 and "uop.add %a, %a : tensor<2xf32>" in output
+    rc, output = run_opt([str(EXAMPLES / "softmax.mlir")], capsys)
+    assert rc == 0 and "func.call @softmax(%x)" in output
+    reprinted = tmp_path / "reprinted.mlir"
+    reprinted.write_text(output)
+    rc, again = run_opt([str(reprinted)], capsys)
+    assert rc == 0 and again == output
 
 
 @pytest.mark.parametrize("args, fragment", [

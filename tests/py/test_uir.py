@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -269,3 +270,12 @@ def test_errors_name_line_and_text(program, line, fragment):
     assert err.text == program.splitlines()[line - 1] if program else err.text == ""
     assert fragment in err.msg
     assert f":{line}:" in str(err) and fragment in str(err)
+
+
+def test_matmul_example_computes_relu_of_a_times_b_plus_one():
+    path = Path(__file__).resolve().parents[2] / "examples" / "matmul.uir"
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 48)).astype(np.float32)
+    got = evaluate(parse_uir(path.read_text()), a.reshape(-1), b.reshape(-1))
+    np.testing.assert_allclose(got, np.maximum(a @ b + 1, 0), rtol=1e-5, atol=1e-5)
