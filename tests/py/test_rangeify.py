@@ -441,3 +441,18 @@ def test_lowered_function_signature_and_attributes():
     assert fn.attributes["uopc.outputs"].value.data == 1
     loops = [op for op in fn.walk() if isinstance(op, scf.ForOp)]
     assert len(loops) == 3
+
+
+def test_size_one_axes_get_no_loop_and_full_reduce_to_a_scalar():
+    text = """
+    func.func @main(%x: tensor<1x4xf32>, %y: tensor<2x1x3xf32>) -> (tensor<4xf32>, tensor<f32>) {
+      %a = uop.reduce add %x axes [0] : tensor<1x4xf32> -> tensor<4xf32>
+      %b = uop.reduce max %y axes [0, 1, 2] : tensor<2x1x3xf32> -> tensor<f32>
+      func.return %a, %b : tensor<4xf32>, tensor<f32>
+    }"""
+    prog = compile_text(text)
+    assert prog.source.count("for (") == 3  # 4 outputs of a; the 2 and 3 of b's reduce
+    x, y = f32(1, 4), f32(2, 1, 3)
+    a, b = prog(x, y)
+    np.testing.assert_array_equal(a, x[0])
+    assert b.shape == () and b == y.max()

@@ -249,8 +249,8 @@ class FunctionLowering:
         anchor = saved[1].loop if len(saved) > 1 else saved[0].anchor
         self.stack = [Frame(self.body, anchor=anchor)]
         shape = sig_of(v.type).shape
-        loops = [self._open_loop(n) for n in shape]
-        idx = tuple(Ix.of(frame.var) for frame in loops)
+        # size-1 axes get no loop: their index is the constant 0
+        idx = tuple(Ix.of(self._open_loop(n).var) if n != 1 else Ix(0) for n in shape)
         s = self.value(v, idx)
         indices = [self.index(ix).value for ix in idx]
         self._insert(len(self.stack) - 1, memref.StoreOp.get(s.value, buf, indices))
@@ -550,21 +550,26 @@ class FunctionLowering:
         self.stack = saved[: level + 1]
         self.stack[-1:] = [_with_anchor(saved, level)]
         frames: list[Frame] = []
-        for axis in axes:
-            frame = self._open_loop(sig.shape[axis], (acc,))
-            frames.append(frame)
-            acc = S(frame.block.args[1], frozenset((frame.var,)))
         full: list[Ix] = []
         kept = iter(idx)
-        reduced = iter(frames)
-        for axis in range(len(sig.shape)):
-            full.append(Ix.of(next(reduced).var) if axis in axes else next(kept))
+        for axis, n in enumerate(sig.shape):
+            if axis not in axes:
+                full.append(next(kept))
+            elif n == 1:
+                full.append(Ix(0))  # no loop over a size-1 axis
+            else:
+                frame = self._open_loop(n, (acc,))
+                frames.append(frame)
+                acc = S(frame.block.args[1], frozenset((frame.var,)))
+                full.append(Ix.of(frame.var))
         x = self.value(op.src, tuple(full))
         acc = _ACCUMULATE[kind](self, sig.dtype, acc, x)
         for frame in reversed(frames):
             frame.block.add_op(scf.YieldOp(acc.value))
             acc = S(frame.loop.results[0], frozenset())
         self.stack = saved
+        if not frames:
+            return acc
         deps: frozenset[LoopVar] = frozenset()
         for ix in idx:
             deps |= ix.deps()
