@@ -10,8 +10,8 @@
 - scalars follow SPEC §5 with the helpers of `uopc.semantics.C_PRELUDE`: i32 add/sub/mul
   wrap (computed on uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
   `arith.floordivsi` calls a floor-division helper only when an operand may be negative
-  (a simple range argument over constants, loop variables and non-negative arithmetic
-  proves the common index case non-negative, which prints as plain `/`);
+  (the interval analysis of `uopc.passes.intrange`, which bounds loop variables by their
+  loops, proves the common index case non-negative, which prints as plain `/`);
 - non-finite constants print as NAN/INFINITY, f16 is `_Float16` (math functions run in
   float and round back);
 - every SSA result is one named local, so each f16/f32 result is rounded where SPEC §5
@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.target import Target
 
+from uopc.passes.intrange import Bounds
 from uopc.semantics import C_PRELUDE
 
 #: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
@@ -144,7 +145,7 @@ class CEmitter:
         self.level = 0
         self.names: dict[SSAValue, str] = {}
         self.counter = 0
-        self.nonneg_cache: dict[SSAValue, bool] = {}
+        self.bounds = Bounds()
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -506,43 +507,9 @@ class CEmitter:
 
     # ---- value ranges ------------------------------------------------------------------------
     def nonneg(self, v: SSAValue) -> bool:
-        """True when `v` is provably >= 0 (conservative: False when unsure)."""
-        hit = self.nonneg_cache.get(v)
-        if hit is None:
-            hit = self.nonneg_cache[v] = _nonneg(self, v)
-        return hit
-
-
-def _nonneg(em: CEmitter, v: SSAValue) -> bool:
-    owner = v.owner
-    if isinstance(owner, Block):
-        parent = owner.parent_op()
-        if isinstance(parent, scf.ForOp) and v is owner.args[0]:
-            return em.nonneg(parent.lb) and _positive_const(parent.step)
-        if isinstance(parent, scf.ParallelOp):
-            k = owner.args.index(v)
-            return em.nonneg(parent.lowerBound[k]) and _positive_const(parent.step[k])
-        return False
-    if isinstance(owner, arith.ConstantOp):
-        return isinstance(owner.value, IntegerAttr) and owner.value.value.data >= 0
-    if isinstance(owner, (arith.ExtUIOp,)):
-        return True
-    index_typed = isinstance(v.type, IndexType)
-    if isinstance(owner, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
-        return em.nonneg(owner.lhs) and em.nonneg(owner.rhs)
-    if isinstance(owner, (arith.AddiOp, arith.MuliOp, arith.MinSIOp)) and index_typed:
-        return em.nonneg(owner.lhs) and em.nonneg(owner.rhs)
-    if isinstance(owner, arith.MaxSIOp):
-        return em.nonneg(owner.lhs) or em.nonneg(owner.rhs)
-    if isinstance(owner, arith.IndexCastOp) and index_typed:
-        return em.nonneg(owner.input)
-    return False
-
-
-def _positive_const(v: SSAValue) -> bool:
-    owner = v.owner
-    return (isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)
-            and owner.value.value.data > 0)
+        """True when `v` is provably >= 0 (the bounds analysis of the symbolic pass)."""
+        bounds = self.bounds.of(v)
+        return bounds is not None and bounds[0] >= 0
 
 
 def _written_args(f: func.FuncOp) -> set[int]:
