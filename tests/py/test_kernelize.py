@@ -307,3 +307,18 @@ def test_kernelized_random_graphs_match_reference(data):
     want = reference.evaluate(roots)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("layout", ["reduce", "output"])
+def test_non_affine_broadcast_operand_is_gathered_first(layout):
+    x, w = t((3, 2, 4, 5)), t((30, 6), 1)
+    gathered = x.permute(2, 0, 1, 3).reshape(4, 30)  # merges axes the permute split
+    y = gathered @ w
+    kernels = kernel_calls(module := kernelized([y.uop], layout=layout))
+    copy = kernels[0]
+    assert "uop.reduce" not in op_names(copy) and "uop.contiguous" in op_names(copy)
+    matmul = kernels[-1]
+    read = [tuple(a.type.get_shape()) for a in matmul.body.block.args]
+    assert (3, 2, 4, 5) not in read  # the matmul reads the gathered copy, not x
+    got = run_module(module, [x.numpy(), w.numpy()])[0]
+    np.testing.assert_allclose(got, reference.evaluate([y.uop])[0], rtol=1e-5, atol=1e-5)

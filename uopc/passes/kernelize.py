@@ -18,7 +18,10 @@ SPEC §7. On every `func.func` made of uop ops the pass
    vectorizes a reduce across adjacent outputs, not along the reduced axis, so that is
    the layout it needs (x @ W.T with W stored (out, in) runs 7x faster with the copy,
    while copying the B of x @ W makes it 6x slower; 128x784x128 f32, see
-   `benchmarks/engine_overhead.py`). `layout=none` copies nothing.
+   `benchmarks/engine_overhead.py`). With either layout, a broadcast operand whose view
+   is not affine (a reshape that merges axes a permute split apart: every read would
+   divide and take remainders) is copied in its logical order. `layout=none` copies
+   nothing.
 3. **cuts** at materialization points: every value a non-uop op uses (function results,
    call operands), every `uop.contiguous` and every `uop.reduce`. Everything between cuts
    fuses into the kernel of the cut that consumes it; constants are copied into each kernel
@@ -309,14 +312,16 @@ def _fix_layouts(block: Block, layout: str) -> None:
                 continue
             shape = _shape(value)
             strides = view_strides(shape, contiguous_strides(shape), chain)
-            if strides is None or abs(strides[axis]) <= 1:
+            if strides is not None and abs(strides[axis]) <= 1:
                 continue
             first = expands[0]
             copied = chain[first - 1].results[0] if first else value
             order = _copy_layout(copied, chain[first:], axis)
-            if order is None:
-                continue
-            _insert_layout_copy(copied, order, chain[first])
+            if order is None and strides is None:
+                # not an affine view (div/mod in every read): a plain copy still pays
+                order = list(range(len(_shape(copied))))
+            if order is not None:
+                _insert_layout_copy(copied, order, chain[first])
 
 
 def _insert_layout_copy(copied: SSAValue, order: list[int], user: Operation) -> None:

@@ -140,3 +140,29 @@ func.func @x_wt(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
   %o = uop.reduce add %p axes [2] : tensor<4x16x8xf32> -> tensor<4x16xf32>
   func.return %o : tensor<4x16xf32>
 }
+
+// A broadcast operand read through a view that is not affine (the reshape merges axes the
+// permute split apart) is copied in its logical order first, whatever the layout mode:
+// the matmul then reads a plain buffer instead of dividing in every iteration.
+// LAYOUT-LABEL: func.func @x_wt
+// LAYOUT:       func.func @[[GATHER:k[0-9]+]](%0: tensor<2x4x3xf32>) -> tensor<4x6x1xf32> attributes {uop.kernel} {
+// LAYOUT-NEXT:    %1 = uop.permute %0 perm [1, 0, 2] : tensor<2x4x3xf32> -> tensor<4x2x3xf32>
+// LAYOUT-NEXT:    %2 = uop.reshape %1 : tensor<4x2x3xf32> -> tensor<4x6xf32>
+// LAYOUT-NEXT:    %3 = uop.reshape %2 : tensor<4x6xf32> -> tensor<4x6x1xf32>
+// LAYOUT-NEXT:    %4 = uop.contiguous %3 : tensor<4x6x1xf32>
+// LAYOUT:       func.func @scattered
+// LAYOUT-NEXT:    %0 = func.call @[[GATHER]](%x)
+// OUTPUT-LABEL: func.func @scattered
+// OUTPUT-NEXT:    %0 = func.call @{{k[0-9]+}}(%x)
+// OUTPUT-NEXT:    %o = func.call @{{k[0-9]+}}(%0, %w)
+func.func @scattered(%x: tensor<2x4x3xf32>, %w: tensor<6x5xf32>) -> tensor<4x5xf32> {
+  %p = uop.permute %x perm [1, 0, 2] : tensor<2x4x3xf32> -> tensor<4x2x3xf32>
+  %r = uop.reshape %p : tensor<4x2x3xf32> -> tensor<4x6xf32>
+  %r3 = uop.reshape %r : tensor<4x6xf32> -> tensor<4x6x1xf32>
+  %re = uop.expand %r3 : tensor<4x6x1xf32> -> tensor<4x6x5xf32>
+  %w3 = uop.reshape %w : tensor<6x5xf32> -> tensor<1x6x5xf32>
+  %we = uop.expand %w3 : tensor<1x6x5xf32> -> tensor<4x6x5xf32>
+  %m = uop.mul %re, %we : tensor<4x6x5xf32>
+  %o = uop.reduce add %m axes [1] : tensor<4x6x5xf32> -> tensor<4x5xf32>
+  func.return %o : tensor<4x5xf32>
+}
