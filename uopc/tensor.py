@@ -351,6 +351,12 @@ class Tensor:
 
     def _binary(self, op: str, other: TensorLike, reflected: bool = False,
                 what: str | None = None) -> "Tensor":
+        if _is_scalar(other):
+            # a splat constant of the full shape: no reshape/expand nodes to trace
+            dt = _scalar_operand_dtype(other, self.dtype)
+            a = self.cast(dt)
+            b = Tensor._wrap(UOp.const(_as_python(other, dt), Sig(a.shape, dt)), False)
+            return b._apply(op, a) if reflected else a._apply(op, b)
         a, b = _operands(self, other)
         if reflected:
             a, b = b, a
@@ -386,6 +392,8 @@ class Tensor:
         return a + (-b)
 
     def __rsub__(self, other: TensorLike) -> "Tensor":
+        if _is_scalar(other):
+            return (-self)._binary("add", other, reflected=True)
         a, b = _operands(self, other)
         return b + (-a)
 
@@ -400,6 +408,8 @@ class Tensor:
         return a * b.float().reciprocal()
 
     def __rtruediv__(self, other: TensorLike) -> "Tensor":
+        if _is_scalar(other):
+            return self.reciprocal()._binary("mul", other, reflected=True)
         a, b = _operands(self.float(), other)
         return b.float() * a.reciprocal()
 
@@ -842,13 +852,17 @@ def _as_tensor(x: TensorLike, like: "Tensor") -> "Tensor":
     if isinstance(x, Tensor):
         return x
     if _is_scalar(x):
-        dt = _scalar_dtype(x)
-        if _RANK[dt] <= _RANK[like.dtype]:
-            dt = like.dtype
-        elif dt == "f32" and like.dtype in FLOAT_DTYPES:
-            dt = like.dtype
-        return Tensor.full((), x, dt)
+        return Tensor.full((), x, _scalar_operand_dtype(x, like.dtype))
     return Tensor(x)
+
+
+def _scalar_operand_dtype(value: Scalar, tensor_dtype: str) -> str:
+    """The type of a computation between a tensor and a Python scalar: the tensor's,
+    unless the scalar is of a higher kind (a float with an integer tensor gives f32)."""
+    dt = _scalar_dtype(value)
+    if _RANK[dt] <= _RANK[tensor_dtype] or (dt == "f32" and tensor_dtype in FLOAT_DTYPES):
+        return tensor_dtype
+    return dt
 
 
 def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
