@@ -2,11 +2,13 @@
 
 `lower_to_loops(module)` runs, in-process on one ModuleOp:
 
-    uop-rangeify, uop-symbolic (when available), canonicalize, licm, cse
+    uop-rangeify, uop-symbolic (when available), dce, licm, cse
 
 Rangeify already emits affine, hoisted index math; the symbolic pass (integer algebra on
-arith/index inside scf.for) and xDSL's canonicalize/licm/cse clean up what is left.
-The same pipeline as text: `uopc-opt x.mlir -p uop-rangeify,uop-symbolic,canonicalize,licm,cse`.
+arith/index inside scf.for: folds int x*0, range facts, ...) and xDSL's dce/licm/cse clean
+up what is left. xDSL's `canonicalize` is not run: on rangeify's output it found nothing
+that symbolic + dce had not done, at 10x their cost (1.5 s for 1,400 loop ops).
+The same pipeline as text: `uopc-opt x.mlir -p uop-rangeify,uop-symbolic,dce,licm,cse`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
 )
@@ -35,7 +37,7 @@ def simplification_passes() -> list[ModulePass]:
             passes.append(factory()())
         except ImportError:
             pass  # registered but not importable in this checkout: run without it
-    passes += [CanonicalizePass(), LoopInvariantCodeMotionPass(), CommonSubexpressionElimination()]
+    passes += [DeadCodeElimination(), LoopInvariantCodeMotionPass(), CommonSubexpressionElimination()]
     return passes
 
 
