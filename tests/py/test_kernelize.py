@@ -322,3 +322,15 @@ def test_non_affine_broadcast_operand_is_gathered_first(layout):
     assert (3, 2, 4, 5) not in read  # the matmul reads the gathered copy, not x
     got = run_module(module, [x.numpy(), w.numpy()])[0]
     np.testing.assert_allclose(got, reference.evaluate([y.uop])[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("axes", [(0, 1), (1, 2), (0, 1, 2), (0, 2)])
+def test_merged_reduce_axes_are_bit_identical(axes):
+    x = t((5, 7, 3), 3) * 1000.0  # large magnitudes: any change of order would show
+    y = (x * t((5, 7, 3), 4)).sum(axes)
+    module = kernelized([y.uop])
+    (kernel,) = kernel_calls(module)
+    [reduce] = [op for op in kernel.body.block.ops if isinstance(op, ops.ReduceOp)]
+    assert len(reduce.ints("axes")) == (2 if axes == (0, 2) else 1)
+    np.testing.assert_array_equal(run_module(module, trace([y.uop]).arrays)[0],
+                                  reference.evaluate([y.uop])[0])
