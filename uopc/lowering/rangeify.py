@@ -15,8 +15,9 @@ Calling convention of a lowered function (the runtime and the C emitter rely on 
   recomputed) live in ONE byte arena passed as a trailing argument when the function needs
   any. The runtime allocates the entry function's arena once per compiled program, so a
   cached program allocates nothing per run. A callee's own arena is the caller's arena
-  prefix [0, callee bytes); the caller's temporaries follow it, each at a 64-byte aligned
-  offset, assigned sequentially (no reuse yet).
+  prefix [0, callee bytes); the caller's temporaries follow it at 64-byte aligned
+  offsets, first-fit by live range: two temporaries share memory when no top-level loop
+  nest or call uses both between the first's creation and the second's last use.
 - `func.call` between tensor functions becomes a call passing memrefs in the same order.
 
 How a value is computed (SPEC §8): each output element is computed at an index, and
@@ -145,7 +146,8 @@ class FunctionLowering:
         self.var_values: dict[LoopVar, SSAValue] = {}
         self.arena: SSAValue | None = None
         self.scratch = max((self.lowered[c].arena_bytes for c in self._callees()), default=0)
-        self.arena_used = _align(self.scratch)
+        self.arena_used = 0
+        self.temps: list[tuple[memref.ViewOp, int]] = []
         self.globals: list[Operation] = []
 
     def _callees(self) -> list[str]:
@@ -225,21 +227,56 @@ class FunctionLowering:
         return self.arena
 
     def _temp(self, t: TensorType) -> SSAValue:
+        """A temporary buffer in the arena; its offset is assigned by `_finish_arena`."""
         sig = sig_of(t)
-        offset = self.arena_used
-        self.arena_used = _align(offset + max(sig.numel, 1) * BYTES[sig.dtype])
-        view = memref.ViewOp(self._arena(), self.index(Ix(offset)).value, [], memref_of(t))
+        view = memref.ViewOp(self._arena(), self.index(Ix(0)).value, [], memref_of(t))
         self._insert(0, view)
+        self.temps.append((view, _align(max(sig.numel, 1) * BYTES[sig.dtype])))
         return view.result
 
     def _finish_arena(self) -> None:
+        """Give every temporary its offset (sharing memory between temporaries whose live
+        ranges do not overlap) and the arena argument its final size."""
         if self.arena is None:
             return
+        self.arena_used = _align(self.scratch)
+        for (view, _), offset in zip(self.temps, self._offsets()):
+            shift = arith.ConstantOp(IntegerAttr(offset, INDEX))
+            self.body.insert_op_before(shift, view)
+            view.operands = [view.source, shift.result]
         final = self.body.insert_arg(MemRefType(I8, [self.arena_used]), len(self.body.args))
         final.name_hint = "arena"
         self.arena.replace_all_uses_with(final)
         self.body.erase_arg(self.arena)
         self.arena = final
+
+    def _offsets(self) -> list[int]:
+        """First-fit offsets by live range: a temporary lives from its view to the last
+        top-level op (loop nest or call) that uses it."""
+        position = {op: k for k, op in enumerate(self.body.ops)}
+
+        def top(op: Operation) -> int:
+            while op.parent_block() is not self.body:
+                op = op.parent_op()
+            return position[op]
+
+        live: list[tuple[int, int, int]] = []  # (offset, size, last use)
+        offsets = [0] * len(self.temps)
+        by_start = sorted(range(len(self.temps)), key=lambda k: position[self.temps[k][0]])
+        for k in by_start:
+            view, size = self.temps[k]
+            start = position[view]
+            end = max((top(use.operation) for use in view.result.uses), default=start)
+            live = [a for a in live if a[2] >= start]
+            offset = _align(self.scratch)
+            for a_offset, a_size, _ in sorted(live):
+                if offset + size <= a_offset:
+                    break
+                offset = max(offset, a_offset + a_size)
+            live.append((offset, size, end))
+            offsets[k] = offset
+            self.arena_used = max(self.arena_used, offset + size)
+        return offsets
 
     # ---- loop nests -----------------------------------------------------------------------
     def _materialize(self, v: SSAValue, buf: SSAValue, register: bool = True) -> None:
