@@ -146,6 +146,7 @@ class CEmitter:
         self.names: dict[SSAValue, str] = {}
         self.counter = 0
         self.bounds = Bounds()
+        self.shared_views: set[memref.ViewOp] = set()
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -217,6 +218,7 @@ class CEmitter:
 
     def function(self, f: func.FuncOp) -> None:
         self.out.write("\n" + self.signature(f) + " {\n")
+        self.shared_views = _overlapping_views(f)
         self.level = 1
         self.block(f.body.block)
         self.out.write("}\n")
@@ -380,7 +382,10 @@ class CEmitter:
         _static_shape(t, "memref.view result")
         elt = c_type(t.get_element_type())
         name = self.fresh(op.result, "buf")
-        self.line(f"{elt}* restrict {name} = ({elt}*)({self.name(op.source)} + "
+        # restrict promises that no other pointer reaches this memory: not true for
+        # temporaries that share arena memory (disjoint live ranges, same bytes)
+        restrict = "" if op in self.shared_views else " restrict"
+        self.line(f"{elt}*{restrict} {name} = ({elt}*)({self.name(op.source)} + "
                   f"{self.name(op.byte_shift)});")
 
     def alloc(self, op: memref.AllocOp | memref.AllocaOp) -> None:
@@ -510,6 +515,36 @@ class CEmitter:
         """True when `v` is provably >= 0 (the bounds analysis of the symbolic pass)."""
         bounds = self.bounds.of(v)
         return bounds is not None and bounds[0] >= 0
+
+
+def _overlapping_views(f: func.FuncOp) -> set[memref.ViewOp]:
+    """The memref.view ops of `f` whose bytes may overlap another view of the same buffer
+    (views at non-constant offsets count as overlapping everything)."""
+    spans: dict[SSAValue, list[tuple[int, int, memref.ViewOp]]] = {}
+    shared: set[memref.ViewOp] = set()
+    for op in f.walk():
+        if not isinstance(op, memref.ViewOp):
+            continue
+        shift = op.byte_shift.owner
+        t = op.result.type
+        nbytes = max(math.prod(t.get_shape()), 1) * _byte_width(t.get_element_type())
+        if isinstance(shift, arith.ConstantOp) and isinstance(shift.value, IntegerAttr):
+            start = shift.value.value.data
+            spans.setdefault(op.source, []).append((start, start + nbytes, op))
+        else:
+            spans.setdefault(op.source, []).append((0, 2**62, op))
+    for views in spans.values():
+        for k, (lo, hi, a) in enumerate(views):
+            for lo2, hi2, b in views[k + 1:]:
+                if lo < hi2 and lo2 < hi:
+                    shared.update((a, b))
+    return shared
+
+
+def _byte_width(t: Attribute) -> int:
+    if isinstance(t, IntegerType):  # i1 is stored as one byte
+        return max(t.width.data // 8, 1)
+    return {Float16Type: 2, Float32Type: 4, Float64Type: 8}.get(type(t), 8)
 
 
 def _written_args(f: func.FuncOp) -> set[int]:
