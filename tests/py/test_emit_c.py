@@ -166,3 +166,19 @@ def test_scalar_arguments_and_return_values_print():
     source = emit_c(parse_program(text, "mlir"))
     assert "float scale(float x, int64_t k) {" in source
     assert "return v" in source
+
+
+def test_views_sharing_arena_bytes_are_not_restrict():
+    text = """
+    func.func @main(%o: memref<4xf32>, %arena: memref<32xi8>) {
+      %c0 = arith.constant 0 : index
+      %c8 = arith.constant 8 : index
+      %c16 = arith.constant 16 : index
+      %a = memref.view %arena[%c0][] : memref<32xi8> to memref<4xf32>
+      %b = memref.view %arena[%c8][] : memref<32xi8> to memref<2xi32>
+      %c = memref.view %arena[%c16][] : memref<32xi8> to memref<4xf32>
+      func.return
+    }"""
+    source = emit_c(parse_program(text, "mlir"))
+    assert "float* buf" in source and "int32_t* buf" in source  # a and b overlap
+    assert "float* restrict buf" in source  # c is alone

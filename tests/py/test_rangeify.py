@@ -475,7 +475,6 @@ def test_temporaries_with_disjoint_live_ranges_share_arena_memory():
     }"""
     prog = compile_text(text)
     assert prog.arena_bytes == 2 * 64  # a, b, c in two 64-byte slots
-    # a and c share bytes, so their C pointers must not be restrict; b's may be
-    assert prog.source.count("float* buf") == 2 and prog.source.count("float* restrict buf") == 1
+    assert prog.source.count("(float*)(arena + ") == 2  # c's view is a's (CSE'd)
     x = np.arange(16, dtype=np.float32)
     np.testing.assert_array_equal(prog(x)[0], 16 * x)
