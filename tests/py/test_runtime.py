@@ -160,3 +160,21 @@ def test_two_processes_compiling_the_same_kernel(cache):
     libraries = list(cache.rglob("*.so"))
     assert len(libraries) == 1  # one entry, no temporary file left behind
     assert not [f for f in cache.rglob(".*") if f.is_file()]
+
+
+def test_hand_written_signatures_are_checked():
+    outputs_last = """
+    func.func @main(%x: memref<4xf32>, %y: memref<4xf32>) {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %x[%c0] : memref<4xf32>
+      memref.store %v, %y[%c0] : memref<4xf32>
+      func.return
+    }"""
+    with pytest.raises(ProgramError, match=r"writes argument\(s\) \[1\] .* put the output buffers first"):
+        compile_text(outputs_last)
+    scalar = """
+    func.func @main(%y: memref<4xf32>, %n: index) {
+      func.return
+    }"""
+    with pytest.raises(ProgramError, match="argument 1 of @main has type index"):
+        compile_text(scalar)
