@@ -21,7 +21,7 @@ import numpy as np
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_text
 from uopc.nn.gpt import GPT
-from uopc.optim import AdamW
+from uopc.optim import AdamW, train
 
 
 def sample(model: GPT, seed_ids: np.ndarray, n: int, temperature: float,
@@ -76,24 +76,15 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(p.numel() for p in params):,} parameters")
     opt = AdamW(params, lr=args.lr, wd=0.01)
     offsets = np.arange(args.context)
-    window, started = [], time.perf_counter()
-    for step in range(1, args.steps + 1):
+
+    def batch_loss(step: int) -> Tensor:
         starts = rng.integers(0, len(data) - args.context - 1, args.batch)
         ids = data[starts[:, None] + offsets]
         targets = data[starts[:, None] + offsets + 1]
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = model.loss(Tensor(ids), Tensor(targets))
-        loss.backward()
-        opt.step(loss)
-        ms = (time.perf_counter() - t0) * 1e3
-        if step == 1:
-            print(f"step    1  loss {loss.item():.4f}  {ms:8.1f} ms (first step: compile)")
-            continue
-        window.append(ms)
-        if step % args.log_every == 0 or step == args.steps:
-            print(f"step {step:4d}  loss {loss.item():.4f}  {np.median(window):8.2f} ms/step")
-            window = []
+        return model.loss(Tensor(ids), Tensor(targets))
+
+    started = time.perf_counter()
+    train(opt, batch_loss, args.steps, args.log_every)
     print(f"trained {args.steps} steps in {time.perf_counter() - started:.1f} s")
 
     start = int(rng.integers(0, len(data) - args.context))

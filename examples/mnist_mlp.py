@@ -18,7 +18,7 @@ import numpy as np
 
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_mnist
-from uopc.optim import AdamW
+from uopc.optim import AdamW, train
 
 
 class MLP:
@@ -61,29 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     model = MLP()
     opt = AdamW(nn.parameters(model), lr=args.lr, wd=0.0)
-    order = rng.permutation(len(digits.train_images))
-    cursor = 0
-    started = time.perf_counter()
-    window = []
-    for step in range(1, args.steps + 1):
-        if cursor + args.batch > len(order):
-            order, cursor = rng.permutation(len(order)), 0
-        batch = order[cursor:cursor + args.batch]
-        cursor += args.batch
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = model(Tensor(digits.train_images[batch])).cross_entropy(
+
+    def shuffled_batches():
+        n = len(digits.train_images)
+        while True:  # one permutation per epoch
+            order = rng.permutation(n)
+            for start in range(0, n - args.batch + 1, args.batch):
+                yield order[start:start + args.batch]
+
+    batches = shuffled_batches()
+
+    def batch_loss(step: int) -> Tensor:
+        batch = next(batches)
+        return model(Tensor(digits.train_images[batch])).cross_entropy(
             Tensor(digits.train_labels[batch]))
-        loss.backward()
-        opt.step(loss)
-        ms = (time.perf_counter() - t0) * 1e3
-        if step == 1:
-            print(f"step    1  loss {loss.item():.4f}  {ms:8.1f} ms (first step: compile)")
-            continue
-        window.append(ms)
-        if step % args.log_every == 0 or step == args.steps:
-            print(f"step {step:4d}  loss {loss.item():.4f}  {np.median(window):8.2f} ms/step")
-            window = []
+
+    started = time.perf_counter()
+    train(opt, batch_loss, args.steps, args.log_every)
     total = time.perf_counter() - started
     acc = accuracy(model, digits.test_images, digits.test_labels)
     print(f"trained {args.steps} steps in {total:.1f} s; "

@@ -9,7 +9,9 @@ taking the next step reuses the compiled plan.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+import time
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -107,3 +109,31 @@ class AdamW(Optimizer):
             v.assign(self.b2 * v + (1.0 - self.b2) * (g * g))
             direction = m / (v.sqrt() * inv_v_correction + self.eps)
             p.assign(p - step_size * direction - (self._lr * self.wd) * p)
+
+
+def train(optimizer: Optimizer, compute_loss: Callable[[int], Tensor], steps: int,
+          log_every: int = 0, log: Callable[[str], None] = print) -> list[float]:
+    """Run `steps` optimizer steps on `compute_loss(step)` (step counts from 1) and return
+    the losses. With `log_every`, report the first step's time (trace + compile + run)
+    and then every `log_every` steps the loss and the median ms/step since the last
+    report."""
+    losses: list[float] = []
+    window: list[float] = []
+    for step in range(1, steps + 1):
+        started = time.perf_counter()
+        optimizer.zero_grad()
+        loss = compute_loss(step)
+        loss.backward()
+        optimizer.step(loss)
+        ms = (time.perf_counter() - started) * 1e3
+        losses.append(float(loss.item()))
+        if not log_every:
+            continue
+        if step == 1:
+            log(f"step    1  loss {losses[-1]:.4f}  {ms:8.1f} ms (first step: compile)")
+            continue
+        window.append(ms)
+        if step % log_every == 0 or step == steps:
+            log(f"step {step:4d}  loss {losses[-1]:.4f}  {statistics.median(window):8.2f} ms/step")
+            window = []
+    return losses

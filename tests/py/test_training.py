@@ -4,7 +4,7 @@ import numpy as np
 
 from uopc import Tensor, manual_seed, nn
 from uopc.nn.gpt import GPT
-from uopc.optim import SGD, AdamW
+from uopc.optim import SGD, AdamW, train
 
 
 def test_mlp_learns_separable_problem():
@@ -15,13 +15,8 @@ def test_mlp_learns_separable_problem():
     model = [nn.Linear(2, 16), nn.Linear(16, 2)]
     opt = SGD(nn.parameters(model), lr=0.2, momentum=0.9)
     xs, ys = Tensor(x), Tensor(y)
-    losses = []
-    for _ in range(40):
-        opt.zero_grad()
-        loss = model[1](model[0](xs).tanh()).cross_entropy(ys)
-        loss.backward()
-        opt.step(loss)
-        losses.append(loss.item())
+    losses = train(opt, lambda step: model[1](model[0](xs).tanh()).cross_entropy(ys), 40)
+    assert len(losses) == 40
     assert losses[-1] < 0.3 * losses[0], losses
 
 
@@ -34,13 +29,7 @@ def test_tiny_gpt_learns_periodic_sequence():
     starts = np.arange(16) * 3
     ids = np.stack([stream[s:s + context] for s in starts]).astype(np.int32)
     targets = np.stack([stream[s + 1:s + context + 1] for s in starts]).astype(np.int32)
-    losses = []
-    for _ in range(30):
-        opt.zero_grad()
-        loss = model.loss(Tensor(ids), Tensor(targets))
-        loss.backward()
-        opt.step(loss)
-        losses.append(loss.item())
+    losses = train(opt, lambda step: model.loss(Tensor(ids), Tensor(targets)), 30)
     assert losses[-1] < 0.25 * losses[0], losses
 
 
