@@ -147,6 +147,8 @@ class CEmitter:
         self.counter = 0
         self.bounds = Bounds()
         self.shared_views: set[memref.ViewOp] = set()
+        #: cffi declaration of each function callable from Python (data pointers as void *)
+        self.declarations: dict[str, str] = {}
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -202,6 +204,7 @@ class CEmitter:
         ret = c_type(ftype.outputs.data[0]) if ftype.outputs else "void"
         written = _written_args(f)
         params: list[str] = []
+        ffi_params: list[str] = []
         used: set[str] = set()
         for k, t in enumerate(ftype.inputs):
             arg = f.body.block.args[k] if f.body.blocks else None
@@ -210,11 +213,16 @@ class CEmitter:
                 _static_shape(t, f"argument {k} of @{f.sym_name.data}")
                 const = "" if k in written else "const "
                 params.append(f"{const}{c_type(t.get_element_type())}* restrict {name}")
+                ffi_params.append("void *")
             else:
                 params.append(f"{c_type(t)} {name}")
+                ffi_params.append(c_type(t))
             if arg is not None:
                 self.names[arg] = name
-        return f"{ret} {c_function_name(f.sym_name.data)}({', '.join(params) or 'void'})"
+        cname = c_function_name(f.sym_name.data)
+        if "_Float16" not in (ret, *ffi_params):  # cffi has no _Float16 scalars
+            self.declarations[cname] = f"{ret} {cname}({', '.join(ffi_params) or 'void'});"
+        return f"{ret} {cname}({', '.join(params) or 'void'})"
 
     def function(self, f: func.FuncOp) -> None:
         self.out.write("\n" + self.signature(f) + " {\n")
@@ -654,6 +662,13 @@ _EXPRESSIONS: dict[type, Callable[[CEmitter, Operation], str]] = {
 def emit_c(module: ModuleOp) -> str:
     """The C translation unit for a module of func/scf/arith/math/memref."""
     return CEmitter().module(module)
+
+
+def emit_c_unit(module: ModuleOp) -> tuple[str, str]:
+    """The C source and the cffi declarations (`cdef` text) of its functions."""
+    emitter = CEmitter()
+    source = emitter.module(module)
+    return source, "\n".join(emitter.declarations.values())
 
 
 @dataclass(frozen=True)

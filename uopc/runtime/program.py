@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from uopc.lowering.emit_c import c_function_name, emit_c
+from uopc.lowering.emit_c import c_function_name, emit_c_unit
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.compiler import build_library, compile_into, library_path
 
@@ -151,13 +151,13 @@ def _leading_written(fn: func.FuncOp) -> int:
 class Program:
     """A compiled entry point, callable on numpy arrays (see the module docstring)."""
 
-    def __init__(self, source: str, entry: str, signature: Signature):
+    def __init__(self, source: str, cdefs: str, entry: str, signature: Signature):
         self.source = source
         self.entry = entry
         self.outputs = signature.outputs
         self.inputs = signature.inputs
         self.arena_bytes = signature.arena_bytes
-        self.library = load_library(source)
+        self.library = load_library(source, cdefs)
         self._ffi, lib = self.library
         n_args = len(self.outputs) + len(self.inputs) + (1 if self.arena_bytes else 0)
         cname = c_function_name(entry)
@@ -231,11 +231,11 @@ class Program:
         )
 
 
-def load_library(source: str) -> tuple[cffi.FFI, object]:
-    """Compile (or find in the cache) and load `source`; a cache entry that does not load
-    is rebuilt once."""
+def load_library(source: str, cdefs: str) -> tuple[cffi.FFI, object]:
+    """Compile (or find in the cache) and load `source`, whose functions `cdefs` declares
+    for cffi; a cache entry that does not load is rebuilt once."""
     ffi = cffi.FFI()
-    ffi.cdef(_cdefs(source))
+    ffi.cdef(cdefs)
     path = build_library(source)
     try:
         return ffi, ffi.dlopen(str(path))
@@ -253,33 +253,16 @@ def _remove(path: Path) -> None:
         pass
 
 
-def _cdefs(source: str) -> str:
-    """cffi declarations of the source's functions, every pointer as `void *` (cffi has no
-    _Float16, and the ABI passes all data pointers alike)."""
-    lines = []
-    for line in source.splitlines():
-        if line.endswith(";") and "(" in line and not line.startswith((" ", "static", "#")):
-            ret, _, rest = line.partition(" ")
-            name, _, params = rest.partition("(")
-            params = params.rstrip(");")
-            kinds = []
-            for p in params.split(","):
-                p = p.strip()
-                if p in ("void", ""):
-                    continue
-                kinds.append("void *" if "*" in p else p.rsplit(" ", 1)[0])
-            if ret != "void" or "_Float16" in " ".join(kinds):
-                continue  # not callable from Python; internal helpers
-            lines.append(f"void {name}({', '.join(kinds) or 'void'});")
-    return "\n".join(lines)
-
-
 def lower_and_emit(module: ModuleOp) -> str:
     """Lower `module` in place (rangeify + simplification) and return its C source."""
+    return _lower_and_emit_unit(module)[0]
+
+
+def _lower_and_emit_unit(module: ModuleOp) -> tuple[str, str]:
     from uopc.lowering.pipeline import lower_to_loops
 
     lower_to_loops(module)
-    return emit_c(module)
+    return emit_c_unit(module)
 
 
 def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
@@ -300,8 +283,8 @@ def compile_program(module: ModuleOp, entry: str | None = "main") -> Program:
     to call (None: `main` if present, else the last function)."""
     work = module.clone()
     name = _find_entry(work, entry).sym_name.data
-    source = lower_and_emit(work)
-    return Program(source, name, entry_signature(_find_entry(work, name)))
+    source, cdefs = _lower_and_emit_unit(work)
+    return Program(source, cdefs, name, entry_signature(_find_entry(work, name)))
 
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
