@@ -39,6 +39,7 @@ an outer axis), it is materialized once into an arena temporary instead.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -85,7 +86,10 @@ class RangeifyError(DiagnosticException):
     """A function cannot be lowered; the message names the op and the fix."""
 
 
+@functools.lru_cache(maxsize=4096)
 def memref_of(t: TensorType) -> MemRefType:
+    """The memref type with the shape and element type of tensor type `t` (cached: type
+    construction verifies attributes and is slow)."""
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
@@ -783,4 +787,4 @@ class UopRangeify(ModulePass):
             for g in globals_:
                 block.insert_op_before(g, fn)
             block.insert_op_before(new, fn)
-            block.erase_op(fn)
+            fn.detach()  # nothing outside the old body refers to its values
