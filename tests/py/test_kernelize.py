@@ -334,3 +334,23 @@ def test_merged_reduce_axes_are_bit_identical(axes):
     assert len(reduce.ints("axes")) == (2 if axes == (0, 2) else 1)
     np.testing.assert_array_equal(run_module(module, trace([y.uop]).arrays)[0],
                                   reference.evaluate([y.uop])[0])
+
+
+def test_layout_copy_is_private_to_the_reduce_that_needs_it():
+    """x@W and the backward-style reduce over the same broadcast W want different layouts:
+    the copy for one must not change what the other reads."""
+    x, w, g = t((3, 8)), t((8, 4), 1), t((3, 4), 2)
+    b = UOp.make("expand", [UOp.make("reshape", [UOp.make("permute", [w.uop], (1, 0))],
+                                     (1, 4, 8))], (3, 4, 8))
+    a = UOp.make("expand", [UOp.make("reshape", [x.uop], (3, 1, 8))], (3, 4, 8))
+    gx = UOp.make("expand", [UOp.make("reshape", [g.uop], (3, 4, 1))], (3, 4, 8))
+    forward = UOp.make("reduce", [UOp.make("mul", [a, b])], ("add", (2,)))
+    backward = UOp.make("reduce", [UOp.make("mul", [gx, b])], ("add", (1,)))
+    module = kernelized([forward, backward], layout="output")
+    kernels = kernel_calls(module)
+    reads = [[tuple(arg.type.get_shape()) for arg in k.body.block.args] for k in kernels]
+    assert reads[0] == [(3, 8), (8, 4)]  # the forward reads W itself
+    assert len(kernels) == 3 and (8, 4) not in reads[2]  # the backward reads its copy
+    got = run_module(module, trace([forward, backward]).arrays)
+    np.testing.assert_allclose(got[0], x.numpy() @ w.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], g.numpy() @ w.numpy().T, rtol=1e-5, atol=1e-6)

@@ -254,19 +254,29 @@ def _stage_broadcasts(block: Block, limit: int) -> None:
         value.replace_uses_with_if(staged.result, lambda use: use.operation is not staged)
 
 
-def _broadcast_reads(root: SSAValue) -> Iterator[tuple[SSAValue, list[Operation]]]:
-    """Every view chain read by the fused elementwise tree at `root` (the input of a
-    reduce): (the value it views, its movement ops innermost first)."""
+@dataclass(frozen=True)
+class _ViewRead:
+    """One view chain read by a reduce's elementwise tree."""
+
+    value: SSAValue  # the value the chain views (a buffer or a computed value)
+    chain: list[Operation]  # its movement ops, innermost first
+    consumer: Operation  # the op of the tree that reads the chain's result ...
+    index: int  # ... as this operand
+
+
+def _broadcast_reads(reduce: ReduceOp) -> Iterator[_ViewRead]:
+    """Every view chain read by the fused elementwise tree feeding `reduce`."""
     seen: set[Operation] = set()
-    stack = [root]
+    stack: list[tuple[SSAValue, Operation, int]] = [(reduce.src, reduce, 0)]
     while stack:
-        v = stack.pop()
+        v, consumer, index = stack.pop()
         owner = _uop_owner(v)
         if isinstance(owner, _MOVEMENT):
-            yield _view_root(v)
+            yield _ViewRead(*_view_root(v), consumer, index)
         elif isinstance(owner, ALU_OPS) and owner not in seen:
             seen.add(owner)
-            stack.extend(owner.operands)
+            # reversed: the first operand is popped first, so reads come in operand order
+            stack.extend(reversed([(v, owner, i) for i, v in enumerate(owner.operands)]))
 
 
 def _copy_layout(copied: SSAValue, upper: Sequence[Operation], axis: int) -> list[int] | None:
@@ -305,7 +315,8 @@ def _fix_layouts(block: Block, layout: str) -> None:
         axis = _layout_axis(op, layout)
         if axis is None:
             continue
-        for value, chain in list(_broadcast_reads(op.src)):
+        for read in list(_broadcast_reads(op)):
+            value, chain = read.value, read.chain
             if isinstance(_uop_owner(value), ConstOp):
                 continue
             expands = [i for i, m in enumerate(chain)
@@ -323,7 +334,7 @@ def _fix_layouts(block: Block, layout: str) -> None:
                 # not an affine view (div/mod in every read): a plain copy still pays
                 order = list(range(len(_shape(copied))))
             if order is not None:
-                _insert_layout_copy(copied, order, chain[first])
+                _insert_layout_copy(copied, order, chain[first:], read)
 
 
 def _merge_reduce_axes(block: Block) -> None:
@@ -365,21 +376,29 @@ def _merge_reduce_axes(block: Block) -> None:
         Rewriter.erase_op(op)
 
 
-def _insert_layout_copy(copied: SSAValue, order: list[int], user: Operation) -> None:
-    """Make `user` read a copy of `copied` whose memory order is `order` (outer to inner)."""
+def _insert_layout_copy(copied: SSAValue, order: list[int], upper: list[Operation],
+                        read: _ViewRead) -> None:
+    """Make this one read see a copy of `copied` laid out in `order` (outer to inner).
+
+    The movement ops above the copy (`upper`) are cloned for this read: other reduces may
+    share them and need a different layout (the forward x@W and the backward of the same
+    broadcast read W along different axes)."""
     if order == sorted(order):
         copy = ContiguousOp.make(copied)
         new_ops: list[Operation] = [copy]
-        result = copy.result
     else:
         inverse = [order.index(a) for a in range(len(order))]
         permuted = PermuteOp.make(copied, perm=order)
         copy = ContiguousOp.make(permuted)
-        back = PermuteOp.make(copy, perm=inverse)
-        new_ops = [permuted, copy, back]
-        result = back.result
-    _insert_before(user, new_ops)
-    user.operands = [result if v is copied else v for v in user.operands]
+        new_ops = [permuted, copy, PermuteOp.make(copy, perm=inverse)]
+    for op in upper:
+        clone = op.clone()
+        clone.operands = [new_ops[-1].results[0]]
+        new_ops.append(clone)
+    _insert_before(read.consumer, new_ops)
+    operands = list(read.consumer.operands)
+    operands[read.index] = new_ops[-1].results[0]
+    read.consumer.operands = operands
 
 
 # ---------------------------------------------------------------------------------------
