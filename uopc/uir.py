@@ -151,7 +151,7 @@ class Statement:
     op: Token
     operands: list[Operand]
     attrs: dict[str, Literal]
-    start: int  # the statement's text, for messages about the whole line
+    start: int  # where the statement's text starts and ends, for messages about it
     end: int
 
 
@@ -202,7 +202,7 @@ class _LineParser:
         self.expect("punct", "=", "'=' after " + name.text)
         op = self.expect("ident", None, "an op name")
         operands: list[Operand] = []
-        if self.peek().kind not in ("end",) and not self.at_punct(":"):
+        if self.peek().kind != "end" and not self.at_punct(":"):
             operands.append(self.operand())
             while self.at_punct(","):
                 self.take()
@@ -328,6 +328,8 @@ def _check_fits(value: Value, dtype: str) -> None:
                                  f"write an integer, or use a float type")
             if not -(2**31) <= v < 2**31:
                 raise ShapeError(f"literal {v} does not fit i32 [-2147483648, 2147483647]")
+        elif isinstance(v, int) and abs(v) >= 2**1024:  # beyond any float: even inf is a guess
+            raise ShapeError(f"literal {v} is too large for {dtype}: write inf if you mean it")
 
 
 class _Importer:
@@ -409,11 +411,9 @@ class _Importer:
                 choices = ", ".join(f"{k}=" for k in sorted(allowed)) or "none"
                 raise self.error(f"{st.op.text} takes no {key}= (it takes: {choices})", lit)
 
-    def _check_arity(self, st: Statement, n: int | tuple[int, int], what: str) -> None:
-        lo, hi = (n, n) if isinstance(n, int) else n
-        if not lo <= len(st.operands) <= hi:
-            count = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            raise self.error(f"{st.op.text} takes {count} operand(s) ({what}), "
+    def _check_arity(self, st: Statement, n: int, what: str) -> None:
+        if len(st.operands) != n:
+            raise self.error(f"{st.op.text} takes {n} operand(s) ({what}), "
                              f"found {len(st.operands)}")
 
     def _dtype(self, st: Statement, default: str | None) -> str:
@@ -544,7 +544,10 @@ def _unary(op_class: type[uop.UnaryOp]) -> Callable[[_Importer, Statement], SSAV
 
 
 def _negated(im: _Importer, value: SSAValue) -> SSAValue:
+    """value * -1, for sub and neg."""
     sig = sig_of(value.type)
+    if sig.dtype == "i1":
+        raise im.error(f"{im.stmt.op.text} of i1 values: cast to i32 first")
     minus_one = im.const(Literal(-1, im.stmt.start, im.stmt.end), sig.dtype, sig.shape)
     return im.emit(uop.MulOp, value, minus_one)
 
