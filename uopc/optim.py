@@ -85,7 +85,8 @@ class SGD(Optimizer):
 
 
 class AdamW(Optimizer):
-    """Adam with decoupled weight decay: p -= lr * (m^ / (sqrt(v^) + eps) + wd * p)."""
+    """Adam with decoupled weight decay: p -= lr * (m^ / (sqrt(v^) + eps) + wd * p),
+    the decay applied to the parameter before the step (as PyTorch does)."""
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, b1: float = 0.9,
                  b2: float = 0.999, eps: float = 1e-8, wd: float = 0.01):
@@ -102,14 +103,17 @@ class AdamW(Optimizer):
     def _update(self) -> None:
         b1_power = self.b1_power.assign(self.b1_power * self.b1)
         b2_power = self.b2_power.assign(self.b2_power * self.b2)
-        step_size = self._lr / (1.0 - b1_power)
-        inv_v_correction = (1.0 - b2_power).rsqrt()
+        # m^ / (sqrt(v^) + eps) with the bias corrections moved into two scalars:
+        #   = m * sqrt(1 - b2^t) / (1 - b1^t) / (sqrt(v) + eps * sqrt(1 - b2^t))
+        root_correction = (1.0 - b2_power).sqrt()
+        scale = -self._lr * root_correction / (1.0 - b1_power)
+        eps = root_correction * self.eps
+        decay = 1.0 - self._lr * self.wd if self.wd else None
         for p, g, m, v in zip(self.params, self._grads(), self.m, self.v):
             m.assign(self.b1 * m + (1.0 - self.b1) * g)
             v.assign(self.b2 * v + (1.0 - self.b2) * (g * g))
-            direction = m / (v.sqrt() * inv_v_correction + self.eps)
-            p.assign(p - step_size * direction - (self._lr * self.wd) * p)
-
+            step = m * (v.sqrt() + eps).reciprocal() * scale
+            p.assign((p if decay is None else p * decay) + step)
 
 def train(optimizer: Optimizer, compute_loss: Callable[[int], Tensor], steps: int,
           log_every: int = 0, log: Callable[[str], None] = print) -> list[float]:

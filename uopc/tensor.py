@@ -174,9 +174,13 @@ class Tensor:
         return self._trace if self._requires_grad else self.uop
 
     def _apply(self, op: str, *others: "Tensor", arg: Any = None) -> "Tensor":
-        srcs = (self, *others)
-        node = UOp.make(op, [s._src() for s in srcs], arg)
-        return Tensor._wrap(node, any(s._requires_grad for s in srcs))
+        # the hot path of tracing: kept to plain attribute reads
+        grad = self._requires_grad
+        srcs = [self._trace if grad else self.uop]
+        for o in others:
+            srcs.append(o._trace if o._requires_grad else o.uop)
+            grad = grad or o._requires_grad
+        return Tensor._wrap(UOp.make(op, srcs, arg), grad)
 
     # ------------------------------------------------------------------ construction
     @staticmethod
