@@ -279,3 +279,80 @@ def test_matmul_example_computes_relu_of_a_times_b_plus_one():
     b = rng.standard_normal((32, 48)).astype(np.float32)
     got = evaluate(parse_uir(path.read_text()), a.reshape(-1), b.reshape(-1))
     np.testing.assert_allclose(got, np.maximum(a @ b + 1, 0), rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# fuzzing: any text either imports to a module that verifies or raises UirError
+
+VALUE_OPS = {  # op -> (number of value operands, tuple literals after them, keys it takes)
+    **{op: (2, 0, []) for op in ["add", "mul", "max", "cmplt", "cmpne", "floordiv",
+                                 "floormod", "sub", "div"]},
+    **{op: (1, 0, []) for op in ["neg", "recip", "exp2", "log2", "sqrt", "sin", "contiguous"]},
+    "where": (3, 0, []), "cast": (1, 0, ["dtype"]), "reduce": (1, 0, ["op", "pop", "axes"]),
+    **{op: (1, 1, []) for op in ["reshape", "expand", "permute", "shrink", "pad", "flip"]},
+    "stack": (2, 0, []), "index": (2, 0, []), "const": (0, 1, ["dtype", "shape"]),
+    "buffer": (0, 1, ["dtype", "slot"]),
+}
+OP_NAMES = sorted(VALUE_OPS)
+SCALARS = ["0", "1", "-1", "2", "2.5", "-0.0", "1e40", "3000000000", "inf", "-inf", "nan",
+           "true", "false"]
+TUPLES = ["()", "(0,)", "(1, 0)", "(2, 2)", "(4,)", "(-1,)", "(2, 1, 2)", "((0, 1),)",
+          "((0, 1), (1, 2))", "((1, 0), (0, 1))", "(1.0, 2.0)", "((1, 2), (3,))", "(0, 0.5)"]
+LITERALS = SCALARS + TUPLES
+KEY_VALUES = {"dtype": ["f32", "i32", "i1", "f16", "f64"], "slot": ["0", "1", "3"],
+              "op": ["add", "max", "mul"], "pop": ["0", "1", "2"],
+              "axes": ["(0,)", "(-1,)", "1", "(0, 0)"], "shape": ["(2, 2)", "4", "()"],
+              "bogus": ["1"]}
+ATTRS = [f"{k}={v}" for k, values in KEY_VALUES.items() for v in values]
+
+
+@st.composite
+def well_formed_program(draw):
+    """Statements that mostly follow each op's form (operand count, tuple literal, keys)
+    with random names, literals and values: this reaches the semantic checks (types,
+    shapes, slots, literal fit) and valid programs, not just the tokenizer."""
+    lines = [f"%v0 = buffer 4 : dtype={draw(st.sampled_from(['f32', 'i32', 'i1']))} slot=0"]
+    for k in range(1, draw(st.integers(1, 7))):
+        op = draw(st.sampled_from(OP_NAMES))
+        n_values, n_tuples, keys = VALUE_OPS[op]
+        if draw(st.integers(0, 9)) == 0:  # now and then, the wrong number of operands
+            n_values = draw(st.integers(0, 3))
+        names = [f"%v{j}" for j in range(k)]
+        operands = [draw(st.sampled_from(names) if draw(st.integers(0, 4)) else
+                         st.sampled_from(LITERALS + ["%undefined"]))
+                    for _ in range(n_values)]
+        operands += [draw(st.sampled_from(TUPLES + SCALARS[:3])) for _ in range(n_tuples)]
+        chosen = draw(st.lists(st.sampled_from(keys), max_size=2, unique=True)) if keys else []
+        if draw(st.integers(0, 9)) == 0:
+            chosen.append("bogus")  # a key the op does not take
+        attrs = [f"{key}={draw(st.sampled_from(KEY_VALUES[key]))}" for key in chosen]
+        lines.append(f"%v{k} = {op} {', '.join(operands)}"
+                     + (f" : {' '.join(attrs)}" if attrs else ""))
+    return lines
+
+
+TOKENS = ["%v0", "=", ",", ":", "(", ")", "[", "]", "#", *LITERALS, *ATTRS, *OP_NAMES]
+ANY_LINE = st.lists(st.sampled_from(TOKENS), max_size=8).map(" ".join) | st.text(max_size=20)
+
+
+def imports_or_raises_uir_error(lines: list[str]) -> bool:
+    try:
+        module = parse_uir("\n".join(lines))
+    except UirError as err:
+        assert err.line >= 1 and str(err)
+        return False
+    module.verify()
+    round_trip(module)
+    return True
+
+
+@settings(max_examples=150, deadline=None)
+@given(well_formed_program())
+def test_well_formed_programs_import_or_raise_uir_error(lines):
+    imports_or_raises_uir_error(lines)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ANY_LINE, max_size=5))
+def test_any_text_imports_or_raises_uir_error(lines):
+    imports_or_raises_uir_error(lines)
