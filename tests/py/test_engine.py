@@ -139,6 +139,18 @@ def test_deleted_read_does_not_shift_inputs(order):
     np.testing.assert_array_equal(again, y * 3 + z - 1)
 
 
+def test_root_that_simplifies_to_an_input_is_a_fresh_copy():
+    eng = Engine()
+    x = np.arange(6, dtype=np.int32)
+    node = buf(x)
+    same = UOp.make("add", [node, UOp.const(0, Sig((6,), "i32"))])  # x + 0 may fold to x
+    twice = UOp.make("mul", [node, UOp.const(1, Sig((6,), "i32"))])
+    a, b = eng.realize([same, twice])
+    np.testing.assert_array_equal(a, x)
+    np.testing.assert_array_equal(b, x)
+    assert not np.shares_memory(a, x) and not np.shares_memory(a, b)
+
+
 def test_outputs_are_fresh_arrays():
     eng = Engine()
     a = rand(2, 3)

@@ -74,6 +74,7 @@ from uopc.uopdialect.ops import (
     UnaryOp,
     WhereOp,
 )
+from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of
 
 #: discardable attribute that marks an outlined kernel function
@@ -368,8 +369,7 @@ def _merge_reduce_axes(block: Block) -> None:
             merged_axes.append(len(merged_shape))
             merged_shape.append(math.prod(shape[b] for b in run))
             a = run[-1] + 1
-        sig = sig_of(op.src.type)
-        flat = ReshapeOp.make(op.src, result=type(sig)(tuple(merged_shape), sig.dtype))
+        flat = ReshapeOp.make(op.src, result=Sig(tuple(merged_shape), sig_of(op.src.type).dtype))
         reduce = ReduceOp.make(flat, kind=op.kind(), axes=merged_axes)
         _insert_before(op, [flat, reduce])
         op.result.replace_all_uses_with(reduce.result)
