@@ -194,7 +194,8 @@ def cast(a: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "i1":
         return a != 0
     if dtype == "i32" and _is_float(a):
-        wide = np.trunc(a.astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            wide = np.trunc(a.astype(np.float64))
         if not np.all(np.isfinite(wide)):
             raise UndefinedBehavior("cast of NaN or infinity to i32 is undefined")
         if np.any((wide < INT32_MIN) | (wide > INT32_MAX)):
