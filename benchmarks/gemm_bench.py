@@ -91,7 +91,26 @@ def main(argv=None) -> int:
         print(f"  {label:22s} {t_run * 1e3:9.2f} ms  {flops / t_run / 1e9:8.2f} GFLOP/s  "
               f"({t_numpy / t_run:6.3f}x numpy)  cold compile {cold:6.2f} s  "
               f"warm {warm:6.3f} s  max rel err {err:.1e}")
+    overhead_us = call_overhead_us(compile_program)
+    print(f"  Program.run overhead on a 1-element kernel: {overhead_us:.2f} us per call "
+          f"(3 buffers)")
     return 0
+
+
+def call_overhead_us(compile_program) -> float:
+    """Median per-call time of Program.run on a kernel that does almost nothing."""
+    from uopc.runtime import parse_program
+
+    t = "tensor<1xf32>"
+    module = parse_program(f"""
+func.func @main(%x: {t}, %y: {t}) -> {t} {{
+  %z = uop.add %x, %y : {t}
+  func.return %z : {t}
+}}""", "mlir")
+    prog = compile_program(module)
+    x, y, out = (np.ones(1, np.float32) for _ in range(3))
+    calls = 20000
+    return median_time(lambda: [prog.run([out], [x, y]) for _ in range(calls)], 5) / calls * 1e6
 
 
 if __name__ == "__main__":
