@@ -41,16 +41,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
     FloatAttr,
-    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -65,7 +63,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from uopc.lowering.indexing import Dynamic, Ix, LoopVar, flatten, unflatten
+from uopc.lowering.indexing import Clamp, Div, Dynamic, Ix, LoopVar, Mod, flatten, unflatten
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.ops import dense_to_array
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
@@ -116,10 +114,6 @@ class Frame:
 class LoweredSignature:
     outputs: int
     arena_bytes: int
-
-
-def _is_float(t: Attribute) -> bool:
-    return not isinstance(t, (IntegerType, IndexType))
 
 
 class FunctionLowering:
@@ -372,8 +366,6 @@ class FunctionLowering:
         return total
 
     def _atom(self, atom) -> S:
-        from uopc.lowering.indexing import Clamp, Div, Mod
-
         if isinstance(atom, LoopVar):
             return S(self.var_values[atom], frozenset((atom,)))
         if isinstance(atom, Dynamic):
