@@ -178,3 +178,11 @@ def test_hand_written_signatures_are_checked():
     }"""
     with pytest.raises(ProgramError, match="argument 1 of @main has type index"):
         compile_text(scalar)
+
+
+def test_unwritable_cache_is_a_clear_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("UOPC_CACHE", str(blocker / "cache"))
+    with pytest.raises(CompileError, match="set UOPC_CACHE to a writable directory"):
+        build_library("void k(void) {}\n")

@@ -44,7 +44,13 @@ def cache_dir() -> Path:
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "uopc"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CompileError(
+            f"cannot create the compile cache {path}: {err.strerror}; set UOPC_CACHE to a "
+            f"writable directory"
+        ) from None
     return path
 
 
@@ -93,7 +99,13 @@ def build_library(source: str) -> Path:
     """Compile `source` into the cache unless it is there already; returns the path."""
     path = library_path(source)
     if not path.exists():
-        compile_into(source, path)
+        try:
+            compile_into(source, path)
+        except OSError as err:
+            raise CompileError(
+                f"cannot write to the compile cache {path.parent}: {err.strerror}; set "
+                f"UOPC_CACHE to a writable directory"
+            ) from None
     return path
 
 
