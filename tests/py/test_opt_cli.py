@@ -3,11 +3,17 @@ and never a Python traceback (SPEC §13)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import random
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uopc.tools.opt import main
 
@@ -119,3 +125,49 @@ def test_entry_point_reports_uir_errors_without_traceback(tmp_path):
     assert proc.returncode == 1
     assert "bad.uir:2:14" in proc.stderr and "%undefined is not defined" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+# ---------------------------------------------------------------------------------------
+# fuzzing: mutated uop programs give a diagnostic or verified IR, never an exception
+
+SEED_PROGRAM = (Path(__file__).resolve().parents[1] / "filecheck" / "dialect" / "roundtrip.mlir").read_text()
+TOKEN = re.compile(r"%\w+|[A-Za-z_][\w.]*|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\S")
+REPLACEMENTS = ["f64", "i8", "?", "0", "-1", "99999999999", "tensor<3xf32>", "tensor<f32>", "[", "]",
+                "%a", "%zz", ",", ":", "->", "uop.add", "uop.reduce", "dense<1>", "axes", "perm"]
+
+
+def mutate(text: str, seed: int) -> str:
+    """A few token-level edits (delete, duplicate, replace, swap) of one op line."""
+    rng = random.Random(seed)
+    lines = text.splitlines()
+    op_lines = [i for i, line in enumerate(lines) if "= uop." in line]
+    i = rng.choice(op_lines)
+    tokens = TOKEN.findall(lines[i])
+    for _ in range(rng.randint(1, 3)):
+        k = rng.randrange(len(tokens))
+        edit = rng.choice(["delete", "duplicate", "replace", "swap"])
+        if edit == "delete" and len(tokens) > 1:
+            del tokens[k]
+        elif edit == "duplicate":
+            tokens.insert(k, tokens[k])
+        elif edit == "replace":
+            tokens[k] = rng.choice(REPLACEMENTS)
+        else:
+            j = rng.randrange(len(tokens))
+            tokens[k], tokens[j] = tokens[j], tokens[k]
+    lines[i] = "  " + " ".join(tokens)
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32))
+def test_mutated_programs_never_raise(tmp_path_factory, seed):
+    path = tmp_path_factory.mktemp("fuzz") / "mutated.mlir"
+    path.write_text(mutate(SEED_PROGRAM, seed))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(path)])
+    assert rc in (0, 1)
+    assert "Traceback" not in out.getvalue() + err.getvalue()
+    if rc == 1:
+        assert err.getvalue().strip()
