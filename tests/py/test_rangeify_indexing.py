@@ -101,3 +101,19 @@ def test_reshape_round_trips_are_exact_identities(shape, data):
     there = unflatten(flatten(idx, tuple(shape)), middle)
     back = unflatten(flatten(there, middle), tuple(shape))
     assert back == idx
+
+
+def test_split_div_mod_exhaustively_on_small_cases():
+    # (a*i + j + c) // d and % d for every small coefficient, divisor, offset and range:
+    # this is where the "coarse part" and range rules act
+    for a, d, c, ni, nj in itertools.product(range(1, 9), range(1, 10), range(-3, 4),
+                                              (1, 3), range(1, 10)):
+        i, j = LoopVar(ni), LoopVar(nj)
+        form = Ix.of(i) * a + Ix.of(j) + c
+        q, r = form.floordiv(d), form.mod(d)
+        for vi in range(ni):
+            for vj in range(nj):
+                env = {i: vi, j: vj}
+                x = a * vi + vj + c
+                assert value(q, env) == x // d, (a, d, c, ni, nj, vi, vj)
+                assert value(r, env) == x % d, (a, d, c, ni, nj, vi, vj)
