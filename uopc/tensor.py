@@ -569,6 +569,9 @@ class Tensor:
             raise ShapeError(f"expand from {fmt_shape(self.shape)} to {fmt_shape(shape)}: "
                              f"the target has fewer axes")
         lead = len(shape) - self.ndim
+        if -1 in shape[:lead]:
+            raise ShapeError(f"expand from {fmt_shape(self.shape)} to {fmt_shape(shape)}: "
+                             f"a new leading axis needs a size, not -1")
         full = tuple(self.shape[i - lead] if d == -1 else d for i, d in enumerate(shape))
         t = self.reshape((1,) * lead + self.shape) if lead else self
         return t if t.shape == full else t._apply("expand", arg=full)
