@@ -182,3 +182,21 @@ def test_views_sharing_arena_bytes_are_not_restrict():
     source = emit_c(parse_program(text, "mlir"))
     assert "float* buf" in source and "int32_t* buf" in source  # a and b overlap
     assert "float* restrict buf" in source  # c is alone
+
+
+def test_argument_names_never_shadow_functions_or_keywords():
+    text = """
+    func.func @k0(%out: memref<2xf32>, %x: memref<2xf32>) {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %x[%c0] : memref<2xf32>
+      memref.store %v, %out[%c0] : memref<2xf32>
+      func.return
+    }
+    func.func @main(%int: memref<2xf32>, %k0: memref<2xf32>, %v1: memref<2xf32>) {
+      func.call @k0(%int, %k0) : (memref<2xf32>, memref<2xf32>) -> ()
+      func.return
+    }"""
+    prog = compile_text(text)
+    assert "void main_fn(float* restrict int_a0, float* restrict k0_a1, const float* restrict v1_a2)" in prog.source
+    (out,) = prog(np.array([3, 4], np.float32), np.zeros(2, np.float32))
+    assert out[0] == 3

@@ -147,6 +147,8 @@ class CEmitter:
         self.counter = 0
         self.bounds = Bounds()
         self.shared_views: set[memref.ViewOp] = set()
+        #: module-level C names (functions, globals) that arguments must not shadow
+        self.reserved: set[str] = set()
         #: cffi declaration of each function callable from Python (data pointers as void *)
         self.declarations: dict[str, str] = {}
 
@@ -159,8 +161,10 @@ class CEmitter:
         for op in module.body.block.ops:
             if isinstance(op, memref.GlobalOp):
                 self.global_(op)
+                self.reserved.add(_ident(op.sym_name.data))
             elif isinstance(op, func.FuncOp):
                 funcs.append(op)
+                self.reserved.add(c_function_name(op.sym_name.data))
             else:
                 raise CEmitError(f"C emitter: cannot emit {op.name} at module level")
         self.out.write("\n")
@@ -208,7 +212,7 @@ class CEmitter:
         used: set[str] = set()
         for k, t in enumerate(ftype.inputs):
             arg = f.body.block.args[k] if f.body.blocks else None
-            name = _arg_name(arg, k, used)
+            name = _arg_name(arg, k, used, self.reserved)
             if isinstance(t, MemRefType):
                 _static_shape(t, f"argument {k} of @{f.sym_name.data}")
                 const = "" if k in written else "const "
@@ -587,10 +591,12 @@ def c_function_name(symbol: str) -> str:
     return name + "_fn" if name in C_KEYWORDS else name
 
 
-def _arg_name(arg: SSAValue | None, k: int, used: set[str]) -> str:
+def _arg_name(arg: SSAValue | None, k: int, used: set[str], reserved: set[str]) -> str:
+    """A C parameter name from the SSA name hint, unique and shadowing nothing."""
     hint = arg.name_hint if arg is not None else None
     name = _ident(hint) if hint else f"a{k}"
-    if name in C_KEYWORDS or name in used or re.fullmatch(r"(v|i|acc|buf|r|t)\d+", name):
+    if (name in C_KEYWORDS or name in used or name in reserved
+            or re.fullmatch(r"(v|i|acc|buf|r|t)\d+", name)):
         name = f"{name}_a{k}"
     used.add(name)
     return name

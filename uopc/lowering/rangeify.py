@@ -429,7 +429,7 @@ class FunctionLowering:
 
     def _global(self, op: uop.ConstOp) -> SSAValue:
         def make() -> S:
-            name = f"__uopc_const_{self.fn.sym_name.data}_{len(self.globals)}"
+            name = f"uopc_const_{self.fn.sym_name.data}_{len(self.globals)}"
             mtype = memref_of(op.result.type)
             self.globals.append(memref.GlobalOp.get(
                 StringAttr(name), mtype, op.value, sym_visibility=StringAttr("private"),

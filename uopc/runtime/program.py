@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
 
 from uopc.lowering.emit_c import c_function_name, emit_c_unit
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
@@ -133,10 +134,8 @@ def entry_signature(fn: func.FuncOp) -> Signature:
 
 
 def _leading_written(fn: func.FuncOp) -> int:
-    """How many leading arguments a hand-written function stores to."""
-    args = list(fn.body.block.args)
-    written = {args.index(op.memref) for op in fn.walk()
-               if isinstance(op, memref.StoreOp) and op.memref in args}
+    """How many leading arguments a hand-written function writes."""
+    written = _written_args(fn, {})
     n = 0
     while n in written:
         n += 1
@@ -146,6 +145,30 @@ def _leading_written(fn: func.FuncOp) -> int:
             f"not all arguments before them: put the output buffers first"
         )
     return n
+
+
+def _written_args(fn: func.FuncOp, memo: dict[str, set[int]]) -> set[int]:
+    """Positions of the arguments `fn` stores to, directly or through the functions it
+    calls (in the same module)."""
+    name = fn.sym_name.data
+    if name in memo:
+        return memo[name]
+    memo[name] = set()  # a recursive call adds nothing new
+    module = fn.parent_op()
+    args = list(fn.body.block.args)
+    written: set[int] = set()
+    for op in fn.walk():
+        if isinstance(op, memref.StoreOp) and op.memref in args:
+            written.add(args.index(op.memref))
+        elif isinstance(op, func.CallOp) and module is not None:
+            callee = SymbolTable.lookup_symbol(module, op.callee)
+            if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
+                continue
+            for k in _written_args(callee, memo):
+                if op.operands[k] in args:
+                    written.add(args.index(op.operands[k]))
+    memo[name] = written
+    return written
 
 
 class Program:
