@@ -24,7 +24,8 @@ Program from two threads at once.
 
 Hand-written loop programs (a `func.func` on memrefs without the `uopc.outputs`
 attribute) are accepted too: their outputs are the leading memref arguments the function
-stores to, the remaining memref arguments are inputs.
+stores to (directly or through the functions it calls), the remaining memref arguments
+are inputs.
 """
 
 from __future__ import annotations
