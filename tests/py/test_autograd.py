@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from uopc import Tensor
-from uopc.uopdialect.shapes import ShapeError  # noqa: F401  (documented error type)
 
 rng = np.random.default_rng(11)
 
