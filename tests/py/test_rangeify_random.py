@@ -16,7 +16,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 
-from uopc import semantics
+from uopc.passes.constprop import EVALUATORS
 from uopc.runtime import compile_program
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.shapes import Sig
@@ -25,7 +25,7 @@ from uopc.uopdialect.types import sig_of, tensor_type
 SHAPE = (2, 3, 4)
 
 
-# ---- reference: evaluate uop IR with the semantics module ----------------------------------------
+# ---- reference: evaluate uop IR op by op with the semantics module ----------------------------------
 
 
 def evaluate(fn: func.FuncOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -33,37 +33,12 @@ def evaluate(fn: func.FuncOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return [env[v] for v in op.operands]
-        args = [env[v] for v in op.operands]
-        env[op.results[0]] = _eval(op, args)
+        if isinstance(op, uop.ConstOp):
+            value = op.as_array()
+        else:
+            value = EVALUATORS[type(op)](op, [env[v] for v in op.operands])
+        env[op.results[0]] = np.asarray(value).reshape(sig_of(op.results[0].type).shape)
     raise AssertionError("no return")
-
-
-def _eval(op, args):
-    if isinstance(op, uop.ConstOp):
-        return op.as_array()
-    if isinstance(op, uop.BinaryOp):
-        return semantics.binary(op.OP, *args)
-    if isinstance(op, uop.UnaryOp):
-        return semantics.unary(op.OP, *args)
-    if isinstance(op, uop.CastOp):
-        return semantics.cast(args[0], sig_of(op.result.type).dtype)
-    if isinstance(op, uop.WhereOp):
-        return semantics.where(*args)
-    shape = sig_of(op.results[0].type).shape
-    if isinstance(op, (uop.ReshapeOp, uop.ExpandOp)):
-        return semantics.movement("reshape" if isinstance(op, uop.ReshapeOp) else "expand",
-                                  args[0], shape)
-    if isinstance(op, uop.PermuteOp):
-        return semantics.movement("permute", args[0], op.ints("perm"))
-    if isinstance(op, uop.ShrinkOp):
-        return semantics.movement("shrink", args[0], (op.ints("begin"), op.ints("end")))
-    if isinstance(op, uop.PadOp):
-        return semantics.movement("pad", args[0], (op.ints("before"), op.ints("after")))
-    if isinstance(op, uop.FlipOp):
-        return semantics.movement("flip", args[0], op.ints("axes"))
-    if isinstance(op, uop.ReduceOp):
-        return semantics.reduce(op.kind(), args[0], op.ints("axes"))
-    raise AssertionError(op.name)
 
 
 # ---- random programs ---------------------------------------------------------------------------------
