@@ -421,16 +421,23 @@ class Tensor:
         return self / other
 
     def __pow__(self, exponent: Scalar) -> "Tensor":
+        """x ** n: integer n by repeated squaring (any sign of x); other exponents as
+        exp2(n * log2(x)), defined for x > 0."""
         if not _is_scalar(exponent):
             raise TypeError("pow takes a Python number exponent")
-        if exponent == 2:
-            return self * self
-        if exponent == 1:
-            return self
         if exponent == 0.5:
             return self.sqrt()
-        if exponent == -1:
-            return self.reciprocal()
+        if float(exponent).is_integer():
+            n = int(exponent)
+            k, result, base = abs(n), None, self
+            while k:
+                if k & 1:
+                    result = base if result is None else result * base
+                k >>= 1
+                if k:
+                    base = base * base
+            result = self.ones_like() if result is None else result
+            return result.reciprocal() if n < 0 else result
         return (self.log2() * float(exponent)).exp2()
 
     def __lt__(self, other: TensorLike) -> "Tensor":
@@ -462,12 +469,28 @@ class Tensor:
         return -((-a).maximum(-b))
 
     def where(self, a: TensorLike, b: TensorLike) -> "Tensor":
-        """`a` where this condition is true (nonzero), else `b`; all three broadcast."""
+        """`a` where this condition is true (nonzero), else `b`; all three broadcast.
+        A Python scalar branch takes the other branch's type (as in arithmetic)."""
         cond = self.cast("i1")
-        x, y = _operands(_as_tensor(a, b if isinstance(b, Tensor) else self), b)
-        shape = broadcast_shape(broadcast_shape(cond.shape, x.shape, "where"), y.shape, "where")
-        return cond._broadcast_to(shape)._apply(
-            "where", x._broadcast_to(shape), y._broadcast_to(shape))
+        branches = [v if _is_scalar(v) else _as_tensor(v, cond) for v in (a, b)]
+        tensors = [v for v in branches if isinstance(v, Tensor)]
+        if tensors:
+            dtype = tensors[0].dtype
+            for v in branches:
+                dtype = _promote(dtype, v.dtype) if isinstance(v, Tensor) else \
+                    _scalar_operand_dtype(v, dtype)
+        else:
+            dtype = _promote(_scalar_dtype(a), _scalar_dtype(b))
+        shape = cond.shape
+        for v in tensors:
+            shape = broadcast_shape(shape, v.shape, "where")
+
+        def branch(v: Any) -> Tensor:
+            if isinstance(v, Tensor):
+                return v.cast(dtype)._broadcast_to(shape)
+            return Tensor._wrap(UOp.const(_as_python(v, dtype), Sig(shape, dtype)), False)
+
+        return cond._broadcast_to(shape)._apply("where", branch(branches[0]), branch(branches[1]))
 
     def cast(self, dtype: Any) -> "Tensor":
         dt = to_dtype(dtype)

@@ -251,3 +251,17 @@ def test_random_is_seeded():
     assert u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.2
     k = Tensor.kaiming(64, 32, fan_in=16).numpy()
     assert np.abs(k).max() <= math.sqrt(6 / 16)
+
+
+def test_pow_and_scalar_where_branches():
+    x = randf(3, 4)
+    for n in (0, 1, 2, 3, 5, -2):
+        close(Tensor(x) ** n, x.astype(np.float64) ** n, tol=1e-4)
+    pos = np.abs(x) + 0.5
+    close(Tensor(pos) ** 1.5, pos ** 1.5, tol=1e-5)
+    close(Tensor(pos) ** 0.5, np.sqrt(pos))
+    close((Tensor(x) > 0).where(Tensor(x), -np.inf), np.where(x > 0, x, -np.inf))
+    picked = (Tensor(x) > 0).where(1, 0)
+    assert picked.dtype == "i32"
+    close(picked, (x > 0).astype(np.int32))
+    assert (Tensor(x) > 0).where(Tensor(np.ones(4, np.int32)), 0.5).dtype == "f32"
