@@ -15,6 +15,7 @@ from uopc.runtime.program import (
     BufferSpec,
     Program,
     ProgramError,
+    compile_entries,
     compile_program,
     compile_text,
     parse_program,
@@ -22,5 +23,5 @@ from uopc.runtime.program import (
 
 __all__ = [
     "ArgumentError", "BufferSpec", "CompileError", "Program", "ProgramError",
-    "compile_program", "compile_text", "parse_program",
+    "compile_entries", "compile_program", "compile_text", "parse_program",
 ]

@@ -4,6 +4,7 @@ API (what the Tensor engine and `uopc-run` use)::
 
     prog = compile_program(module, entry="main")   # ModuleOp in memory, no text round trip
     prog = compile_text(text, entry=None)          # .mlir or .uir text
+    progs = compile_entries(module, ["f", "g"])    # several entries, one library
     outs = prog(x, y)                              # -> list of new numpy arrays
     prog.run([out], [x, y])                        # fast path: caller-owned outputs
 
@@ -305,10 +306,16 @@ def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
 def compile_program(module: ModuleOp, entry: str | None = "main") -> Program:
     """Lower, emit, compile and load `module` (left unchanged); `entry` names the function
     to call (None: `main` if present, else the last function)."""
+    return compile_entries(module, [entry])[0]
+
+
+def compile_entries(module: ModuleOp, entries: Sequence[str | None]) -> list[Program]:
+    """One Program per entry function of `module`, from one lowering and one library."""
     work = module.clone()
-    name = _find_entry(work, entry).sym_name.data
+    names = [_find_entry(work, entry).sym_name.data for entry in entries]
     source, cdefs = _lower_and_emit_unit(work)
-    return Program(source, cdefs, name, entry_signature(_find_entry(work, name)))
+    return [Program(source, cdefs, name, entry_signature(_find_entry(work, name)))
+            for name in names]
 
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
