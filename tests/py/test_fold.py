@@ -1,0 +1,160 @@
+"""uop-fold and the fold hooks used by canonicalize: literals, exact values, no undefined folds.
+
+(Bit-exact agreement with C over thousands of random expressions is in
+test_semantics_vs_c.py.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.parser import Parser
+from xdsl.transforms.canonicalize import CanonicalizePass
+
+from uopc import semantics
+from uopc.context import make_context
+from uopc.passes.fold import UopFoldPass
+from uopc.uopdialect import ops as u
+from uopc.uopdialect.shapes import Sig
+
+CTX = make_context()
+PASSES = {"uop-fold": UopFoldPass(), "canonicalize": CanonicalizePass()}
+
+
+def run(text: str, pass_name: str) -> ModuleOp:
+    module = Parser(CTX, text).parse_module()
+    PASSES[pass_name].apply(CTX, module)
+    module.verify()
+    return module
+
+
+def returned_ops(module: ModuleOp):
+    fn = module.body.block.first_op
+    return [v.owner for v in fn.body.block.last_op.operands]
+
+
+def program(body: str, types: str) -> str:
+    return f"func.func @f() -> ({types}) {{\n{body}\n}}"
+
+
+@pytest.mark.parametrize("pass_name", list(PASSES))
+def test_one_one_point_zero_and_true_stay_distinct(pass_name):
+    module = run(program("""
+  %t = uop.const dense<true> : tensor<i1>
+  %i = uop.cast %t : tensor<i1> to tensor<i32>
+  %f = uop.cast %t : tensor<i1> to tensor<f32>
+  %b = uop.cmpne %i, %i : tensor<i32>
+  func.return %t, %i, %f, %b : tensor<i1>, tensor<i32>, tensor<f32>, tensor<i1>""",
+        "tensor<i1>, tensor<i32>, tensor<f32>, tensor<i1>"), pass_name)
+    t, i, f, b = returned_ops(module)
+    assert all(isinstance(op, u.ConstOp) for op in (t, i, f, b))
+    assert t.as_array().dtype == np.bool_ and t.as_array().item() is True
+    assert i.as_array().dtype == np.int32 and i.as_array().item() == 1
+    assert f.as_array().dtype == np.float32 and f.as_array().item() == 1.0
+    assert b.as_array().item() is False
+    assert len({t.value, i.value, f.value}) == 3
+
+
+@pytest.mark.parametrize("pass_name", list(PASSES))
+def test_signed_zeros(pass_name):
+    module = run(program("""
+  %m = uop.const dense<-1.0> : tensor<2xf32>
+  %z = uop.const dense<[0.0, -0.0]> : tensor<2xf32>
+  %p = uop.mul %m, %z : tensor<2xf32>
+  %s = uop.add %z, %p : tensor<2xf32>
+  %mx = uop.max %p, %z : tensor<2xf32>
+  func.return %p, %s, %mx : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>""",
+        "tensor<2xf32>, tensor<2xf32>, tensor<2xf32>"), pass_name)
+    p, s, mx = (op.as_array() for op in returned_ops(module))
+    assert np.signbit(p).tolist() == [True, False]        # -1*0 = -0, -1*-0 = +0
+    assert np.signbit(s).tolist() == [False, False]       # 0 + -0 = +0, -0 + +0 = +0
+    assert np.signbit(mx).tolist() == [False, False]      # max(+0, -0) = +0 either way
+
+
+@pytest.mark.parametrize("pass_name", list(PASSES))
+@pytest.mark.parametrize("body, op_name", [
+    ("%a = uop.const dense<[4, 5]> : tensor<2xi32>\n%b = uop.const dense<[2, 0]> : tensor<2xi32>\n"
+     "%r = uop.floordiv %a, %b : tensor<2xi32>", "uop.floordiv"),
+    ("%a = uop.const dense<7> : tensor<2xi32>\n%b = uop.const dense<0> : tensor<2xi32>\n"
+     "%r = uop.floormod %a, %b : tensor<2xi32>", "uop.floormod"),
+    ("%a = uop.const dense<-2147483648> : tensor<2xi32>\n%b = uop.const dense<-1> : tensor<2xi32>\n"
+     "%r = uop.floordiv %a, %b : tensor<2xi32>", "uop.floordiv"),
+    ("%a = uop.const dense<[1.0, 0x7FC00000]> : tensor<2xf32>\n"
+     "%r = uop.cast %a : tensor<2xf32> to tensor<2xi32>", "uop.cast"),
+    ("%a = uop.const dense<[1.0, 0x7F800000]> : tensor<2xf32>\n"
+     "%r = uop.cast %a : tensor<2xf32> to tensor<2xi32>", "uop.cast"),
+    ("%a = uop.const dense<[1.0, 3.0e9]> : tensor<2xf32>\n"
+     "%r = uop.cast %a : tensor<2xf32> to tensor<2xi32>", "uop.cast"),
+])
+def test_undefined_results_are_not_folded(pass_name, body, op_name):
+    module = run(program(body + "\nfunc.return %r : tensor<2xi32>", "tensor<2xi32>"), pass_name)
+    (op,) = returned_ops(module)
+    assert op.name == op_name
+
+
+def test_f32_rounds_every_result():
+    module = run(program("""
+  %a = uop.const dense<16777216.0> : tensor<f32>
+  %b = uop.const dense<1.0> : tensor<f32>
+  %c = uop.add %a, %b : tensor<f32>
+  %h = uop.const dense<2048.0> : tensor<f16>
+  %k = uop.const dense<1.0> : tensor<f16>
+  %d = uop.add %h, %k : tensor<f16>
+  func.return %c, %d : tensor<f32>, tensor<f16>""", "tensor<f32>, tensor<f16>"), "uop-fold")
+    c, d = (op.as_array().item() for op in returned_ops(module))
+    assert c == 16777216.0 and d == 2048.0
+
+
+BINARY = ["add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=st.sampled_from(BINARY), dtype=st.sampled_from(["i32", "f32", "f16"]),
+       shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=4), data=st.data())
+def test_dense_literals_fold_elementwise(op, dtype, shape, data):
+    if op.startswith("floor") and dtype != "i32":
+        dtype = "i32"
+    np_dtype = semantics.NUMPY_DTYPE[dtype]
+    elements = st.integers(-100, 100) if dtype == "i32" else None
+    a = data.draw(hnp.arrays(np_dtype, shape, elements=elements))
+    b = data.draw(hnp.arrays(np_dtype, shape, elements=elements))
+    try:
+        expected = semantics.binary(op, a, b)
+    except semantics.UndefinedBehavior:
+        expected = None
+    sig = Sig(tuple(shape), dtype)
+    block = Block()
+    ca, cb = u.ConstOp.from_array(a, sig), u.ConstOp.from_array(b, sig)
+    r = u.BINARY_BY_NAME[op].make(ca, cb)
+    block.add_ops([ca, cb, r, func.ReturnOp(r)])
+    module = ModuleOp([func.FuncOp("f", ([], [r.results[0].type]), Region(block))])
+    UopFoldPass().apply(CTX, module)
+    (folded,) = returned_ops(module)
+    if expected is None:
+        assert folded.name == r.name
+        return
+    got = folded.as_array()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if got.dtype.kind == "f":
+        same = (got.view(np.uint16 if dtype == "f16" else np.uint32)
+                == expected.view(np.uint16 if dtype == "f16" else np.uint32))
+        assert np.all(same | (np.isnan(got) & np.isnan(expected)))
+    else:
+        assert np.array_equal(got, expected)
+
+
+def test_dead_constants_are_removed_and_splats_stay_splats():
+    module = run(program("""
+  %a = uop.const dense<3> : tensor<4x4xi32>
+  %b = uop.const dense<4> : tensor<4x4xi32>
+  %c = uop.mul %a, %b : tensor<4x4xi32>
+  func.return %c : tensor<4x4xi32>""", "tensor<4x4xi32>"), "uop-fold")
+    ops = list(module.body.block.first_op.body.block.ops)
+    assert [op.name for op in ops] == ["uop.const", "func.return"]
+    assert "dense<12> : tensor<4x4xi32>" in str(ops[0])
