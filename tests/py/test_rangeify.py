@@ -478,3 +478,19 @@ def test_temporaries_with_disjoint_live_ranges_share_arena_memory():
     assert prog.source.count("(float*)(arena + ") == 2  # c's view is a's (CSE'd)
     x = np.arange(16, dtype=np.float32)
     np.testing.assert_array_equal(prog(x)[0], 16 * x)
+
+
+def test_long_fused_chain_does_not_hit_the_recursion_limit():
+    t = tensor_type(Sig((4,), "f32"))
+    block = Block(arg_types=[t])
+    (x,) = block.args
+    v = x
+    ops = []
+    for _ in range(1200):  # several Python frames per op: far past the default limit
+        op = uop.AddOp.make(v, x)
+        ops.append(op)
+        v = op.result
+    block.add_ops([*ops, func.ReturnOp(v)])
+    module = ModuleOp([func.FuncOp("main", ([t], [t]), Region(block))])
+    data = np.array([1, 2, -1, 0.5], np.float32)
+    np.testing.assert_array_equal(compile_program(module)(data)[0], 1201 * data)

@@ -39,8 +39,10 @@ an outer axis), it is materialized once into an arena temporary instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -736,6 +738,19 @@ _BASE_HANDLERS = (
 )
 
 
+@contextlib.contextmanager
+def _recursion_room(n_ops: int):
+    """Computing a value recurses through the ops it is fused from (a few Python frames
+    per op): make room for a chain of every op of the function. Python 3.11 runs
+    Python-to-Python calls without growing the C stack, so a high limit is safe."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 8 * n_ops + 1000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def _is_tensor_function(op: Operation) -> bool:
     if not isinstance(op, func.FuncOp) or not op.body.blocks:
         return False
@@ -774,7 +789,8 @@ class UopRangeify(ModulePass):
         funcs = [f for f in op.body.block.ops if _is_tensor_function(f)]
         lowered: dict[str, LoweredSignature] = {}
         for fn in _callee_first(funcs):
-            new, globals_ = FunctionLowering(fn, lowered).lower()
+            with _recursion_room(sum(1 for _ in fn.body.block.ops)):
+                new, globals_ = FunctionLowering(fn, lowered).lower()
             block = op.body.block
             for g in globals_:
                 block.insert_op_before(g, fn)
