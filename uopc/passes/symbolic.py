@@ -92,14 +92,14 @@ class SymbolicRules(RewritePattern):
         if v is None:
             return
         if op.results[0].first_use is None:
-            rewriter.erase_op(op)  # every op with a view is pure
+            rewriter.erase(op)  # every op with a view is pure
             return
         if v.kind in ("const", "dense"):
             return
         emit = Emitter(op)
         new = self._simplify(v, emit)
         if new is not None and new is not op.results[0]:
-            rewriter.replace_op(op, emit.ops, [new])
+            rewriter.replace(op, emit.ops, [new])
 
     # ---- helpers -------------------------------------------------------------------------
     def _fits(self, bounds: Interval, width: int) -> bool:
