@@ -16,8 +16,9 @@ Calling convention of a lowered function (the runtime and the C emitter rely on 
   any. The runtime allocates the entry function's arena once per compiled program, so a
   cached program allocates nothing per run. A callee's own arena is the caller's arena
   prefix [0, callee bytes); the caller's temporaries follow it at 64-byte aligned
-  offsets, first-fit by live range: two temporaries share memory when no top-level loop
-  nest or call uses both between the first's creation and the second's last use.
+  offsets, first-fit by live range: a temporary lives from its creation to the last
+  top-level loop nest or call that uses it, and temporaries whose lives do not overlap
+  share memory.
 - `func.call` between tensor functions becomes a call passing memrefs in the same order.
 
 How a value is computed (SPEC §8): each output element is computed at an index, and
@@ -25,8 +26,10 @@ each op says which input index it needs: reshape flattens/unflattens, expand rea
 0 on broadcast axes, permute applies the inverse permutation, shrink adds the begin, pad
 subtracts "before" and reads at an index clamped into the buffer, selecting 0 outside
 (a guarded load: no out-of-bounds read ever happens), flip reads n-1-i, stack selects on
-the leading index, index prepends its (clamped) dynamic indices. Indices are `Ix` affine
-forms (see `indexing`), so a view chain that is really affine comes out affine.
+the leading index, index prepends its dynamic indices (clamped into range: SPEC §5 leaves
+an index outside [0, n) undefined, the clamp keeps the read in bounds). Indices are `Ix`
+affine forms (see `indexing`), so a view chain that is really affine comes out affine.
+Size-1 axes get no loop.
 
 Placement: every scalar is emitted in the outermost loop where it is invariant (its
 loop-variable dependencies are known exactly), so loads and arithmetic that depend only on
