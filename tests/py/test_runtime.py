@@ -186,3 +186,13 @@ def test_unwritable_cache_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("UOPC_CACHE", str(blocker / "cache"))
     with pytest.raises(CompileError, match="set UOPC_CACHE to a writable directory"):
         build_library("void k(void) {}\n")
+
+
+def test_outputs_must_be_writeable_arrays(scale):
+    frozen = np.zeros((2, 3), np.float32)
+    frozen.flags.writeable = False
+    x, n = np.ones(6, np.float32), np.ones(6, np.int32)
+    with pytest.raises(ArgumentError, match="output 0 of @main is read-only"):
+        scale.run([frozen], [x, n])
+    with pytest.raises(ArgumentError, match="input 1 of @main must be a numpy array, got list"):
+        scale.run([np.zeros(6, np.float32)], [x, [1] * 6])

@@ -217,15 +217,20 @@ class Program:
         return outputs
 
     def run(self, outputs: Sequence[np.ndarray], inputs: Sequence[np.ndarray]) -> None:
-        """Write the results into `outputs` (caller-owned): checks, then one native call."""
+        """Write the results into `outputs` (caller-owned, writeable, not overlapping any
+        input): checks, then one native call."""
         buffers = (*outputs, *inputs)
         expect = self._expect
         if len(buffers) != len(expect):
             self._count_error(outputs, inputs)
         for k, buf in enumerate(buffers):
             dtype, count = expect[k]
-            if buf.dtype != dtype or buf.size != count or not buf.flags.c_contiguous:
+            if (not isinstance(buf, np.ndarray) or buf.dtype != dtype or buf.size != count
+                    or not buf.flags.c_contiguous):
                 self._buffer_error(k, buf)
+        for k, buf in enumerate(outputs):
+            if not buf.flags.writeable:
+                raise ArgumentError(f"output {k} of @{self.entry} is read-only")
         fb = self._from_buffer
         self._fn(*[fb(b) for b in buffers], *self._tail)
 
