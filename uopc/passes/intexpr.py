@@ -263,7 +263,10 @@ class Emitter:
         assert width is not None
         value = wrap(value, width)
         result = self._literal(value, width, t)
-        result.name_hint = f"c{value}" if value >= 0 else f"cneg{-value}"
+        if width == 1:
+            result.name_hint = "true" if value else "false"
+        else:
+            result.name_hint = f"c{value}" if value >= 0 else f"cneg{-value}"
         return result
 
     def _literal(self, value: int, width: int, t: Attribute) -> SSAValue:
