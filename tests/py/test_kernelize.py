@@ -354,3 +354,15 @@ def test_layout_copy_is_private_to_the_reduce_that_needs_it():
     got = run_module(module, trace([forward, backward]).arrays)
     np.testing.assert_allclose(got[0], x.numpy() @ w.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[1], g.numpy() @ w.numpy().T, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("epilogue", [True, False])
+def test_epilogue_fusion_puts_bias_and_activation_in_the_matmul_kernel(epilogue):
+    x, w, b = t((5, 8)), t((8, 6), 1), t((6,), 2)
+    y = (x @ w + b).relu()
+    module = kernelized([y.uop], layout="output", epilogue=epilogue)
+    kernels = kernel_calls(module)
+    assert len(kernels) == (1 if epilogue else 2)
+    assert "uop.max" in op_names(kernels[-1]) and "uop.reduce" in op_names(kernels[0])
+    got = run_module(module, trace([y.uop]).arrays)[0]
+    np.testing.assert_array_equal(got, reference.evaluate([y.uop])[0])
