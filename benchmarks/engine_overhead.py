@@ -6,7 +6,10 @@ and realized once per step. After warm-up, each step's engine call is split into
     trace+key   walking the graph: structural key and input slots (`uopc.engine.trace`)
     lookup      the plan-cache dictionary lookup of that key
     run         `Plan.run`: output allocation plus the native call (compute included)
+    py-run      `Plan.run` with the native call replaced by a no-op (allocation, binding)
 
+The engine's Python overhead per realize is trace+key + lookup + py-run, shown in total
+and per graph node (the native call adds the runtime's buffer checks and one cffi call).
 and, separately, the frontend's own cost of building the step's nodes (forward, backward,
 optimizer update: the step's time outside the engine). Run with `python benchmarks/engine_overhead.py [--steps N]`.
 """
@@ -14,6 +17,7 @@ optimizer update: the step's time outside the engine). Run with `python benchmar
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
@@ -70,13 +74,16 @@ def measure(name: str, steps: int) -> dict[str, float]:
     t_trace = _best(lambda: trace(roots), steps)
     t_lookup = _best(lambda: engine.plans.get(tr.key), steps)
     t_run = _best(lambda: plan.run(tr.arrays), steps)
+    python_only = dataclasses.replace(plan, native=lambda outs, ins: None)
+    t_python = _best(lambda: python_only.run(tr.arrays), steps)
     assert engine.compiles == compiles_before
     nodes = len(tr.nodes)
+    overhead = t_trace + t_lookup + t_python
     return {
         "nodes": nodes, "kernels": len(plan.kernels), "backend": plan.backend,
         "frontend_us": min(frontend) * 1e6, "trace_us": t_trace * 1e6,
-        "lookup_us": t_lookup * 1e6, "run_us": t_run * 1e6,
-        "engine_us_per_node": (t_trace + t_lookup) * 1e6 / nodes,
+        "lookup_us": t_lookup * 1e6, "run_us": t_run * 1e6, "python_run_us": t_python * 1e6,
+        "overhead_us": overhead * 1e6, "overhead_us_per_node": overhead * 1e6 / nodes,
     }
 
 
@@ -93,13 +100,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
-    print(f"{'graph':<7}{'nodes':>7}{'kernels':>9}{'backend':>10}{'frontend µs':>13}"
-          f"{'trace+key µs':>14}{'lookup µs':>11}{'run µs':>10}{'engine µs/node':>16}")
+    print(f"{'graph':<7}{'nodes':>6}{'kernels':>8}{'frontend µs':>12}{'trace+key µs':>13}"
+          f"{'lookup µs':>10}{'run µs':>9}{'py-run µs':>10}{'overhead µs':>12}"
+          f"{'µs/node':>9}")
     for name in SIZES:
         r = measure(name, args.steps)
-        print(f"{name:<7}{r['nodes']:>7}{r['kernels']:>9}{r['backend']:>10}"
-              f"{r['frontend_us']:>13.0f}{r['trace_us']:>14.0f}{r['lookup_us']:>11.1f}"
-              f"{r['run_us']:>10.0f}{r['engine_us_per_node']:>16.2f}")
+        print(f"{name:<7}{r['nodes']:>6}{r['kernels']:>8}{r['frontend_us']:>12.0f}"
+              f"{r['trace_us']:>13.0f}{r['lookup_us']:>10.1f}{r['run_us']:>9.0f}"
+              f"{r['python_run_us']:>10.0f}{r['overhead_us']:>12.0f}"
+              f"{r['overhead_us_per_node']:>9.2f}")
 
 
 if __name__ == "__main__":
