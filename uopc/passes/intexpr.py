@@ -18,6 +18,7 @@ floats, where only the type-agnostic rules apply (select, cast to the same type,
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 from xdsl.dialects import arith
@@ -78,35 +79,27 @@ class IntOp:
         self.pred, self.value = pred, value
 
 
-_DENSE_CACHE: dict[DenseIntOrFPElementsAttr, tuple[int, int] | None] = {}
-
-
-def _dense_range(attr: DenseIntOrFPElementsAttr, width: int) -> tuple[int, int] | None:
-    """(min, max) of an integer literal (cached: literals are immutable)."""
-    if attr in _DENSE_CACHE:
-        return _DENSE_CACHE[attr]
-    raw = attr.data.data
-    values = np.frombuffer(raw, dtype=np.uint8 if width == 1 else "<i4")
-    if width == 1:
-        values = values != 0
-    found = (int(values.min()), int(values.max())) if values.size else None
-    if len(_DENSE_CACHE) > 4096:
-        _DENSE_CACHE.clear()
-    _DENSE_CACHE[attr] = found
-    return found
+_CONST_VIEWS: dict[Operation, IntOp | None] = {}
 
 
 def _uop_const(op: u.ConstOp) -> IntOp | None:
+    """const (a splat) or dense (min, max) view of an integer literal; cached per op,
+    since literals never change and simplification asks for them constantly."""
+    if op in _CONST_VIEWS:
+        return _CONST_VIEWS[op]
     width = width_of(op.result.type)
-    if width is None:
-        return None
-    found = _dense_range(op.value, width)
-    if found is None:
-        return None
-    lo, hi = found
-    if lo == hi:
-        return IntOp(op, "const", (), width, value=lo)
-    return IntOp(op, "dense", (), width, value=found)
+    found = None
+    if width is not None:
+        values = np.frombuffer(op.value.data.data, dtype=np.uint8 if width == 1 else "<i4")
+        if values.size:
+            lo, hi = (int(values.min()), int(values.max())) if width > 1 else \
+                (int(values.min() != 0), int(values.max() != 0))
+            found = IntOp(op, "const", (), width, value=lo) if lo == hi else \
+                IntOp(op, "dense", (), width, value=(lo, hi))
+    if len(_CONST_VIEWS) > 65536:
+        _CONST_VIEWS.clear()
+    _CONST_VIEWS[op] = found
+    return found
 
 
 def _uop_binary(kind: str) -> Callable[[Operation], IntOp | None]:
@@ -135,11 +128,15 @@ def _uop_cast(op: u.CastOp) -> IntOp:
 
 
 def _arith_const(op: arith.ConstantOp) -> IntOp | None:
+    if op in _CONST_VIEWS:
+        return _CONST_VIEWS[op]
     value = op.value
     width = width_of(op.result.type)
-    if width is None or not isinstance(value, IntegerAttr):
-        return None
-    return IntOp(op, "const", (), width, value=wrap(value.value.data, width))
+    found = None
+    if width is not None and isinstance(value, IntegerAttr):
+        found = IntOp(op, "const", (), width, value=wrap(value.value.data, width))
+    _CONST_VIEWS[op] = found
+    return found
 
 
 def _arith_binary(kind: str) -> Callable[[Operation], IntOp | None]:
@@ -201,6 +198,11 @@ _VIEWS: dict[type[Operation], Callable[[Operation], IntOp | None]] = {
 }
 
 
+def has_view(op: Operation) -> bool:
+    """Whether `op` is of a type `view` knows (cheaper than building the view)."""
+    return type(op) in _VIEWS
+
+
 def view(op: Operation | None) -> IntOp | None:
     """The integer-expression view of `op`, or None if it is not one we reason about."""
     if op is None:
@@ -234,6 +236,12 @@ _ARITH_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
                  "floordiv": arith.FloorDivSIOp, "divs": arith.DivSIOp,
                  "rems": arith.RemSIOp, "divu": arith.DivUIOp, "remu": arith.RemUIOp,
                  "max": arith.MaxSIOp, "min": arith.MinSIOp}
+
+
+@lru_cache(maxsize=4096)
+def _splat(t: TensorType, value: int) -> DenseIntOrFPElementsAttr:
+    """A splat integer literal (cached: building and verifying one costs ~50 µs)."""
+    return DenseIntOrFPElementsAttr.from_list(t, [bool(value)] if width_of(t) == 1 else [value])
 
 
 class Emitter:
@@ -271,9 +279,7 @@ class Emitter:
 
     def _literal(self, value: int, width: int, t: Attribute) -> SSAValue:
         if isinstance(t, TensorType):
-            data = [bool(value)] if width == 1 else [value]
-            attr = DenseIntOrFPElementsAttr.from_list(t, data)
-            return self.insert(u.ConstOp.of(attr))
+            return self.insert(u.ConstOp.of(_splat(t, value)))
         if width == 1:
             return self.insert(arith.ConstantOp(BoolAttr.from_bool(bool(value))))
         return self.insert(arith.ConstantOp.from_int_and_width(value, t))

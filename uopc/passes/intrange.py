@@ -125,21 +125,26 @@ class Bounds:
             return None
         stack = [value]
         memo = self._memo
+        views: dict[SSAValue, IntOp | None] = {}  # each op is viewed once per query
         while stack:
             top = stack[-1]
             if top in memo:
                 stack.pop()
                 continue
-            deps = [d for d in self._inputs(top) if d not in memo and width_of(d.type) is not None]
+            owner = top.owner
+            if isinstance(owner, Operation) and top not in views:
+                views[top] = view(owner)
+            deps = [d for d in self._inputs(top, views.get(top))
+                    if d not in memo and width_of(d.type) is not None]
             if deps:
                 stack.extend(deps)
                 continue
             stack.pop()
-            memo[top] = self._compute(top)
+            memo[top] = self._compute(top, views.get(top))
         return memo[value]
 
     # ---- what a value's bounds depend on --------------------------------------------------
-    def _inputs(self, value: SSAValue) -> list[SSAValue]:
+    def _inputs(self, value: SSAValue, v: IntOp | None) -> list[SSAValue]:
         owner = value.owner
         if isinstance(owner, Block):
             loop = owner.parent_op()
@@ -152,11 +157,10 @@ class Bounds:
             return [owner.operands[0]]
         if isinstance(owner, u.StackOp):
             return list(owner.operands)
-        v = view(owner)
         return list(v.args) if v is not None else []
 
     # ---- transfer functions -----------------------------------------------------------------
-    def _compute(self, value: SSAValue) -> Interval:
+    def _compute(self, value: SSAValue, v: IntOp | None) -> Interval:
         width = width_of(value.type)
         assert width is not None
         full = type_range(width)
@@ -177,7 +181,6 @@ class Bounds:
                 return lo, hi
             n = prod(owner.src.type.get_shape()[ax] for ax in owner.ints("axes"))
             return _fit(lo * n, hi * n, width) if n else (0, 0)
-        v = view(owner)
         if v is None:
             return full
         found = self._op(v, width)

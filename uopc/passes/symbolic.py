@@ -52,6 +52,7 @@ from uopc.passes.intexpr import (
     Emitter,
     IntOp,
     const_value,
+    has_view,
     type_range,
     view,
     view_of_value,
@@ -88,11 +89,13 @@ class SymbolicRules(RewritePattern):
         }
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        v = view(op)
-        if v is None:
+        if not has_view(op):
             return
         if op.results[0].first_use is None:
             rewriter.erase(op)  # every op with a view is pure
+            return
+        v = view(op)
+        if v is None:
             return
         if v.kind in ("const", "dense"):
             return
