@@ -494,3 +494,21 @@ def test_long_fused_chain_does_not_hit_the_recursion_limit():
     module = ModuleOp([func.FuncOp("main", ([t], [t]), Region(block))])
     data = np.array([1, 2, -1, 0.5], np.float32)
     np.testing.assert_array_equal(compile_program(module)(data)[0], 1201 * data)
+
+
+def test_empty_tensors_and_empty_reductions():
+    text = """
+    func.func @main(%x: tensor<0x3xf32>, %y: tensor<2x0xi32>) -> (tensor<3x0xf32>, tensor<3xf32>, tensor<2xi32>, tensor<2x5xf32>) {
+      %r = uop.reshape %x : tensor<0x3xf32> -> tensor<3x0xf32>
+      %s = uop.reduce add %x axes [0] : tensor<0x3xf32> -> tensor<3xf32>
+      %m = uop.reduce max %y axes [1] : tensor<2x0xi32> -> tensor<2xi32>
+      %p = uop.pad %x before [1, 1] after [1, 1] : tensor<0x3xf32> -> tensor<2x5xf32>
+      func.return %r, %s, %m, %p : tensor<3x0xf32>, tensor<3xf32>, tensor<2xi32>, tensor<2x5xf32>
+    }"""
+    prog = compile_text(text)
+    assert "x[" not in prog.source  # the empty input is never read
+    r, s, m, p = prog(np.zeros((0, 3), np.float32), np.zeros((2, 0), np.int32))
+    assert r.shape == (3, 0)
+    np.testing.assert_array_equal(s, [0, 0, 0])
+    np.testing.assert_array_equal(m, [-2**31, -2**31])
+    np.testing.assert_array_equal(p, np.zeros((2, 5)))

@@ -312,6 +312,8 @@ def flatten(index: Iterable[Ix], shape: tuple[int, ...]) -> Ix:
 
 def unflatten(flat: Ix, shape: tuple[int, ...]) -> tuple[Ix, ...]:
     """The index in `shape` of the row-major linear position `flat` (in range)."""
+    if 0 in shape:
+        return tuple(Ix(0) for _ in shape)  # an empty shape has no position to find
     out: list[Ix] = []
     stride = 1
     for axis in range(len(shape) - 1, -1, -1):

@@ -285,10 +285,14 @@ class FunctionLowering:
     def _materialize(self, v: SSAValue, buf: SSAValue, register: bool = True) -> None:
         """Write every element of tensor value `v` into `buf` with one loop nest at the
         function's top level (in front of any nest being built)."""
+        shape = sig_of(v.type).shape
+        if math.prod(shape) == 0:  # nothing to write
+            if register:
+                self.buffers[v] = buf
+            return
         saved = self.stack
         anchor = saved[1].loop if len(saved) > 1 else saved[0].anchor
         self.stack = [Frame(self.body, anchor=anchor)]
-        shape = sig_of(v.type).shape
         # size-1 axes get no loop: their index is the constant 0
         idx = tuple(Ix.of(self._open_loop(n).var) if n != 1 else Ix(0) for n in shape)
         s = self.value(v, idx)
@@ -509,6 +513,8 @@ class FunctionLowering:
 
     def _pad(self, op: uop.PadOp, idx):
         sig = sig_of(op.src.type)
+        if sig.numel == 0:  # padding around nothing: all zeros, and nothing to read
+            return self.const(0.0 if sig.dtype in ("f32", "f16") else 0, ELEMENT_TYPES[sig.dtype])
         src_idx: list[Ix] = []
         conds: list[S] = []
         for ix, before, n in zip(idx, op.ints("before"), sig.shape):
@@ -549,7 +555,10 @@ class FunctionLowering:
         return result
 
     def _index_op(self, op: uop.IndexOp, idx):
-        shape = sig_of(op.src.type).shape
+        sig = sig_of(op.src.type)
+        shape = sig.shape
+        if sig.numel == 0:  # any index is out of range (undefined): never read
+            return self.const(0.0 if sig.dtype in ("f32", "f16") else 0, ELEMENT_TYPES[sig.dtype])
         dyn: list[Ix] = []
         for k, i in enumerate(op.indices):
             raw = self.value(i, ())
@@ -584,6 +593,8 @@ class FunctionLowering:
         kind = op.kind()
         axes = sorted(op.ints("axes"))
         acc = self.const(_identity(kind, sig.dtype), t)
+        if any(sig.shape[axis] == 0 for axis in axes):
+            return acc  # an empty reduction is its identity
         saved = self.stack
         self.stack = saved[: level + 1]
         self.stack[-1:] = [_with_anchor(saved, level)]
