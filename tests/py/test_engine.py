@@ -165,14 +165,17 @@ def test_outputs_are_fresh_arrays():
 
 
 def test_deep_graph_realizes_without_recursion():
+    """20,000 chained ops: trace, IR building, kernelize and lowering stay iterative."""
     eng = Engine()
     x = np.ones(4, np.float32)
     node = buf(x)
-    one = UOp.const(1.0, Sig((4,), "f32"))
-    for _ in range(3000):
-        node = UOp.make("add", [node, one])
+    one, half = UOp.const(1.0, Sig((4,), "f32")), UOp.const(0.5, Sig((4,), "f32"))
+    for i in range(20000):
+        node = UOp.make("add", [node, one]) if i % 2 else UOp.make("mul", [node, half])
     [got] = eng.realize([node])
-    np.testing.assert_allclose(got, x + 3000)
+    np.testing.assert_allclose(got, np.full(4, 2.0, np.float32))  # x -> x/2 + 1 -> 2
+    (plan,) = eng.plans.values()
+    assert len(plan.kernels) > 20000 // 64  # cut every max-depth ops
 
 
 def test_debug_levels(monkeypatch, capsys):
