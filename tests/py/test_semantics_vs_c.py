@@ -31,7 +31,6 @@ from uopc.passes.fold import UopFoldPass
 from uopc.runtime.csnippet import run_c
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
-from uopc.uopdialect.types import tensor_type
 
 C_TYPE = {"i1": "bool", "i32": "int32_t", "f32": "float", "f16": "_Float16"}
 BITS = {"i1": np.uint8, "i32": np.uint32, "f32": np.uint32, "f16": np.uint16}
