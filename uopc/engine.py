@@ -20,9 +20,11 @@ For the frontend:
   schedule, Adam's bias correction) must come in as a buffer, or every step compiles;
 - every realize returns fresh arrays, one per root (repeated roots get copies).
 
-Observability, read from the environment once per realize: `DEBUG=1` one line per realize
-(nodes, kernels, cache hit or compile time, run time); `DEBUG=2` adds one line per kernel
-(on a compile); `DEBUG=4` prints every generated source (on a compile).
+Observability, read from the environment once per realize (stderr): `DEBUG=1` one line
+per realize (nodes, kernels, cache hit or compile time, trace+lookup and run time);
+`DEBUG=2` adds, on a compile, one line per kernel call (output type, ops, MFLOP, and the
+kernel's time and GFLOP/s run alone on sample inputs); `DEBUG=4` prints the generated
+C source (on a compile).
 """
 
 from __future__ import annotations
