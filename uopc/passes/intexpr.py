@@ -140,9 +140,13 @@ def _arith_const(op: arith.ConstantOp) -> IntOp | None:
 
 
 def _arith_binary(kind: str) -> Callable[[Operation], IntOp | None]:
+    # on i1, arith's signed ops read true as -1, unlike the 0/1 used here: only the
+    # wrapping add/sub/mul (xor, xor, and) are viewed
+    on_i1 = kind in ("add", "sub", "mul")
+
     def view(op: Operation) -> IntOp | None:
         width = width_of(op.results[0].type)
-        if width is None or isinstance(op.results[0].type, TensorType):
+        if width is None or isinstance(op.results[0].type, TensorType) or (width == 1 and not on_i1):
             return None
         return IntOp(op, kind, (op.operands[0], op.operands[1]), width)
     return view

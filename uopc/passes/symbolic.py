@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from xdsl.context import Context
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -317,9 +318,10 @@ class SymbolicRules(RewritePattern):
         if a is None or a <= 0:
             return None
         y, t = inner.args[0], v.op.results[0].type
-        same_family = (inner.kind in _FLOOR_KINDS) == (v.kind in _FLOOR_KINDS)
-        if not same_family:
-            return None
+        floor_family = {inner.kind, v.kind} <= {"floordiv", "floormod"}
+        trunc_family = {inner.kind, v.kind} <= {"divs", "rems"}
+        if not (floor_family or trunc_family):
+            return None  # unsigned ops, or floor mixed with truncation
         inner_div, outer_div = inner.kind in _DIV_KINDS, v.kind in _DIV_KINDS
         if inner_div and outer_div and self._fits((a * d, a * d), v.width):
             return emit.binary(v.kind, y, emit.const(a * d, t))
@@ -458,9 +460,11 @@ class SymbolicRules(RewritePattern):
             # i1 -> any -> i1 keeps the truth value; other round trips can round
             return y if width_of(t) == 1 else None
         middle = width_of(x.type)
-        y_bounds = self.bounds.of(y)
-        if middle is not None and width_of(t) > 1 and self._fits(y_bounds, middle):
-            return y
+        y_lo, y_hi = self.bounds.of(y)
+        unsigned = isinstance(v.op, arith.ExtUIOp) or isinstance(inner.op, arith.ExtUIOp)
+        if (middle is not None and width_of(t) > 1 and self._fits((y_lo, y_hi), middle)
+                and not (unsigned and y_lo < 0)):
+            return y  # the value survives the narrower type, so the round trip is exact
         return None
 
     def _maxmin(self, v: IntOp, emit: Emitter) -> SSAValue | None:

@@ -116,3 +116,31 @@ func.func @arith(%m: memref<8xindex>, %mi: memref<8xi32>, %mb: memref<8xi1>, %n:
   }
   func.return
 }
+
+// -----
+
+// What must stay: a zero-extension of a value that may be negative, signed max on i1
+// (true is -1 there), unsigned division of a quotient whose dividend may be negative
+// (divui(divsi(z, 2), 4) is not divui(z, 8) at z = -1).
+// CHECK-LABEL: func.func @kept
+func.func @kept(%y: i64, %a: i1, %b: i1, %m: memref<4xindex>) -> (i64, i1) {
+  // CHECK: arith.trunci
+  // CHECK-NEXT: arith.extui
+  %t = arith.trunci %y : i64 to i32
+  %e = arith.extui %t : i32 to i64
+  // CHECK-NEXT: arith.maxsi %a, %b : i1
+  %mx = arith.maxsi %a, %b : i1
+  %cm1 = arith.constant -1 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c100 = arith.constant 100 : index
+  scf.for %z = %cm1 to %c100 step %c1 {
+    // CHECK: %[[Q:.*]] = arith.divsi %z, %c2
+    // CHECK-NEXT: arith.divui %[[Q]], %c4
+    %q = arith.divsi %z, %c2 : index
+    %u = arith.divui %q, %c4 : index
+    memref.store %u, %m[%c1] : memref<4xindex>
+  }
+  func.return %e, %mx : i64, i1
+}
