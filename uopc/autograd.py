@@ -173,20 +173,26 @@ def gradients(root: UOp, wrt: list[UOp]) -> dict[int, Tensor]:
     """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id."""
     order = toposort([root])
     targets = {id(n) for n in wrt}
+    stops = {id(n) for n in STOP_GRADIENT}
     # nodes on a path from a target to the root: only these get gradient rules
     on_path: set[int] = set()
     for node in order:
-        if id(node) in targets:
-            on_path.add(id(node))
-        elif (node.sig.dtype in FLOAT_DTYPES and node not in STOP_GRADIENT
-              and any(id(s) in on_path for s in node.srcs)):
-            on_path.add(id(node))
+        key = id(node)
+        if key in targets:
+            on_path.add(key)
+            continue
+        if key in stops or node.sig.dtype not in FLOAT_DTYPES:
+            continue
+        for s in node.srcs:
+            if id(s) in on_path:
+                on_path.add(key)
+                break
     grads: dict[int, Tensor] = {}
     if id(root) in on_path and root.sig.dtype in FLOAT_DTYPES:
         grads[id(root)] = Tensor.full(root.sig.shape, 1.0, root.sig.dtype)
     for node in reversed(order):
         g = grads.get(id(node))
-        if g is None or not node.srcs or node in STOP_GRADIENT:
+        if g is None or not node.srcs or id(node) in stops:
             continue
         need = [id(s) in on_path for s in node.srcs]
         if not any(need):
@@ -194,7 +200,8 @@ def gradients(root: UOp, wrt: list[UOp]) -> dict[int, Tensor]:
         for src, wanted, contribution in zip(node.srcs, need, RULES[node.op](node, g, need)):
             if wanted and contribution is not None:
                 key = id(src)
-                grads[key] = contribution if key not in grads else grads[key] + contribution
+                seen = grads.get(key)
+                grads[key] = contribution if seen is None else seen + contribution
     return {k: grads[k] for k in targets if k in grads}
 
 

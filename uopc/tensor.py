@@ -355,6 +355,8 @@ class Tensor:
 
     def _binary(self, op: str, other: TensorLike, reflected: bool = False,
                 what: str | None = None) -> "Tensor":
+        if isinstance(other, Tensor) and other.uop.sig == self.uop.sig:
+            return other._apply(op, self) if reflected else self._apply(op, other)
         if _is_scalar(other):
             # a splat constant of the full shape: no reshape/expand nodes to trace
             dt = _scalar_operand_dtype(other, self.dtype)
