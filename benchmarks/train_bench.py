@@ -203,9 +203,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="uopc vs PyTorch CPU training steps")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--only", choices=("mnist", "gpt"))
+    parser.add_argument("--torch-threads", type=int,
+                        help="PyTorch intra-op threads (default: PyTorch's choice)")
     args = parser.parse_args()
     try:
         import torch
+        if args.torch_threads:
+            torch.set_num_threads(args.torch_threads)
     except ImportError:
         torch = None
         print("(torch not importable: PyTorch columns skipped; pip install torch==2.13.0)")
