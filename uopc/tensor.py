@@ -17,7 +17,8 @@ Two nodes per Tensor:
 
 Broadcasting follows numpy; Python scalars take the tensor's element type, except that a
 float scalar with an integer tensor promotes the computation to f32. Shape errors are
-raised while tracing, at the line that applied the op, and name both shapes.
+raised while tracing, at the line that applied the op, and name both shapes. `==` is
+object identity (Tensors are dict keys in optimizers); `eq`/`ne` compare elementwise.
 
 Tracing is plain Python (no xDSL imports here): a step of a training loop on a cached
 plan costs only the trace, the structural lookup in the engine, and one native call.
