@@ -356,3 +356,133 @@ def test_random_uop_expressions_keep_their_value_under_wraparound(seed):
     value = block.last_op.operands[0]
     assert isinstance(value.owner, u.ConstOp), f"{tree}\n{module}"
     assert value.owner.as_array().tolist() == expected.tolist(), f"{tree}\n{module}"
+
+
+# ---------------------------------------------------------------------------------------
+# random arith expressions with every supported op and wrapping constants, run by a
+# small evaluator written here from MLIR's definitions of the ops
+
+
+def _wrap(v: int, w: int) -> int:
+    if w == 1:
+        return v & 1
+    v &= (1 << w) - 1
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _width(t) -> int:
+    return 64 if str(t) == "index" else t.width.data
+
+
+def _cmp(pred: int, a: int, b: int, w: int) -> bool:
+    ua, ub = a % (1 << w), b % (1 << w)
+    return [a == b, a != b, a < b, a <= b, a > b, a >= b, ua < ub, ua <= ub, ua > ub, ua >= ub][pred]
+
+
+def run_body(module: ModuleOp, x: int, y: int) -> list[int]:
+    """Values stored by the function at loop point (x, y), evaluating arith by op name."""
+    fn = module.body.block.first_op
+    loops = [op for op in fn.walk() if isinstance(op, scf.ForOp)]
+    env = {loops[0].body.block.args[0]: x, loops[1].body.block.args[0]: y}
+    stored = []
+    for op in fn.walk():
+        name = op.name
+        if name == "memref.store":
+            stored.append(env[op.value])
+            continue
+        if not name.startswith("arith."):
+            continue
+        args = [env[o] for o in op.operands]
+        w = _width(op.results[0].type)
+        src_w = _width(op.operands[0].type) if op.operands else w
+        a, b = (args + [0, 0])[:2]
+        u_a, u_b = a % (1 << src_w), b % (1 << src_w)
+        value = {
+            "arith.constant": lambda: op.value.value.data,
+            "arith.addi": lambda: a + b, "arith.subi": lambda: a - b, "arith.muli": lambda: a * b,
+            "arith.divsi": lambda: _tdiv(a, b), "arith.remsi": lambda: a - b * _tdiv(a, b),
+            "arith.floordivsi": lambda: a // b, "arith.divui": lambda: u_a // u_b,
+            "arith.remui": lambda: u_a % u_b, "arith.maxsi": lambda: max(a, b),
+            "arith.minsi": lambda: min(a, b),
+            "arith.cmpi": lambda: int(_cmp(op.predicate.value.data, a, b, src_w)),
+            "arith.select": lambda: args[1] if args[0] else args[2],
+            "arith.index_cast": lambda: a, "arith.extsi": lambda: a, "arith.trunci": lambda: a,
+            "arith.extui": lambda: u_a,
+        }[name]()
+        env[op.results[0]] = _wrap(value, w)
+    return stored
+
+
+WIDE_CONSTANTS = [-(2**31), 2**31 - 1, 2**30, -(2**30), 3 * 2**28, 2**62, -(2**63), 7, -5, 12, 1]
+
+
+def random_wide_arith(rng: random.Random, n_ops: int) -> list[str]:
+    """Lines over %x, %y (index) using every op the pass views, with constants near the
+    limits of i32 and i64 so that sums and products wrap."""
+    lines = ["%xs = arith.index_cast %x : index to i32", "%ys = arith.index_cast %y : index to i32"]
+    values = {"index": ["%x", "%y"], "i32": ["%xs", "%ys"]}
+    consts: dict[tuple[int, str], str] = {}
+
+    def constant(v: int, t: str) -> str:
+        v = _wrap(v, 64 if t == "index" else 32)
+        if (v, t) not in consts:
+            consts[(v, t)] = f"%k{len(consts)}"
+            lines.insert(0, f"{consts[(v, t)]} = arith.constant {v} : {t}")
+        return consts[(v, t)]
+
+    for k in range(n_ops):
+        t = rng.choice(["index", "i32"])
+        a, b = rng.choice(values[t]), rng.choice(values[t])
+        name = f"%v{k}"
+        kind = rng.choice(["addi", "subi", "muli", "addc", "mulc", "divc", "maxsi", "minsi",
+                           "select", "cast"])
+        if kind in ("addi", "subi", "muli", "maxsi", "minsi"):
+            lines.append(f"{name} = arith.{kind} {a}, {b} : {t}")
+        elif kind in ("addc", "mulc"):
+            op = "addi" if kind == "addc" else "muli"
+            lines.append(f"{name} = arith.{op} {a}, {constant(rng.choice(WIDE_CONSTANTS), t)} : {t}")
+        elif kind == "divc":
+            op = rng.choice(["divsi", "remsi", "floordivsi", "divui", "remui"])
+            d = constant(rng.choice([2, 3, 8, 16, -4, 2**20, 7]), t)
+            lines.append(f"{name} = arith.{op} {a}, {d} : {t}")
+        elif kind == "select":
+            pred = rng.choice(["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "uge"])
+            c = constant(rng.choice(WIDE_CONSTANTS + [0, 3, 10]), t)
+            lines.append(f"{name}_c = arith.cmpi {pred}, {a}, {c} : {t}")
+            lines.append(f"{name} = arith.select {name}_c, {a}, {b} : {t}")
+        else:
+            other = "i32" if t == "index" else "index"
+            lines.append(f"{name} = arith.index_cast {a} : {t} to {other}")
+            t = other
+        values[t].append(name)
+    # the result depends on every value: a wrong intermediate shows
+    terms = values["index"][2:] + [f"%w{k}" for k in range(len(values["i32"]) - 2)]
+    for k, v in enumerate(values["i32"][2:]):
+        lines.append(f"%w{k} = arith.index_cast {v} : i32 to index")
+    acc = "%x"
+    for k, v in enumerate(terms):
+        lines.append(f"%acc{k} = arith.muli {acc}, {constant(31, 'index')} : index")
+        lines.append(f"%sum{k} = arith.addi %acc{k}, {v} : index")
+        acc = f"%sum{k}"
+    lines.append(f"%r = arith.addi {acc}, %y : index")
+    return lines
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_wrapping_arithmetic_keeps_its_value(seed):
+    rng = random.Random(seed)
+    x0, y0 = rng.randint(-8, 4), rng.randint(-3, 2)
+    xs, ys = (x0, x0 + rng.randint(1, 6)), (y0, y0 + rng.randint(1, 6))
+    lines = random_wide_arith(rng, rng.randint(3, 14))
+    text = loop_program(lines, "index", xs, ys)
+    before = Parser(CTX, text).parse_module()
+    after = simplify(text)
+    for x in range(*xs):
+        for y in range(*ys):
+            assert run_body(before, x, y) == run_body(after, x, y), (x, y, text, str(after))
