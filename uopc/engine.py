@@ -45,9 +45,9 @@ from xdsl.ir import BlockArgument
 from uopc.graph import UOp
 from uopc.graph_to_ir import build_module
 from uopc.lowering.emit_c import c_function_name
+from uopc.passes.kernelize import ALU_OPS, KernelizePass
 from uopc.runtime import Program, compile_program
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
-from uopc.passes.kernelize import ALU_OPS, KernelizePass
 from uopc.uopdialect.ops import ContiguousOp, ReduceOp
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
