@@ -139,3 +139,26 @@ func.func @nested(%x: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4x
   // CHECK: func.return %[[AA]], %[[BB]], %[[BD]], %x, %[[X44]]
   func.return %aa, %bb, %bd, %back, %x44 : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
 }
+
+// -----
+
+// scf.parallel variables have the same bounds as scf.for ones.
+// CHECK-LABEL: func.func @parallel
+func.func @parallel(%m: memref<64xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  "scf.parallel"(%c0, %c0, %c8, %c8, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %i8 = arith.muli %i, %c8 : index
+    %lin = arith.addi %i8, %j : index
+    %q = arith.floordivsi %lin, %c8 : index
+    %r = arith.remsi %lin, %c8 : index
+    // CHECK: memref.store %i, %m[%j]
+    // CHECK-NEXT: memref.store %j, %m[%i]
+    memref.store %q, %m[%r] : memref<64xindex>
+    memref.store %r, %m[%q] : memref<64xindex>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  func.return
+}
