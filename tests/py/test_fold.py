@@ -158,3 +158,19 @@ def test_dead_constants_are_removed_and_splats_stay_splats():
     ops = list(module.body.block.first_op.body.block.ops)
     assert [op.name for op in ops] == ["uop.const", "func.return"]
     assert "dense<12> : tensor<4x4xi32>" in str(ops[0])
+
+
+def test_literals_are_read_only_when_an_op_needs_them(monkeypatch):
+    """A large weight feeding an op that cannot fold is never converted to an array."""
+    reads = []
+    original = u.ConstOp.as_array
+    monkeypatch.setattr(u.ConstOp, "as_array", lambda self: reads.append(self) or original(self))
+    module = run(
+        "func.func @f(%x: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<f32>) {\n"
+        "  %w = uop.const dense<0.5> : tensor<64x64xf32>\n"
+        "  %y = uop.mul %x, %w : tensor<64x64xf32>\n"
+        "  %a = uop.const dense<2.0> : tensor<f32>\n"
+        "  %b = uop.add %a, %a : tensor<f32>\n"
+        "  func.return %y, %b : tensor<64x64xf32>, tensor<f32>\n}", "uop-fold")
+    assert [r.value.get_type().get_shape() for r in reads] == [()]
+    assert returned_ops(module)[1].as_array().item() == 4.0

@@ -92,20 +92,12 @@ EVALUATORS: dict[type[Operation], Callable[[Operation, Arrays], np.ndarray]] = {
 }
 
 
-def constant_array(value: SSAValue) -> np.ndarray | None:
-    """The value of a `uop.const` result as an array, else None."""
-    owner = value.owner
-    if isinstance(owner, u.ConstOp):
-        return owner.as_array()
-    return None
-
-
 def fold_hook(op: Operation) -> tuple[builtin.DenseIntOrFPElementsAttr] | None:
     """HasFolderInterface.fold for ALU ops: the result literal when every operand is a
     `uop.const` and the result is defined (the dialect's materializer makes the op)."""
-    arrays = [constant_array(v) for v in op.operands]
-    if any(a is None for a in arrays):
+    if not all(isinstance(v.owner, u.ConstOp) for v in op.operands):
         return None
+    arrays = [v.owner.as_array() for v in op.operands]
     try:
         result = ALU_EVALUATORS[type(op)](op, arrays)
     except semantics.UndefinedBehavior:
@@ -141,17 +133,30 @@ class ConstantPropagation:
         self.calls = calls
         self.env: dict[SSAValue, np.ndarray] = {}
         self.computed: list[Operation] = []
+        self.literals_read: list[u.ConstOp] = []
 
     # ---- one op ------------------------------------------------------------------------
+    def _known(self, values, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray] | None:
+        """The arrays of `values`, or None if one is unknown. Literals are read only
+        here, when an op needs them: a module's large weights are not copied otherwise."""
+        arrays = []
+        for v in values:
+            found = env.get(v)
+            if found is None:
+                owner = v.owner
+                if not isinstance(owner, u.ConstOp):
+                    return None
+                found = env[v] = owner.as_array()
+                self.literals_read.append(owner)
+            arrays.append(found)
+        return arrays
+
     def _compute(self, op: Operation, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray] | None:
-        if isinstance(op, u.ConstOp):
-            return [op.as_array()]
         evaluator = self.evaluators.get(type(op))
         if evaluator is None:
             return None
-        try:
-            args = [env[v] for v in op.operands]
-        except KeyError:
+        args = self._known(op.operands, env)
+        if args is None:
             return None
         try:
             return [evaluator(op, args)]
@@ -177,7 +182,9 @@ class ConstantPropagation:
                 return None  # a body without a terminator: not a function we can run
             op = frame.ops[frame.pos]
             if isinstance(op, func.ReturnOp):
-                results = [frame.env[v] for v in op.operands]
+                results = self._known(op.operands, frame.env)
+                if results is None:
+                    return None
                 stack.pop()
                 if not stack:
                     return results
@@ -189,7 +196,13 @@ class ConstantPropagation:
                 inner = self._callee(op, module)
                 if inner is None or any(f.callee is inner for f in stack):
                     return None  # unknown or recursive callee
-                stack.append(_Frame(inner, [frame.env[v] for v in op.operands], op))
+                inner_args = self._known(op.operands, frame.env)
+                if inner_args is None:
+                    return None
+                stack.append(_Frame(inner, inner_args, op))
+                continue
+            if isinstance(op, u.ConstOp):
+                frame.pos += 1  # read when an op uses it
                 continue
             values = self._compute(op, frame.env)
             if values is None:
@@ -209,9 +222,8 @@ class ConstantPropagation:
 
     def _visit(self, op: Operation, module: builtin.ModuleOp) -> None:
         if self.calls and isinstance(op, func.CallOp):
-            try:
-                args = [self.env[v] for v in op.operands]
-            except KeyError:
+            args = self._known(op.operands, self.env)
+            if args is None:
                 return
             values = self._run_call(op, args, module)
         else:
@@ -229,6 +241,9 @@ class ConstantPropagation:
         for op in reversed(self.computed):
             if all(r.first_use is None for r in op.results):
                 Rewriter.erase_op(op)
-            elif not isinstance(op, u.ConstOp):
+            else:
                 consts = [u.ConstOp.from_array(self.env[r], sig_of(r.type)) for r in op.results]
                 Rewriter.replace_op(op, consts, [c.result for c in consts])
+        for literal in self.literals_read:  # literals whose every user was computed
+            if literal.parent is not None and literal.result.first_use is None:
+                Rewriter.erase_op(literal)
