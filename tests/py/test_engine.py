@@ -178,6 +178,17 @@ def test_deep_graph_realizes_without_recursion():
     assert len(plan.kernels) > 20000 // 64  # cut every max-depth ops
 
 
+def test_stack_and_index_match_reference():
+    a, b = rand(3, 4), rand(3, 4, seed=1)
+    i = np.array(1, np.int32)
+    st = UOp.make("stack", [buf(a), buf(b)])
+    picked = UOp.make("index", [st, UOp.buffer(i, Sig((), "i32"))])
+    roots = [st, picked, UOp.make("reduce", [picked], ("max", (1,))),
+             UOp.make("index", [st, buf(i), buf(i)])]
+    for got, want in zip(Engine().realize(roots), reference.evaluate(roots)):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_debug_levels(monkeypatch, capsys):
     eng = Engine()
     monkeypatch.setenv("DEBUG", "2")
