@@ -910,12 +910,33 @@ def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
     return a, b
 
 
+def _gather_rows(t: Tensor, ids: Tensor) -> Tensor:
+    """t[ids] for an integer tensor `ids`: rows of the first axis, shape ids.shape + t.shape[1:].
+
+    Built from a comparison with the row numbers and a masked sum (no data-dependent
+    addressing), so it differentiates like any other expression. Out-of-range ids give
+    rows of zeros."""
+    if ids.dtype != "i32":
+        raise TypeError(f"tensor indices must be i32, got {ids.dtype}")
+    if t.ndim == 0:
+        raise IndexError("a 0-d tensor cannot be indexed by a tensor")
+    n, rest = t.shape[0], t.shape[1:]
+    hit = ids.unsqueeze(-1).eq(Tensor(np.arange(n, dtype=np.int32)))  # ids.shape + (n,)
+    hit = hit.reshape(ids.shape + (n,) + (1,) * len(rest))
+    picked = hit.where(t, 0)
+    return picked.sum(ids.ndim)
+
+
 def _getitem(t: Tensor, index: Any) -> Tensor:
-    """Basic numpy indexing: ints, slices (any step), None and Ellipsis."""
+    """Basic numpy indexing (ints, slices with any step, None, Ellipsis), or one integer
+    tensor/array selecting rows of the first axis."""
+    if isinstance(index, (Tensor, np.ndarray, list)):
+        ids = index if isinstance(index, Tensor) else Tensor(np.asarray(index), "i32")
+        return _gather_rows(t, ids)
     items = index if isinstance(index, tuple) else (index,)
     if any(isinstance(i, (Tensor, np.ndarray, list)) for i in items):
-        raise TypeError("indexing with tensors or arrays is not supported: use one_hot and "
-                        "matmul (as nn.Embedding does), or where")
+        raise TypeError("a tensor index must be the only index (it selects rows of the "
+                        "first axis); combine it with slicing in two steps")
     n_axes = sum(1 for i in items if i is not None and i is not Ellipsis)
     if n_axes > t.ndim:
         raise IndexError(f"too many indices ({n_axes}) for a tensor of shape "

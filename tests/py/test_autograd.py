@@ -124,3 +124,10 @@ def test_deep_chain_has_no_recursion_limit():
         y = y * 1.0001 + 0.0
     y.sum().backward([w])
     assert w.grad is not None and w.grad.shape == (1,)
+
+
+def test_gather_rows_gradient_scatters_back():
+    table = Tensor(np.zeros((4, 2), np.float32), requires_grad=True)
+    picked = table[Tensor(np.array([3, 1, 3], np.int32))]
+    (picked * Tensor(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32))).sum().backward()
+    np.testing.assert_allclose(table.grad.numpy(), [[0, 0], [3, 4], [0, 0], [6, 8]])

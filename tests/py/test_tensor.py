@@ -265,3 +265,14 @@ def test_pow_and_scalar_where_branches():
     assert picked.dtype == "i32"
     close(picked, (x > 0).astype(np.int32))
     assert (Tensor(x) > 0).where(Tensor(np.ones(4, np.int32)), 0.5).dtype == "f32"
+
+
+def test_integer_tensor_index_gathers_rows():
+    table = randf(5, 3)
+    ids = np.array([[4, 0], [2, 2]], np.int32)
+    close(Tensor(table)[Tensor(ids)], table[ids])
+    close(Tensor(table)[[1, 3]], table[[1, 3]])
+    counts = np.array([3, 1, 4], np.int32)
+    close(Tensor(counts)[Tensor(np.array([2, 0], np.int32))], counts[[2, 0]])
+    with pytest.raises(TypeError, match="only index"):
+        Tensor(table)[Tensor(ids), 1]
