@@ -117,6 +117,7 @@ CASES: list[tuple[str, Callable[[int], ModuleOp], ModulePass]] = [
     ("uop-fold      f32 const chain", const_chain, UopFoldPass()),
     ("uop-eval      f32 const chain", const_chain, UopEvalPass()),
     ("uop-eval      movement chain", movement_chain, UopEvalPass()),
+    ("uop-symbolic  f32 chain (no-op)", const_chain, UopSymbolicPass()),
     ("uop-symbolic  i32 x+3+3+...", uop_int_chain, UopSymbolicPass()),
     ("uop-symbolic  index loop body", index_blocks, UopSymbolicPass()),
 ]

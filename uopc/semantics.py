@@ -73,8 +73,10 @@ def dtype_name(x: np.ndarray) -> str:
 
 
 def array(value: Any, dtype: str) -> np.ndarray:
-    """`value` as an array of the uop element type `dtype` (floats rounded once)."""
-    return np.asarray(value, dtype=NUMPY_DTYPE[dtype])
+    """`value` as an array of the uop element type `dtype` (floats rounded once; a value
+    beyond the type's range rounds to infinity, as a C literal does)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(value, dtype=NUMPY_DTYPE[dtype])
 
 
 # ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from uopc.passes import gc_frozen
 from uopc.passes.constprop import EVALUATORS, ConstantPropagation
 
 
@@ -32,4 +33,5 @@ class UopEvalPass(ModulePass):
     name = "uop-eval"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        ConstantPropagation(EVALUATORS, calls=True).run(op)
+        with gc_frozen():
+            ConstantPropagation(EVALUATORS, calls=True).run(op)

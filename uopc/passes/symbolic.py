@@ -47,6 +47,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
+from uopc.passes import gc_frozen
 from uopc.passes.constprop import ALU_EVALUATORS, fold_hook
 from uopc.passes.intexpr import (
     SWAPPED,
@@ -496,4 +497,5 @@ class UopSymbolicPass(ModulePass):
     name = "uop-symbolic"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SymbolicRules()).rewrite_module(op)
+        with gc_frozen():
+            PatternRewriteWalker(SymbolicRules()).rewrite_module(op)
