@@ -8,6 +8,9 @@
 * Random uop i32 expressions over unbounded tensor arguments, evaluated at special and
   random points (INT_MIN, INT_MAX, 0, ±1, ...) with the reference semantics before the
   pass and with uop-eval after it: rules must hold under i32 wraparound.
+* Random arith programs using every op the pass knows, with constants at the i32/i64
+  limits so that values wrap, run at every loop point by a small evaluator written here
+  from MLIR's definitions of the ops (xDSL's interpreter lacks several of them).
 """
 
 from __future__ import annotations

@@ -398,7 +398,8 @@ class SymbolicRules(RewritePattern):
             return None
         if moved is not None:
             return moved
-        if ca is not None and cb is None and not emit.uop:
+        # constants to the right (uop can only swap the symmetric compares: it has no cmpgt)
+        if ca is not None and cb is None and (not emit.uop or pred in ("eq", "ne")):
             return emit.cmp(SWAPPED[pred], b, a)
         return None
 

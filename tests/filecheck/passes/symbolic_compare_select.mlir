@@ -3,7 +3,7 @@
 // Compares: x<x and x!=x are false for ints (not for floats: NaN != NaN); x != false is x;
 // a constant moves across (x + a) < b and (x * a) < b.
 // CHECK-LABEL: func.func @uop_compares
-func.func @uop_compares(%x: tensor<4xi32>, %f: tensor<4xf32>, %c: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+func.func @uop_compares(%x: tensor<4xi32>, %f: tensor<4xf32>, %c: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
   %false = uop.const dense<false> : tensor<4xi1>
   %c5 = uop.const dense<5> : tensor<4xi32>
   %lt = uop.cmplt %x, %x : tensor<4xi32>
@@ -18,14 +18,17 @@ func.func @uop_compares(%x: tensor<4xi32>, %f: tensor<4xf32>, %c: tensor<4xi1>) 
   %c3 = uop.const dense<3> : tensor<4xi32>
   %m3 = uop.mul %m, %c3 : tensor<4xi32>
   %g = uop.cmplt %c7, %m3 : tensor<4xi32>
+  // 5 != x  ->  x != 5
+  %sw = uop.cmpne %c5, %x : tensor<4xi32>
+  // CHECK-DAG: %[[SW:.*]] = uop.cmpne %x, %{{.*}} : tensor<4xi32>
   // CHECK-DAG: %[[F:.*]] = uop.const dense<false> : tensor<4xi1>
   // CHECK-DAG: %[[FNE:.*]] = uop.cmpne %f, %f : tensor<4xf32>
   // CHECK-DAG: %[[M:.*]] = uop.floormod %x, %{{.*}} : tensor<4xi32>
   // CHECK-DAG: %[[C2:.*]] = uop.const dense<2> : tensor<4xi32>
   // CHECK-DAG: %[[L:.*]] = uop.cmplt %[[M]], %[[C2]] : tensor<4xi32>
   // CHECK-DAG: %[[G:.*]] = uop.cmplt %[[C2]], %[[M]] : tensor<4xi32>
-  // CHECK: func.return %[[F]], %[[FNE]], %c, %[[L]], %[[G]]
-  func.return %lt, %fne, %cne, %l, %g : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+  // CHECK: func.return %[[F]], %[[FNE]], %c, %[[L]], %[[G]], %[[SW]]
+  func.return %lt, %fne, %cne, %l, %g, %sw : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
 }
 
 // -----
