@@ -411,3 +411,42 @@ def test_folded_expressions_match_c(dtype):
            for (tree, folded), c in zip(defined, c_bits) if not same_bits(folded, c, dtype)]
     assert not bad, f"{len(bad)} of {len(defined)} differ, e.g.:\n" + "\n".join(bad[:10])
     assert len(defined) >= 1500
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "i32"])
+def test_reduce_matches_a_sequential_c_loop(dtype):
+    """reduce add/max equal C loops that start at 0 / -inf (INT_MIN) and accumulate in
+    the element type, in row-major order (the strict order SPEC §5 defines)."""
+    rng = np.random.default_rng(7)
+    rows, n = 40, 300
+    if dtype == "i32":
+        x = rng.integers(-(2**31), 2**31, (rows, n), dtype=np.int64).astype(np.int32)
+    else:
+        x = (rng.standard_normal((rows, n)) * rng.choice([1e-3, 1.0, 1e3], (rows, 1))).astype(
+            semantics.NUMPY_DTYPE[dtype])
+        x[0, 5], x[1, :] = np.nan, -0.0  # NaN propagates through max; an all -0.0 sum is +0.0
+    t, w = C_TYPE[dtype], WIDTH[dtype]
+    add = "uop_add_i32(acc, v)" if dtype == "i32" else "acc + v"
+    mx = "(v > acc ? v : acc)" if dtype == "i32" else f"uop_max_{dtype}(acc, v)"
+    start_max = "INT32_MIN" if dtype == "i32" else f"({t})-INFINITY"
+    data = ", ".join(f"{int(b)}u" for b in bits_of(x.reshape(-1)))
+    source = f"""{HEADER}
+static volatile uint{w}_t data[{rows * n}] = {{{data}}};
+static {t} at(int i) {{ uint{w}_t b = data[i]; {t} v; memcpy(&v, &b, sizeof v); return v; }}
+int main(void) {{
+  for (int r = 0; r < {rows}; r++) {{
+    {t} acc = 0;
+    for (int i = 0; i < {n}; i++) {{ {t} v = at(r * {n} + i); acc = {add}; }}
+    {_print(dtype, "acc")}
+  }}
+  for (int r = 0; r < {rows}; r++) {{
+    {t} acc = {start_max};
+    for (int i = 0; i < {n}; i++) {{ {t} v = at(r * {n} + i); acc = {mx}; }}
+    {_print(dtype, "acc")}
+  }}
+  return 0;
+}}
+"""
+    c_bits = np.array([int(v, 16) for v in run_c(source, flags=("-O0",)).split()], dtype=np.uint64)
+    ours = np.concatenate([semantics.reduce("add", x, (1,)), semantics.reduce("max", x, (1,))])
+    assert np.all(same_bits(ours, c_bits, dtype))
