@@ -57,13 +57,18 @@ func.func @sq(%x: tensor<f32>) -> tensor<f32> {
 """
 
 
-def test_call_square_at_seven():
-    module = Parser(CTX, SQUARE + """
-func.func @main() -> tensor<f32> {
-  %c = uop.const dense<7.0> : tensor<f32>
-  %r = func.call @sq(%c) : (tensor<f32>) -> tensor<f32>
+def main_calling(callee: str, argument: float) -> str:
+    """`main() = callee(argument)` on f32 scalars."""
+    return f"""
+func.func @main() -> tensor<f32> {{
+  %c = uop.const dense<{argument}> : tensor<f32>
+  %r = func.call @{callee}(%c) : (tensor<f32>) -> tensor<f32>
   func.return %r : tensor<f32>
-}""").parse_module()
+}}"""
+
+
+def test_call_square_at_seven():
+    module = Parser(CTX, SQUARE + main_calling("sq", 7.0)).parse_module()
     evaluate(module)
     assert result_of(module).item() == 49.0
     # the callee stays as it is: other code may call it
@@ -78,12 +83,7 @@ func.func @f(%x: tensor<f32>) -> tensor<f32> {
   %s = func.call @sq(%x1) : (tensor<f32>) -> tensor<f32>
   %r = uop.add %s, %x : tensor<f32>
   func.return %r : tensor<f32>
-}
-func.func @main() -> tensor<f32> {
-  %c = uop.const dense<3.0> : tensor<f32>
-  %r = func.call @f(%c) : (tensor<f32>) -> tensor<f32>
-  func.return %r : tensor<f32>
-}""").parse_module()
+}""" + main_calling("f", 3.0)).parse_module()
     evaluate(module)
     assert result_of(module).item() == 19.0
     # f is not closed: only its constant part could change, and it has none to fold
