@@ -382,7 +382,7 @@ def collect(dtype: str, n: int) -> list:
 
 @pytest.mark.parametrize("dtype", ["i32", "f32", "f16"])
 def test_folded_expressions_match_c(dtype):
-    trees = collect(dtype, 2800)
+    trees = collect(dtype, 3400)
     assert len(trees) >= 2000
     block = Block()
     literals: dict = {}
@@ -410,7 +410,7 @@ def test_folded_expressions_match_c(dtype):
     bad = [f"{tree}: folded {folded!r} C {int(c):#x}"
            for (tree, folded), c in zip(defined, c_bits) if not same_bits(folded, c, dtype)]
     assert not bad, f"{len(bad)} of {len(defined)} differ, e.g.:\n" + "\n".join(bad[:10])
-    assert len(defined) >= 1500
+    assert len(defined) >= 2000  # defined expressions actually compared with C
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "i32"])
