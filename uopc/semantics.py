@@ -45,6 +45,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,46 @@ def array(value: Any, dtype: str) -> np.ndarray:
     beyond the type's range rounds to infinity, as a C literal does)."""
     with np.errstate(over="ignore"):
         return np.asarray(value, dtype=NUMPY_DTYPE[dtype])
+
+
+def literal(text: str, dtype: str) -> np.ndarray:
+    """The decimal literal `text` as C reads `0.1f` or `0.1f16` (built with
+    STRICT_FP_FLAGS): f32 rounds the decimal once, to nearest even; f16 literals are
+    evaluated in float precision (C's FLT_EVAL_METHOD for _Float16 on x86), so they round
+    to f32 first, then to f16. Going through a Python float (f64) first instead is one
+    unit in the last place off for some decimals near a midpoint."""
+    if dtype not in ("f32", "f16"):
+        return array(int(text) if dtype == "i32" else text in ("true", "1"), dtype)
+    word = text.strip().lower().lstrip("+")
+    negative = word.startswith("-")
+    word = word.lstrip("-")
+    np_dtype = NUMPY_DTYPE[dtype]
+    if word in ("inf", "infinity", "nan"):
+        value = np.float32(float(word))
+    else:
+        value = _nearest_f32(Fraction(word))
+    with np.errstate(over="ignore"):
+        return np.asarray(-value if negative else value, dtype=np_dtype)
+
+
+def _nearest_f32(x: Fraction) -> np.float32:
+    """The f32 nearest to x >= 0, ties to even; inf from half a unit above the largest."""
+    with np.errstate(over="ignore"):
+        guess = np.float32(float(x))  # within one unit in the last place of the answer
+        if np.isinf(guess) or Fraction(float(guess)) > x:
+            lo, hi = np.nextafter(guess, np.float32(0)), guess
+        else:
+            lo, hi = guess, np.nextafter(guess, np.float32(np.inf))
+    if Fraction(float(lo)) == x:
+        return lo
+    if np.isinf(hi):
+        top = Fraction(float(lo))
+        half_ulp = (top - Fraction(float(np.nextafter(lo, np.float32(0))))) / 2
+        return hi if x >= top + half_ulp else lo
+    middle = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+    if x != middle:
+        return lo if x < middle else hi
+    return lo if int(np.asarray(lo).view(np.uint32)) % 2 == 0 else hi
 
 
 # ---------------------------------------------------------------------------------------

@@ -450,3 +450,51 @@ int main(void) {{
     c_bits = np.array([int(v, 16) for v in run_c(source, flags=("-O0",)).split()], dtype=np.uint64)
     ours = np.concatenate([semantics.reduce("add", x, (1,)), semantics.reduce("max", x, (1,))])
     assert np.all(same_bits(ours, c_bits, dtype))
+
+
+def _near_midpoints(dtype: str, rng: np.random.Generator, n: int) -> list[str]:
+    """Decimal literals at, just above and just below midpoints between adjacent values
+    of the type (where rounding through f64 first goes wrong), plus the range ends."""
+    from decimal import Decimal, getcontext
+    from fractions import Fraction
+
+    getcontext().prec = 220
+    np_dtype = semantics.NUMPY_DTYPE[dtype]
+    bits = np.uint16 if dtype == "f16" else np.uint32
+    top = 0x7BFF if dtype == "f16" else 0x7F7FFFFF
+    texts = ["0.1", "1e-3", "-0.0", "65504.0", "65520.0", "65519.99", "3.4028235e38",
+             "3.4028236e38", "1e39", "7e-46", "1.4e-45", "6e-8", "2.98e-8", "1e-8"]
+    for raw in rng.integers(1, top, n):
+        a = np.asarray(raw, dtype=bits).view(np_dtype)[()]
+        b = np.nextafter(a, np_dtype.type(np.inf))
+        mid = (Fraction(float(a)) + Fraction(float(b))) / 2
+        exact = Decimal(mid.numerator) / Decimal(mid.denominator)
+        texts.append(f"{exact:e}")                           # the tie itself
+        for digits in (12, 20, 45):                          # near it, either side
+            texts.append(f"{exact:.{digits}e}")
+            texts.append(f"{exact.next_plus():.{digits}e}" if digits > 40 else f"{exact * Decimal('1.0000000000001'):.{digits}e}")
+    return texts
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_literals_round_like_c(dtype):
+    texts = _near_midpoints(dtype, np.random.default_rng(11), 400)
+    suffix = "f" if dtype == "f32" else "f16"
+    values = ", ".join(f"{t}{suffix}" for t in texts)
+    w = WIDTH[dtype]
+    source = f"""{HEADER}
+static const {C_TYPE[dtype]} lits[] = {{{values}}};
+int main(void) {{
+  for (unsigned i = 0; i < sizeof lits / sizeof lits[0]; i++) {{
+    uint{w}_t b; memcpy(&b, &lits[i], sizeof b); printf("%x\\n", (unsigned)b);
+  }}
+  return 0;
+}}
+"""
+    c_bits = [int(v, 16) for v in run_c(source, flags=("-O0",)).split()]
+    ours = [int(bits_of(semantics.literal(t, dtype))) for t in texts]
+    bad = [(t, hex(a), hex(b)) for t, a, b in zip(texts, ours, c_bits) if a != b]
+    assert not bad, bad[:10]
+    # going through a Python float (f64) first would have got some of these wrong
+    naive = [int(bits_of(semantics.array(float(t), dtype))) for t in texts]
+    assert any(a != b for a, b in zip(naive, c_bits))
