@@ -382,7 +382,7 @@ def collect(dtype: str, n: int) -> list:
 
 @pytest.mark.parametrize("dtype", ["i32", "f32", "f16"])
 def test_folded_expressions_match_c(dtype):
-    trees = collect(dtype, 3400)
+    trees = collect(dtype, 4000)  # i32: about a quarter are undefined (x floordiv 0...)
     assert len(trees) >= 2000
     block = Block()
     literals: dict = {}
