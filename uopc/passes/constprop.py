@@ -1,10 +1,11 @@
 """Constant propagation over uop IR: the engine behind uop-fold, uop-eval and the fold hooks.
 
-`evaluate(op, operands)` computes one uop op on numpy arrays with `uopc.semantics`
-(SPEC §5). `propagate` walks a module once, in program order, keeping the value of every
-SSA value it could compute in a dictionary; only values that a remaining op still needs
-become `uop.const` ops, so a 20,000-op chain costs 20,000 numpy calls and one constant,
-not 20,000 constants. No Python recursion: nested calls use an explicit frame stack.
+`ALU_EVALUATORS` and `EVALUATORS` compute one uop op on numpy arrays with
+`uopc.semantics` (SPEC §5). `ConstantPropagation.run` walks a module once, in program
+order, keeping the value of every SSA value it could compute in a dictionary; only values
+that a remaining op still needs become `uop.const` ops, so a 20,000-op chain costs 20,000
+numpy calls and one constant, not 20,000 constants. No Python recursion: nested calls use
+an explicit frame stack.
 
 Ops whose result is undefined for their operands (division by zero, a NaN cast to i32,
 an index out of range...) raise `UndefinedBehavior` and are left in place.
@@ -12,7 +13,7 @@ an index out of range...) raise `UndefinedBehavior` and are left in place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import builtin, func
@@ -212,12 +213,10 @@ class ConstantPropagation:
         return None
 
     # ---- the walk ----------------------------------------------------------------------
-    def run(self, module: builtin.ModuleOp, functions: Iterable[Operation] | None = None) -> None:
-        """Propagate constants through `functions` (default: the whole module)."""
-        roots = [module] if functions is None else list(functions)
-        for root in roots:
-            for op in root.walk():
-                self._visit(op, module)
+    def run(self, module: builtin.ModuleOp) -> None:
+        """Propagate constants through the whole module, then rewrite it."""
+        for op in module.walk():
+            self._visit(op, module)
         self._rewrite()
 
     def _visit(self, op: Operation, module: builtin.ModuleOp) -> None:
