@@ -82,11 +82,22 @@ class IntOp:
 _CONST_VIEWS: dict[Operation, IntOp | None] = {}
 
 
+def _cached(read: Callable[[Operation], IntOp | None]) -> Callable[[Operation], IntOp | None]:
+    """Views of literals are cached per op: literals never change and simplification asks
+    for them constantly. The cache is emptied when it grows past 65536 ops."""
+    def view(op: Operation) -> IntOp | None:
+        if op in _CONST_VIEWS:
+            return _CONST_VIEWS[op]
+        if len(_CONST_VIEWS) > 65536:
+            _CONST_VIEWS.clear()
+        found = _CONST_VIEWS[op] = read(op)
+        return found
+    return view
+
+
+@_cached
 def _uop_const(op: u.ConstOp) -> IntOp | None:
-    """const (a splat) or dense (min, max) view of an integer literal; cached per op,
-    since literals never change and simplification asks for them constantly."""
-    if op in _CONST_VIEWS:
-        return _CONST_VIEWS[op]
+    """const (a splat) or dense (min, max) view of an integer literal."""
     width = width_of(op.result.type)
     found = None
     if width is not None:
@@ -96,9 +107,6 @@ def _uop_const(op: u.ConstOp) -> IntOp | None:
                 (int(values.min() != 0), int(values.max() != 0))
             found = IntOp(op, "const", (), width, value=lo) if lo == hi else \
                 IntOp(op, "dense", (), width, value=(lo, hi))
-    if len(_CONST_VIEWS) > 65536:
-        _CONST_VIEWS.clear()
-    _CONST_VIEWS[op] = found
     return found
 
 
@@ -127,16 +135,13 @@ def _uop_cast(op: u.CastOp) -> IntOp:
     return IntOp(op, "cast", (op.src,), width_of(op.result.type))
 
 
+@_cached
 def _arith_const(op: arith.ConstantOp) -> IntOp | None:
-    if op in _CONST_VIEWS:
-        return _CONST_VIEWS[op]
     value = op.value
     width = width_of(op.result.type)
-    found = None
     if width is not None and isinstance(value, IntegerAttr):
-        found = IntOp(op, "const", (), width, value=wrap(value.value.data, width))
-    _CONST_VIEWS[op] = found
-    return found
+        return IntOp(op, "const", (), width, value=wrap(value.value.data, width))
+    return None
 
 
 def _arith_binary(kind: str) -> Callable[[Operation], IntOp | None]:
