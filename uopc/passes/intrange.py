@@ -111,6 +111,18 @@ def _cast(v: IntOp, src: Interval, src_width: int) -> Interval:
     return _fit(s0, s1, width)
 
 
+def _loop_range(value: BlockArgument) -> tuple[SSAValue, SSAValue, SSAValue] | None:
+    """(lower bound, upper bound, step) when `value` is the induction variable of an
+    `scf.for` or one of an `scf.parallel`'s; None for any other block argument."""
+    loop = value.owner.parent_op()
+    if isinstance(loop, scf.ForOp) and value.index == 0:
+        return loop.lb, loop.ub, loop.step
+    if isinstance(loop, scf.ParallelOp) and value.index < len(loop.lowerBound):
+        i = value.index
+        return loop.lowerBound[i], loop.upperBound[i], loop.step[i]
+    return None
+
+
 class Bounds:
     """Memoized interval analysis; `of(value)` is None for non-integer values."""
 
@@ -147,12 +159,8 @@ class Bounds:
     def _inputs(self, value: SSAValue, v: IntOp | None) -> list[SSAValue]:
         owner = value.owner
         if isinstance(owner, Block):
-            loop = owner.parent_op()
-            if isinstance(loop, scf.ForOp) and value.index == 0:
-                return [loop.lb, loop.ub]
-            if isinstance(loop, scf.ParallelOp) and value.index < len(loop.lowerBound):
-                return [loop.lowerBound[value.index], loop.upperBound[value.index]]
-            return []
+            loop = _loop_range(value)
+            return [] if loop is None else [loop[0], loop[1]]
         if isinstance(owner, (*_SAME_AS_SOURCE, u.PadOp, u.ReduceOp)):
             return [owner.operands[0]]
         if isinstance(owner, u.StackOp):
@@ -187,14 +195,11 @@ class Bounds:
         return full if found is None else found
 
     def _induction_variable(self, value: BlockArgument, full: Interval) -> Interval:
-        loop = value.owner.parent_op()
-        if isinstance(loop, scf.ForOp) and value.index == 0:
-            lb, ub, step = loop.lb, loop.ub, const_value(loop.step)
-        elif isinstance(loop, scf.ParallelOp) and value.index < len(loop.lowerBound):
-            i = value.index
-            lb, ub, step = loop.lowerBound[i], loop.upperBound[i], const_value(loop.step[i])
-        else:
+        loop = _loop_range(value)
+        if loop is None:
             return full
+        lb, ub, step_value = loop
+        step = const_value(step_value)
         (lb0, lb1), (_, ub1) = self._memo[lb], self._memo[ub]
         hi = ub1 - 1
         if lb0 == lb1 and step is not None and step > 0:
