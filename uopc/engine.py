@@ -82,45 +82,45 @@ def trace(roots: Sequence[UOp]) -> Trace:
     """Structural key and inputs of the graph reaching `roots` (no xDSL involved).
 
     One iterative post-order walk: a node is emitted once all its sources are, so
-    `nodes` is a topological order and key entries can name sources by position."""
+    `nodes` is a topological order and key entries can name sources by position.
+    Each node is pushed once to expand it (its sources go on top, the first one last,
+    so it is visited first) and once, below them, flagged to be emitted: when that
+    entry comes up every source has a position. Nodes are dict keys by identity
+    (`UOp` keeps object hashing), which is cheaper than calling `id` per lookup."""
     nodes: list[UOp] = []
-    position: dict[int, int] = {}
+    position: dict[UOp, int] = {}
     slot_by_array: dict[int, int] = {}
     slot_of: dict[int, int] = {}
     arrays: list[np.ndarray] = []
     sigs: list[Sig] = []
     key: list[Any] = []
-    stack = list(reversed(roots))
+    stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack[-1]
-        nid = id(node)
-        if nid in position:
-            stack.pop()
-            continue
-        waiting = False
-        for src in reversed(node.srcs):  # the first source ends on top: visited first
-            if id(src) not in position:
-                stack.append(src)
-                waiting = True
-        if waiting:
-            continue
-        stack.pop()
-        position[nid] = len(nodes)
-        nodes.append(node)
-        op = node.op
-        if op == "buffer":
-            slot = slot_by_array.get(id(node.arg))
-            if slot is None:
-                slot = slot_by_array[id(node.arg)] = len(arrays)
-                arrays.append(node.arg)
-                sigs.append(node.sig)
-            slot_of[nid] = slot
-            key.append((op, node.sig, slot))
-        elif op == "const":
-            key.append((op, node.sig, _const_key(node.arg)))
-        else:
-            key.append((op, node.sig, node.arg, *[position[id(s)] for s in node.srcs]))
-    key.append(tuple([position[id(r)] for r in roots]))
+        node, ready = pop()
+        if ready:
+            position[node] = len(nodes)
+            nodes.append(node)
+            op = node.op
+            if op == "buffer":
+                slot = slot_by_array.get(id(node.arg))
+                if slot is None:
+                    slot = slot_by_array[id(node.arg)] = len(arrays)
+                    arrays.append(node.arg)
+                    sigs.append(node.sig)
+                slot_of[id(node)] = slot
+                key.append((op, node.sig, slot))
+            elif op == "const":
+                key.append((op, node.sig, _const_key(node.arg)))
+            else:
+                key.append((op, node.sig, node.arg, *[position[s] for s in node.srcs]))
+        elif node not in position:
+            # a DAG: no source can reach `node`, so it is not expanded twice
+            push((node, True))
+            for src in reversed(node.srcs):
+                if src not in position:
+                    push((src, False))
+    key.append(tuple([position[r] for r in roots]))
     return Trace(nodes, tuple(key), arrays, sigs, slot_of)
 
 
