@@ -102,6 +102,8 @@ def literal(text: str, dtype: str) -> np.ndarray:
 
 def _nearest_f32(x: Fraction) -> np.float32:
     """The f32 nearest to x >= 0, ties to even; inf from half a unit above the largest."""
+    if x >= 2**128:  # far past inf; float(x) itself would overflow from about 2**1024
+        return np.float32(np.inf)
     with np.errstate(over="ignore"):
         guess = np.float32(float(x))  # within one unit in the last place of the answer
         if np.isinf(guess) or Fraction(float(guess)) > x:

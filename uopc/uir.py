@@ -16,7 +16,8 @@ of the last statement.
 Statements are `%name = opname operand, operand, ... : key=value key=value`. Operands
 are `%names` (defined on an earlier line) or literals: ints (`2`, `-3`), floats (`2.0`,
 `1e-3`, `inf`, `-inf`, `nan`), `true`/`false`, and tuples of literals, `(1, 2)` or
-`[1, 2]` (a one-element tuple is `(0,)`; nested tuples make rank-2+ literals).
+`[1, 2]` (a one-element tuple is `(0,)`; nested tuples make rank-2+ literals). A float
+literal is rounded to its element type from its decimal text, as C reads `0.1f`.
 
 Ops (their names are the uop ops' names, plus three pieces of sugar):
 
@@ -72,10 +73,23 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.frontend import Frontend
 from xdsl.utils.lexer import Input, Span
 
+from uopc import semantics
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
+
+class DecimalLiteral(float):
+    """A float literal that keeps its source text: a constant of a float type is rounded
+    from the decimal text, as C reads `0.1f`, not from the nearest f64 (`semantics.literal`)."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, text: str) -> "DecimalLiteral":
+        self = super().__new__(cls, text)
+        self.text = text
+        return self
+
 
 #: a literal: bool, int, float, or a (nested) tuple of them
 Value = Union[bool, int, float, tuple]
@@ -241,7 +255,7 @@ class _LineParser:
         if tok.kind == "num":
             text = tok.text
             is_int = re.fullmatch(r"[-+]?\d+", text) is not None
-            return Literal(int(text) if is_int else float(text), tok.start, tok.end)
+            return Literal(int(text) if is_int else DecimalLiteral(text), tok.start, tok.end)
         if tok.kind == "ident" and tok.text in _WORD_LITERALS:
             return Literal(_WORD_LITERALS[tok.text], tok.start, tok.end)
         if tok.kind == "punct" and tok.text in _CLOSING:
@@ -330,6 +344,17 @@ def _check_fits(value: Value, dtype: str) -> None:
                 raise ShapeError(f"literal {v} does not fit i32 [-2147483648, 2147483647]")
         elif isinstance(v, int) and abs(v) >= 2**1024:  # beyond any float: even inf is a guess
             raise ShapeError(f"literal {v} is too large for {dtype}: write inf if you mean it")
+
+
+def _array(value: Value, dtype: str) -> np.ndarray:
+    """A literal (checked by `_check_fits`) as a numpy array of `dtype`. Float elements are
+    rounded from their decimal text as C rounds them (`semantics.literal`): through a
+    Python float first, some decimals near a midpoint would be one unit off."""
+    if dtype not in shapes.FLOAT_DTYPES:
+        return np.array(value, dtype=NUMPY_DTYPES[dtype])
+    flat = [semantics.literal(v.text if isinstance(v, DecimalLiteral) else str(v), dtype)
+            for v in _flatten(value)]
+    return np.array(flat, dtype=NUMPY_DTYPES[dtype]).reshape(_literal_shape(value))
 
 
 class _Importer:
@@ -467,9 +492,7 @@ class _Importer:
                 shape = _literal_shape(lit.value)
         except ShapeError as err:
             raise self.error(str(err), lit) from None
-        with np.errstate(over="ignore"):  # 1e39 as f32 is inf, as C rounds the literal
-            array = np.array(lit.value, dtype=NUMPY_DTYPES[dtype])
-        op = uop.ConstOp.from_array(array, Sig(tuple(shape or ()), dtype))
+        op = uop.ConstOp.from_array(_array(lit.value, dtype), Sig(tuple(shape or ()), dtype))
         self.ops.append(op)
         return op.result
 

@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.parser import Parser
 
+from uopc import semantics
 from uopc.context import make_context
 from uopc.passes.constprop import EVALUATORS
 from uopc.uir import UirError, parse_uir
 from uopc.uopdialect import ops as u
-from uopc.uopdialect.types import sig_of
+from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
 
 def outer_reduce_program(n: int) -> str:
@@ -225,6 +226,37 @@ def test_const_forms():
     np.testing.assert_array_equal(consts["sp"].as_array(), np.full((2, 2), 2.0, np.float32))
     np.testing.assert_array_equal(consts["dn"].as_array(), np.array([[1, 2], [3, 4]], np.float32))
     assert isinstance(consts["rs"], u.ReshapeOp) and str(consts["rs"].result.type) == "tensor<3x2xi32>"
+
+
+# Decimals just above a midpoint between two values of the type: C rounds them up, but a
+# Python float lands on the midpoint (f32) or rounds past it (f16, which C reads through f32).
+ABOVE_F32_MIDPOINT = "1.0000000596046447753906250001"  # 1 + 2**-24 + 1e-28
+ABOVE_F16_MIDPOINT = "1.000488282181322574615478515625"  # 1 + 2**-11 + 2**-30
+
+
+@pytest.mark.parametrize("text, dtype, want", [
+    (ABOVE_F32_MIDPOINT, "f32", 1 + 2**-23),
+    (ABOVE_F16_MIDPOINT, "f16", 1.0),
+    ("1e400", "f32", math.inf),
+    ("-1e400", "f16", -math.inf),
+    ("16777217", "f32", 16777216.0),
+])
+def test_float_literals_round_as_c_reads_them(text, dtype, want):
+    program = f"%x = buffer 2 : dtype={dtype}\n%c = const {text} : dtype={dtype}\n" \
+              f"%t = const ({text}, 0.5) : dtype={dtype}\n%y = mul %x, {text}"
+    ops = list(main_func(parse_uir(program)).body.block.ops)
+    literals = [op.as_array() for op in ops if isinstance(op, u.ConstOp)]
+    assert len(literals) == 3
+    for array in literals:
+        assert array.dtype == np.dtype(NUMPY_DTYPES[dtype])
+        assert array.flat[0] == want
+        assert array.flat[0] == semantics.literal(text, dtype)
+
+
+def test_midpoint_literals_would_round_wrong_through_a_python_float():
+    """What the test above guards against: the nearest f64 goes the other way."""
+    assert np.float32(float(ABOVE_F32_MIDPOINT)) != np.float32(1 + 2**-23)
+    assert np.float16(float(ABOVE_F16_MIDPOINT)) != np.float16(1.0)
 
 
 def test_buffers_follow_slot_order_and_shapes_reshape():
