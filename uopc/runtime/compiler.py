@@ -24,10 +24,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+#: the flags under which C float code computes what `uopc.semantics` defines (SPEC §5):
+#: no FMA contraction, every `float` or `_Float16` assignment rounds
+FP_FLAGS = ("-ffp-contract=off", "-fexcess-precision=standard")
 #: -O2, not -O3: on generated kernels -O3 compiled 2-5x slower (11.7 s vs 1.8 s for a
 #: 64 kB unit of fused loops) and ran no faster (GEMM 1024^3, MLP training step)
-DEFAULT_CFLAGS = ("-O2", "-march=native", "-fopenmp", "-ffp-contract=off",
-                  "-fexcess-precision=standard", "-fno-math-errno")
+DEFAULT_CFLAGS = ("-O2", "-march=native", "-fopenmp", *FP_FLAGS, "-fno-math-errno")
 ALWAYS_FLAGS = ("-shared", "-fPIC")
 LIBS = ("-lm",)
 
@@ -55,6 +57,7 @@ def cache_dir() -> Path:
 
 
 def compiler() -> list[str]:
+    """The C compiler command: `$CC`, or cc when it is unset or empty."""
     return shlex.split(os.environ.get("CC") or "cc")
 
 
@@ -77,6 +80,7 @@ def compiler_identity(cc: tuple[str, ...]) -> str:
 
 
 def numbered(source: str) -> str:
+    """`source` with line numbers, for compiler messages."""
     return "\n".join(f"{n:5d}  {line}" for n, line in enumerate(source.splitlines(), 1))
 
 

@@ -1,9 +1,10 @@
 """Compile a small C program with the system compiler and run it.
 
 Tests use this to check the reference semantics against compiled C (for example, the
-constant folder against the same expressions in C). It is deliberately small: the
-runtime's compile cache (SPEC §9) is the place this will move into, and until then this
-is the one spot in uopc that invokes the C compiler for snippets.
+constant folder against the same expressions in C). Unlike the runtime's compile cache
+(`uopc.runtime.compiler`, SPEC §9), which builds cached shared libraries of generated
+kernels, this builds a whole program with `main` in a temporary directory, runs it once
+and returns its output.
 
 The compiler is `$CC` (default `cc`); `$CFLAGS` are added after `STRICT_FP_FLAGS`, the
 flags that make C's float arithmetic follow SPEC §5 (no FMA contraction, every `_Float16`
@@ -19,8 +20,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from uopc.runtime.compiler import FP_FLAGS, compiler, numbered
+
 #: flags under which C float code computes what `uopc.semantics` defines
-STRICT_FP_FLAGS = ("-O1", "-ffp-contract=off", "-fexcess-precision=standard")
+STRICT_FP_FLAGS = ("-O1", *FP_FLAGS)
 
 
 class CCompileError(RuntimeError):
@@ -29,12 +32,7 @@ class CCompileError(RuntimeError):
 
 def compiler_command() -> list[str]:
     """The C compiler and flags: `$CC` (or cc), STRICT_FP_FLAGS, then `$CFLAGS`."""
-    cc = shlex.split(os.environ.get("CC", "cc"))
-    return [*cc, *STRICT_FP_FLAGS, *shlex.split(os.environ.get("CFLAGS", ""))]
-
-
-def _numbered(source: str) -> str:
-    return "\n".join(f"{n:5d}  {line}" for n, line in enumerate(source.splitlines(), 1))
+    return [*compiler(), *STRICT_FP_FLAGS, *shlex.split(os.environ.get("CFLAGS", ""))]
 
 
 def run_c(source: str, flags: Sequence[str] = (), libs: Sequence[str] = ("-lm",),
@@ -49,7 +47,7 @@ def run_c(source: str, flags: Sequence[str] = (), libs: Sequence[str] = ("-lm",)
         built = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if built.returncode != 0:
             raise CCompileError(
-                f"C compiler failed ({shlex.join(cmd)}):\n{built.stderr}\n{_numbered(source)}"
+                f"C compiler failed ({shlex.join(cmd)}):\n{built.stderr}\n{numbered(source)}"
             )
         ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout)
         if ran.returncode != 0:
