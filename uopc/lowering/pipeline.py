@@ -2,7 +2,7 @@
 
 `lower_to_loops(module)` runs, in-process on one ModuleOp:
 
-    uop-rangeify, uop-symbolic (when available), dce, licm, cse
+    uop-rangeify, uop-symbolic, dce, licm, cse
 
 Rangeify already emits affine, hoisted index math; the symbolic pass (integer algebra on
 arith/index inside scf.for: folds int x*0, range facts, ...) and xDSL's dce/licm/cse clean
@@ -22,23 +22,14 @@ from xdsl.transforms.common_subexpression_elimination import (
 )
 from xdsl.transforms.loop_invariant_code_motion import LoopInvariantCodeMotionPass
 
-from uopc import registry
 from uopc.lowering.rangeify import UopRangeify
-
-SYMBOLIC_PASS = "uop-symbolic"
+from uopc.passes.symbolic import UopSymbolicPass
 
 
 def simplification_passes() -> list[ModulePass]:
-    """The passes that follow rangeify (the symbolic pass only when it is registered)."""
-    passes: list[ModulePass] = []
-    factory = registry.pass_factories().get(SYMBOLIC_PASS)
-    if factory is not None:
-        try:
-            passes.append(factory()())
-        except ImportError:
-            pass  # registered but not importable in this checkout: run without it
-    passes += [DeadCodeElimination(), LoopInvariantCodeMotionPass(), CommonSubexpressionElimination()]
-    return passes
+    """The passes that follow rangeify."""
+    return [UopSymbolicPass(), DeadCodeElimination(), LoopInvariantCodeMotionPass(),
+            CommonSubexpressionElimination()]
 
 
 def lower_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
