@@ -32,10 +32,8 @@ are inputs.
 from __future__ import annotations
 
 import math
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Sequence
 
 import cffi
 import numpy as np
@@ -184,9 +182,7 @@ class Program:
         self.arena_bytes = signature.arena_bytes
         self.library = load_library(source, cdefs)
         self._ffi, lib = self.library
-        n_args = len(self.outputs) + len(self.inputs) + (1 if self.arena_bytes else 0)
-        cname = c_function_name(entry)
-        self._fn = getattr(lib, cname)
+        self._fn = getattr(lib, c_function_name(entry))
         self._from_buffer = self._ffi.from_buffer
         self._expect = tuple((s.dtype, s.count) for s in (*self.outputs, *self.inputs))
         self._tail: tuple = ()
@@ -195,7 +191,6 @@ class Program:
             start = (-raw.ctypes.data) % ARENA_ALIGN
             self._arena = raw[start:start + self.arena_bytes]
             self._tail = (self._from_buffer(self._arena),)
-        assert n_args == len(self._expect) + len(self._tail)
 
     def __repr__(self) -> str:
         outs = ", ".join(map(str, self.outputs))
@@ -270,17 +265,10 @@ def load_library(source: str, cdefs: str) -> tuple[cffi.FFI, object]:
     try:
         return ffi, ffi.dlopen(str(path))
     except OSError:
-        _remove(path)
+        path.unlink(missing_ok=True)
         path = library_path(source)
         compile_into(source, path)
         return ffi, ffi.dlopen(str(path))
-
-
-def _remove(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def lower_and_emit(module: ModuleOp) -> str:
