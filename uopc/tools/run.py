@@ -119,9 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return run(args)
-    except (ParseError, DiagnosticException, VerifyException) as err:
-        print(f"uopc-run: error: {err}", file=sys.stderr)
-    except (UsageError, CompileError, ValueError, TypeError) as err:
+    except (ParseError, DiagnosticException, VerifyException, UsageError, CompileError,
+            ValueError, TypeError) as err:
         print(f"uopc-run: error: {err}", file=sys.stderr)
     except RecursionError:
         print("uopc-run: error: program nests too deeply to process", file=sys.stderr)
