@@ -87,8 +87,19 @@ def _sin(node: UOp, g: Tensor, need: list[bool]) -> Grads:
     return [g * _t(node.srcs[0]).cos()]
 
 
+def _reshaped(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """`g.reshape(shape)`, reading through a reshape that made `g`: a gradient node is
+    never a target or a stop, so skipping it changes no gradient, and the reshape pairs
+    of keepdim reductions (reduce, reshape to keepdim, reshape back) vanish."""
+    node = g.uop
+    if node.op == "reshape":
+        base = node.srcs[0]
+        return _t(base) if base.sig.shape == shape else _t(base).reshape(shape)
+    return g.reshape(shape)
+
+
 def _reshape(node: UOp, g: Tensor, need: list[bool]) -> Grads:
-    return [g.reshape(node.srcs[0].sig.shape)]
+    return [_reshaped(g, node.srcs[0].sig.shape)]
 
 
 def _expand(node: UOp, g: Tensor, need: list[bool]) -> Grads:
@@ -143,7 +154,7 @@ def _index(node: UOp, g: Tensor, need: list[bool]) -> Grads:
 def _reduce(node: UOp, g: Tensor, need: list[bool]) -> Grads:
     kind, _ = node.arg
     src = _t(node.srcs[0])
-    g_kept = g.reshape(_keepdim_shape(node))
+    g_kept = _reshaped(g, _keepdim_shape(node))
     if kind == "add":
         return [g_kept.expand(src.shape)]
     hit = src.eq(_t(node).reshape(_keepdim_shape(node))).cast(g.dtype)
@@ -170,47 +181,47 @@ RULES: dict[str, Rule] = {
 
 
 def gradients(root: UOp, wrt: list[UOp]) -> dict[int, Tensor]:
-    """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id."""
+    """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id.
+
+    Nodes are set and dict keys by identity (`UOp` has no `__eq__`)."""
     order = toposort([root])
-    targets = {id(n) for n in wrt}
-    stops = {id(n) for n in STOP_GRADIENT}
+    targets = set(wrt)
+    stops = set(STOP_GRADIENT)
     # nodes on a path from a target to the root: only these get gradient rules
-    on_path: set[int] = set()
+    on_path: set[UOp] = set()
     for node in order:
-        key = id(node)
-        if key in targets:
-            on_path.add(key)
+        if node in targets:
+            on_path.add(node)
             continue
-        if key in stops or node.sig.dtype not in FLOAT_DTYPES:
+        if node in stops or node.sig.dtype not in FLOAT_DTYPES:
             continue
         for s in node.srcs:
-            if id(s) in on_path:
-                on_path.add(key)
+            if s in on_path:
+                on_path.add(node)
                 break
-    grads: dict[int, Tensor] = {}
-    if id(root) in on_path and root.sig.dtype in FLOAT_DTYPES:
-        grads[id(root)] = Tensor.full(root.sig.shape, 1.0, root.sig.dtype)
+    grads: dict[UOp, Tensor] = {}
+    if root in on_path and root.sig.dtype in FLOAT_DTYPES:
+        grads[root] = Tensor.full(root.sig.shape, 1.0, root.sig.dtype)
     for node in reversed(order):
-        g = grads.get(id(node))
-        if g is None or not node.srcs or id(node) in stops:
+        g = grads.get(node)
+        if g is None or not node.srcs or node in stops:
             continue
-        need = [id(s) in on_path for s in node.srcs]
+        need = [s in on_path for s in node.srcs]
         if not any(need):
             continue
         for src, wanted, contribution in zip(node.srcs, need, RULES[node.op](node, g, need)):
             if wanted and contribution is not None:
-                key = id(src)
-                seen = grads.get(key)
-                grads[key] = contribution if seen is None else seen + contribution
-    return {k: grads[k] for k in targets if k in grads}
+                seen = grads.get(src)
+                grads[src] = contribution if seen is None else seen + contribution
+    return {id(n): grads[n] for n in targets if n in grads}
 
 
 def backward(loss: Tensor, params: list[Tensor] | None) -> None:
     """Set (or accumulate into) `p.grad` for each parameter; see `Tensor.backward`."""
     root = loss._trace
     if params is None:
-        reachable = {id(n) for n in toposort([root])}
-        params = [t for t in list(GRAD_LEAVES) if id(t._trace) in reachable]
+        reachable = set(toposort([root]))
+        params = [t for t in list(GRAD_LEAVES) if t._trace in reachable]
     found = gradients(root, [p._trace for p in params])
     for p in params:
         g = found.get(id(p._trace))

@@ -30,8 +30,7 @@ from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import Sig
 
 
-def _rule(op: str, srcs: Sequence["UOp"], arg: Any) -> Sig:
-    sigs = [s.sig for s in srcs]
+def _compute_rule(op: str, sigs: list[Sig], arg: Any) -> Sig:
     if op in shapes.BINARY_OPS:
         return shapes.binary(op, *sigs)
     if op in shapes.UNARY_OPS:
@@ -54,9 +53,35 @@ _RULES: dict[str, Callable[[list[Sig], Any], Sig]] = {
     "contiguous": lambda s, a: shapes.contiguous(s[0]),
 }
 
+#: result types by (op, arg, source types): a training step applies the same few
+#: hundred rules every step, and a dict hit is cheaper than re-checking a shape
+_RESULT_SIGS: dict[tuple[Any, ...], Sig] = {}
+#: the memo is cleared when it grows past this many entries (programs whose shapes keep
+#: changing must not grow it without bound)
+_MEMO_LIMIT = 1 << 16
+
+
+def result_sig(op: str, srcs: Sequence["UOp"], arg: Any) -> Sig:
+    """The result type of `op` on `srcs` (raises ShapeError; failures are not memoized)."""
+    key = (op, arg, *[s.sig for s in srcs])
+    try:
+        return _RESULT_SIGS[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable arg (a list): checked every time
+        return _compute_rule(op, list(key[2:]), arg)
+    sig = _compute_rule(op, list(key[2:]), arg)
+    if len(_RESULT_SIGS) >= _MEMO_LIMIT:
+        _RESULT_SIGS.clear()
+    _RESULT_SIGS[key] = sig
+    return sig
+
 
 class UOp:
-    """One node of a traced program: an op name, its sources, its argument and type."""
+    """One node of a traced program: an op name, its sources, its argument and type.
+
+    Nodes hash and compare by identity (no `__eq__`): the engine and autograd use them
+    as dict keys."""
 
     __slots__ = ("op", "srcs", "arg", "sig", "__weakref__")
 
@@ -70,7 +95,7 @@ class UOp:
     def make(op: str, srcs: Sequence["UOp"] = (), arg: Any = None) -> "UOp":
         """A node whose type follows from the shape rule of `op` (raises ShapeError)."""
         srcs = tuple(srcs)
-        return UOp(op, srcs, arg, _rule(op, srcs, arg))
+        return UOp(op, srcs, arg, result_sig(op, srcs, arg))
 
     @staticmethod
     def const(value: bool | int | float, sig: Sig) -> "UOp":
@@ -85,18 +110,20 @@ class UOp:
 
 
 def toposort(roots: Sequence[UOp]) -> list[UOp]:
-    """Nodes reachable from `roots`, sources before users, without recursion."""
+    """Nodes reachable from `roots`, sources before users, without recursion (the
+    same flagged-stack walk as `uopc.engine.trace`)."""
     order: list[UOp] = []
-    seen: set[int] = set()
+    done: set[UOp] = set()
     stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
+        node, ready = pop()
+        if ready:
+            done.add(node)
             order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        stack.extend((s, False) for s in reversed(node.srcs) if id(s) not in seen)
+        elif node not in done:
+            push((node, True))
+            for s in reversed(node.srcs):
+                if s not in done:
+                    push((s, False))
     return order

@@ -33,7 +33,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from uopc.graph import UOp
+from uopc.graph import UOp, result_sig
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
 
 Scalar = Union[bool, int, float]
@@ -98,8 +98,24 @@ def _is_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
+#: broadcast results by (shape, shape): tracing a step broadcasts the same pairs each time
+_BROADCASTS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+_BROADCAST_MEMO_LIMIT = 1 << 14
+
+
 def broadcast_shape(a: Sequence[int], b: Sequence[int], what: str) -> tuple[int, ...]:
     """The numpy broadcast of two shapes; a ShapeError naming both when they do not fit."""
+    pair = (tuple(a), tuple(b))
+    shape = _BROADCASTS.get(pair)
+    if shape is None:
+        shape = _broadcast(a, b, what)
+        if len(_BROADCASTS) >= _BROADCAST_MEMO_LIMIT:
+            _BROADCASTS.clear()
+        _BROADCASTS[pair] = shape
+    return shape
+
+
+def _broadcast(a: Sequence[int], b: Sequence[int], what: str) -> tuple[int, ...]:
     rank = max(len(a), len(b))
     a1 = (1,) * (rank - len(a)) + tuple(a)
     b1 = (1,) * (rank - len(b)) + tuple(b)
@@ -177,11 +193,15 @@ class Tensor:
     def _apply(self, op: str, *others: "Tensor", arg: Any = None) -> "Tensor":
         # the hot path of tracing: kept to plain attribute reads
         grad = self._requires_grad
-        srcs = [self._trace if grad else self.uop]
-        for o in others:
-            srcs.append(o._trace if o._requires_grad else o.uop)
-            grad = grad or o._requires_grad
-        return Tensor._wrap(UOp.make(op, srcs, arg), grad)
+        if others:
+            listed = [self._trace if grad else self.uop]
+            for o in others:
+                listed.append(o._trace if o._requires_grad else o.uop)
+                grad = grad or o._requires_grad
+            srcs = tuple(listed)
+        else:
+            srcs = (self._trace if grad else self.uop,)
+        return Tensor._wrap(UOp(op, srcs, arg, result_sig(op, srcs, arg)), grad)
 
     # ------------------------------------------------------------------ construction
     @staticmethod
@@ -360,9 +380,9 @@ class Tensor:
             return other._apply(op, self) if reflected else self._apply(op, other)
         if _is_scalar(other):
             # a splat constant of the full shape: no reshape/expand nodes to trace
-            dt = _scalar_operand_dtype(other, self.dtype)
+            dt = _scalar_operand_dtype(other, self.uop.sig.dtype)
             a = self.cast(dt)
-            b = Tensor._wrap(UOp.const(_as_python(other, dt), Sig(a.shape, dt)), False)
+            b = Tensor._wrap(UOp.const(_as_python(other, dt), a.uop.sig), False)
             return b._apply(op, a) if reflected else a._apply(op, b)
         a, b = _operands(self, other)
         if reflected:

@@ -131,3 +131,15 @@ def test_gather_rows_gradient_scatters_back():
     picked = table[Tensor(np.array([3, 1, 3], np.int32))]
     (picked * Tensor(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32))).sum().backward()
     np.testing.assert_allclose(table.grad.numpy(), [[0, 0], [3, 4], [0, 0], [6, 8]])
+
+
+def test_keepdim_reduction_gradients_trace_no_reshape_of_a_reshape():
+    from uopc.graph import toposort
+
+    x_data, y_data = randf(3, 4), randf(3, 4)
+    x = Tensor(x_data, requires_grad=True)
+    (x.sum(-1, keepdim=True) * Tensor(y_data)).sum().backward([x])
+    nodes = toposort([x.grad.uop])
+    assert not [n for n in nodes if n.op == "reshape" and n.srcs[0].op == "reshape"]
+    expected = np.broadcast_to(y_data.sum(-1, keepdims=True), (3, 4))
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5, atol=1e-6)
