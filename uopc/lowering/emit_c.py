@@ -476,7 +476,7 @@ class CEmitter:
         return f"({a} {'>' if bigger else '<'} {b} ? {a} : {b})"
 
     def cmpi(self, op: arith.CmpiOp) -> str:
-        pred = _CMPI[op.predicate.value.data]
+        pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
         a, b = self.name(op.lhs), self.name(op.rhs)
         base = pred[1:] if len(pred) == 3 else pred
         symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[base]
@@ -486,7 +486,7 @@ class CEmitter:
         return f"{a} {symbol} {b}"
 
     def cmpf(self, op: arith.CmpfOp) -> str:
-        pred = _CMPF[op.predicate.value.data]
+        pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         a, b = self.name(op.lhs), self.name(op.rhs)
         return _CMPF_C[pred].format(a=a, b=b)
 
@@ -609,9 +609,6 @@ _INFIX = {
     arith.ShLIOp: "<<", arith.ShRSIOp: ">>", arith.AddfOp: "+", arith.SubfOp: "-",
     arith.MulfOp: "*", arith.DivfOp: "/",
 }
-_CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
 _CMPF_C = {
     "false": "false", "true": "true",
     "oeq": "{a} == {b}", "ogt": "{a} > {b}", "oge": "{a} >= {b}", "olt": "{a} < {b}",

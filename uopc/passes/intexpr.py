@@ -35,7 +35,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from uopc.uopdialect import ops as u
 
 INDEX_WIDTH = 64
-CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 #: the predicate that holds with the operands swapped
 SWAPPED = {"eq": "eq", "ne": "ne", "slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle",
            "ult": "ugt", "ule": "uge", "ugt": "ult", "uge": "ule"}
@@ -160,7 +159,8 @@ def _arith_binary(kind: str) -> Callable[[Operation], IntOp | None]:
 def _arith_cmpi(op: arith.CmpiOp) -> IntOp | None:
     if width_of(op.lhs.type) is None or isinstance(op.lhs.type, TensorType):
         return None
-    return IntOp(op, "cmp", (op.lhs, op.rhs), 1, pred=CMP_PREDICATES[op.predicate.value.data])
+    pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    return IntOp(op, "cmp", (op.lhs, op.rhs), 1, pred=pred)
 
 
 def _arith_select(op: arith.SelectOp) -> IntOp | None:
