@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -109,11 +110,42 @@ class AdamW(Optimizer):
         scale = -self._lr * root_correction / (1.0 - b1_power)
         eps = root_correction * self.eps
         decay = 1.0 - self._lr * self.wd if self.wd else None
+        shared: dict[tuple[tuple[int, ...], str], _AdamOperands] = {}
         for p, g, m, v in zip(self.params, self._grads(), self.m, self.v):
-            m.assign(self.b1 * m + (1.0 - self.b1) * g)
-            v.assign(self.b2 * v + (1.0 - self.b2) * (g * g))
-            step = m * (v.sqrt() + eps).reciprocal() * scale
-            p.assign((p if decay is None else p * decay) + step)
+            c = shared.get((p.shape, g.dtype))
+            if c is None:
+                c = shared[p.shape, g.dtype] = self._step_operands(p.shape, g.dtype, eps,
+                                                                   scale, decay)
+            m.assign(c.b1 * m + c.one_minus_b1 * g)
+            v.assign(c.b2 * v + c.one_minus_b2 * (g * g))
+            step = m * (v.sqrt() + c.eps).reciprocal() * c.scale
+            p.assign((p if c.decay is None else p * c.decay) + step)
+
+    def _step_operands(self, shape: tuple[int, ...], grad_dtype: str, eps: Tensor,
+                       scale: Tensor, decay: Tensor | None) -> "_AdamOperands":
+        """The constants and broadcast scalars of a step for parameters of `shape`: the
+        nodes `self.b1 * m`, `(1 - self.b1) * g` or `+ eps` would make per parameter
+        (a constant takes the type of the tensor it multiplies: the f32 moments, the
+        gradient), traced once per shape and gradient type."""
+        def const(value: float, dtype: str) -> Tensor:
+            return Tensor.full(shape, value, dtype)
+
+        return _AdamOperands(const(self.b1, "f32"), const(1.0 - self.b1, grad_dtype),
+                             const(self.b2, "f32"), const(1.0 - self.b2, grad_dtype),
+                             eps._broadcast_to(shape),
+                             scale._broadcast_to(shape),
+                             None if decay is None else decay._broadcast_to(shape))
+
+
+class _AdamOperands(NamedTuple):
+    b1: Tensor
+    one_minus_b1: Tensor
+    b2: Tensor
+    one_minus_b2: Tensor
+    eps: Tensor
+    scale: Tensor
+    decay: Tensor | None
+
 
 def train(optimizer: Optimizer, compute_loss: Callable[[int], Tensor], steps: int,
           log_every: int = 0, log: Callable[[str], None] = print) -> list[float]:

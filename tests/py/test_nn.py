@@ -94,6 +94,29 @@ def test_adamw_matches_reference_update():
     np.testing.assert_allclose(w.numpy(), ref, rtol=1e-4, atol=1e-5)
 
 
+def test_adamw_params_sharing_a_shape_each_follow_the_reference():
+    # parameters of one shape share the step's constants and broadcasts in the graph
+    starts = [randf(3), randf(3), randf(2, 2)]
+    params = [Tensor(w, requires_grad=True) for w in starts]
+    opt = AdamW(params, lr=0.1, b1=0.8, b2=0.95, eps=1e-6, wd=0.05)
+    refs = [w.astype(np.float64) for w in starts]
+    ms = [np.zeros_like(r) for r in refs]
+    vs = [np.zeros_like(r) for r in refs]
+    scales = [1.0, -2.0, 0.5]
+    for t in range(1, 4):
+        opt.zero_grad()
+        sum((p * p * p).sum() * s for p, s in zip(params, scales)).backward()
+        opt.step()
+        for i, s in enumerate(scales):
+            g = 3 * s * refs[i] ** 2
+            ms[i] = 0.8 * ms[i] + 0.2 * g
+            vs[i] = 0.95 * vs[i] + 0.05 * g * g
+            update = (ms[i] / (1 - 0.8**t)) / (np.sqrt(vs[i] / (1 - 0.95**t)) + 1e-6)
+            refs[i] = refs[i] - 0.1 * update - 0.1 * 0.05 * refs[i]
+    for p, ref in zip(params, refs):
+        np.testing.assert_allclose(p.numpy(), ref, rtol=1e-4, atol=1e-5)
+
+
 def test_step_without_backward_says_so():
     w = Tensor(np.ones(2, np.float32), requires_grad=True)
     with pytest.raises(RuntimeError, match="backward"):
