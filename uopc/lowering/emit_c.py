@@ -269,11 +269,7 @@ class CEmitter:
 
     def expression(self, op: Operation) -> str | None:
         rule = _EXPRESSIONS.get(type(op))
-        if rule is not None:
-            return rule(self, op)
-        if isinstance(op, tuple(_MATH)):
-            return self.math_call(op)
-        return None
+        return None if rule is None else rule(self, op)
 
     # ---- control flow ------------------------------------------------------------------------
     def for_(self, op: scf.ForOp) -> None:
@@ -288,15 +284,19 @@ class CEmitter:
             self.line(f"{c_type(arg.type)} {acc} = {self.name(init)};")
         i = self.fresh(iv, "i")
         self.line(f"for (int64_t {i} = {lb}; {i} < {ub}; {i} += {step}) {{")
+        self.yielding_block(body, accs, [a.type for a in body.args[1:]])
+        self.line("}")
+
+    def yielding_block(self, block: Block, targets: list[str], types: list[Attribute]) -> None:
+        """The body of an scf.for or an scf.if branch, one level in; its `scf.yield`
+        assigns the yielded values to `targets` (the accumulators or the if's results)."""
         self.level += 1
-        for inner in body.ops:
+        for inner in block.ops:
             if isinstance(inner, scf.YieldOp):
-                self.assign_all(accs, [self.name(v) for v in inner.operands],
-                                [a.type for a in body.args[1:]])
+                self.assign_all(targets, [self.name(v) for v in inner.operands], types)
             else:
                 self.op(inner)
         self.level -= 1
-        self.line("}")
 
     def assign_all(self, targets: list[str], values: list[str], types: list[Attribute]) -> None:
         if len(targets) == 1:
@@ -316,24 +316,14 @@ class CEmitter:
         for r in op.results:
             results.append(self.fresh(r, "r"))
             self.line(f"{c_type(r.type)} {results[-1]};")
+        types = [r.type for r in op.results]
         self.line(f"if ({self.name(op.cond)}) {{")
-        self.branch(op.true_region.block if op.true_region.blocks else None, results, op)
+        if op.true_region.blocks:
+            self.yielding_block(op.true_region.block, results, types)
         if op.false_region.blocks:
             self.line("} else {")
-            self.branch(op.false_region.block, results, op)
+            self.yielding_block(op.false_region.block, results, types)
         self.line("}")
-
-    def branch(self, block: Block | None, results: list[str], op: scf.IfOp) -> None:
-        if block is None:
-            return
-        self.level += 1
-        for inner in block.ops:
-            if isinstance(inner, scf.YieldOp):
-                self.assign_all(results, [self.name(v) for v in inner.operands],
-                                [r.type for r in op.results])
-            else:
-                self.op(inner)
-        self.level -= 1
 
     def parallel(self, op: scf.ParallelOp) -> None:
         if op.initVals or op.results:
@@ -658,6 +648,7 @@ _EXPRESSIONS: dict[type, Callable[[CEmitter, Operation], str]] = {
                                      arith.TruncFOp, arith.ExtSIOp, arith.ExtUIOp,
                                      arith.TruncIOp)},
     arith.NegfOp: CEmitter.negf,
+    **{t: CEmitter.math_call for t in _MATH},
     memref.LoadOp: CEmitter.load,
 }
 
