@@ -71,6 +71,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from uopc.lowering.indexing import Clamp, Div, Dynamic, Ix, LoopVar, Mod, flatten, unflatten
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.ops import dense_to_array
+from uopc.uopdialect.shapes import FLOAT_DTYPES
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
 
 INDEX = IndexType()
@@ -356,6 +357,10 @@ class FunctionLowering:
         key_value = value.hex() if isinstance(value, float) else int(value)
         return self._memo(("const", t, key_value), lambda: self.put(_constant(value, t)))
 
+    def zero(self, dtype: str) -> S:
+        """0, 0.0 or false of element type `dtype` (pad's fill, a cast's "nonzero" test)."""
+        return self.const(0.0 if dtype in FLOAT_DTYPES else 0, ELEMENT_TYPES[dtype])
+
     def index(self, ix: Ix) -> S:
         """An index-typed SSA value computing `ix`."""
         return self._memo(("ix", ix), lambda: self._index(ix))
@@ -466,8 +471,8 @@ class FunctionLowering:
             return a
         t = ELEMENT_TYPES[dst]
         if dst == "i1":
-            zero = self.const(0.0 if src in ("f32", "f16") else 0, ELEMENT_TYPES[src])
-            if src in ("f32", "f16"):
+            zero = self.zero(src)
+            if src in FLOAT_DTYPES:
                 return self.put(arith.CmpfOp(a.value, zero.value, "une"), a, zero)
             return self.put(arith.CmpiOp(a.value, zero.value, "ne"), a, zero)
         if src == "i1":
@@ -514,7 +519,7 @@ class FunctionLowering:
     def _pad(self, op: uop.PadOp, idx):
         sig = sig_of(op.src.type)
         if sig.numel == 0:  # padding around nothing: all zeros, and nothing to read
-            return self.const(0.0 if sig.dtype in ("f32", "f16") else 0, ELEMENT_TYPES[sig.dtype])
+            return self.zero(sig.dtype)
         src_idx: list[Ix] = []
         conds: list[S] = []
         for ix, before, n in zip(idx, op.ints("before"), sig.shape):
@@ -530,7 +535,7 @@ class FunctionLowering:
         cond = conds[0]
         for c in conds[1:]:
             cond = self.put(arith.AndIOp(cond.value, c.value), cond, c)
-        zero = self.const(0.0 if sig.dtype in ("f32", "f16") else 0, ELEMENT_TYPES[sig.dtype])
+        zero = self.zero(sig.dtype)
         return self.put(arith.SelectOp(cond.value, inner.value, zero.value), cond, inner, zero)
 
     def _compare(self, e: Ix, pred: str, bound: int) -> S:
@@ -558,7 +563,7 @@ class FunctionLowering:
         sig = sig_of(op.src.type)
         shape = sig.shape
         if sig.numel == 0:  # any index is out of range (undefined): never read
-            return self.const(0.0 if sig.dtype in ("f32", "f16") else 0, ELEMENT_TYPES[sig.dtype])
+            return self.zero(sig.dtype)
         dyn: list[Ix] = []
         for k, i in enumerate(op.indices):
             raw = self.value(i, ())
@@ -575,9 +580,7 @@ class FunctionLowering:
         return self.value(op.src, idx)
 
     def _reduce(self, op: uop.ReduceOp, idx):
-        deps: frozenset[LoopVar] = frozenset()
-        for ix in idx:
-            deps |= ix.deps()
+        deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
         level = self._level(deps)
         recompute = math.prod(f.var.size for f in self.stack[1:level + 1] if f.var not in deps)
         if recompute > 1:
@@ -585,9 +588,10 @@ class FunctionLowering:
             buf = self._temp(op.result.type)
             self._materialize(op.result, buf)
             return self._load(buf, idx)
-        return self._reduce_loop(op, idx, level)
+        return self._reduce_loop(op, idx, level, deps)
 
-    def _reduce_loop(self, op: uop.ReduceOp, idx, level: int) -> S:
+    def _reduce_loop(self, op: uop.ReduceOp, idx, level: int, deps: frozenset[LoopVar]) -> S:
+        """The reduction loops at `level`, for result index `idx` (which depends on `deps`)."""
         sig = sig_of(op.src.type)
         t = ELEMENT_TYPES[sig.dtype]
         kind = op.kind()
@@ -619,9 +623,6 @@ class FunctionLowering:
         self.stack = saved
         if not frames:
             return acc
-        deps: frozenset[LoopVar] = frozenset()
-        for ix in idx:
-            deps |= ix.deps()
         return S(frames[0].loop.results[0], deps)
 
 
@@ -659,13 +660,13 @@ def _constant(value: int | float | bool, t: Attribute) -> Operation:
 
 def _identity(kind: str, dtype: str) -> int | float:
     if kind == "add":
-        return 0.0 if dtype in ("f32", "f16") else 0
-    return float("-inf") if dtype in ("f32", "f16") else -(2**31)
+        return 0.0 if dtype in FLOAT_DTYPES else 0
+    return float("-inf") if dtype in FLOAT_DTYPES else -(2**31)
 
 
 def _int_or_float(int_op, float_op):
     def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-        op = float_op if dtype in ("f32", "f16") else int_op
+        op = float_op if dtype in FLOAT_DTYPES else int_op
         return fl.put(op(a.value, b.value), a, b)
     return build
 
@@ -682,7 +683,7 @@ def _bool_or(int_op, float_op, bool_op):
 
 def _compare_op(int_pred: str, float_pred: str, bool_pred: str):
     def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-        if dtype in ("f32", "f16"):
+        if dtype in FLOAT_DTYPES:
             return fl.put(arith.CmpfOp(a.value, b.value, float_pred), a, b)
         pred = bool_pred if dtype == "i1" else int_pred
         return fl.put(arith.CmpiOp(a.value, b.value, pred), a, b)
