@@ -78,6 +78,7 @@ INDEX = IndexType()
 I1 = IntegerType(1)
 I8 = IntegerType(8)
 I32 = IntegerType(32)
+#: alignment of arena offsets; the runtime aligns the arena's start to it as well
 ARENA_ALIGN = 64
 BYTES = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
 

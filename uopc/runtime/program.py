@@ -50,10 +50,8 @@ from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
 from uopc.lowering.emit_c import c_function_name, emit_c_unit
-from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
+from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.compiler import build_library, compile_into, library_path
-
-ARENA_ALIGN = 64
 
 
 class ArgumentError(ValueError):
