@@ -105,7 +105,11 @@ def _reshape(node: UOp, g: Tensor, need: list[bool]) -> Grads:
 def _expand(node: UOp, g: Tensor, need: list[bool]) -> Grads:
     src_shape = node.srcs[0].sig.shape
     axes = tuple(i for i, (old, new) in enumerate(zip(src_shape, node.sig.shape)) if old != new)
-    return [g.sum(axes, keepdim=True)]
+    if not axes:
+        return [g]
+    # g.sum(axes, keepdim=True) built directly: g is a float gradient and the axes are
+    # sorted and in range, and the kept shape is the source's
+    return [g._apply("reduce", arg=("add", axes))._apply("reshape", arg=src_shape)]
 
 
 def _permute(node: UOp, g: Tensor, need: list[bool]) -> Grads:
@@ -156,7 +160,7 @@ def _reduce(node: UOp, g: Tensor, need: list[bool]) -> Grads:
     src = _t(node.srcs[0])
     g_kept = _reshaped(g, _keepdim_shape(node))
     if kind == "add":
-        return [g_kept.expand(src.shape)]
+        return [g_kept._broadcast_to(src.shape)]
     hit = src.eq(_t(node).reshape(_keepdim_shape(node))).cast(g.dtype)
     ties = hit.sum(node.arg[1], keepdim=True)
     return [g_kept * hit * ties.reciprocal()]
@@ -180,11 +184,14 @@ RULES: dict[str, Rule] = {
 }
 
 
-def gradients(root: UOp, wrt: list[UOp]) -> dict[int, Tensor]:
+def gradients(root: UOp, wrt: list[UOp],
+              order: list[UOp] | None = None) -> dict[int, Tensor]:
     """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id.
+    `order` is `toposort([root])` when the caller has it already.
 
     Nodes are set and dict keys by identity (`UOp` has no `__eq__`)."""
-    order = toposort([root])
+    if order is None:
+        order = toposort([root])
     targets = set(wrt)
     stops = set(STOP_GRADIENT)
     # nodes on a path from a target to the root: only these get gradient rules
@@ -219,10 +226,11 @@ def gradients(root: UOp, wrt: list[UOp]) -> dict[int, Tensor]:
 def backward(loss: Tensor, params: list[Tensor] | None) -> None:
     """Set (or accumulate into) `p.grad` for each parameter; see `Tensor.backward`."""
     root = loss._trace
+    order = toposort([root])
     if params is None:
-        reachable = set(toposort([root]))
+        reachable = set(order)
         params = [t for t in list(GRAD_LEAVES) if t._trace in reachable]
-    found = gradients(root, [p._trace for p in params])
+    found = gradients(root, [p._trace for p in params], order)
     for p in params:
         g = found.get(id(p._trace))
         if g is None:

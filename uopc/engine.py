@@ -113,7 +113,13 @@ def trace(roots: Sequence[UOp]) -> Trace:
             elif op == "const":
                 key.append((op, node.sig, _const_key(node.arg)))
             else:
-                key.append((op, node.sig, node.arg, *[position[s] for s in node.srcs]))
+                srcs = node.srcs
+                if len(srcs) == 1:  # most nodes: no list to build and unpack
+                    key.append((op, node.sig, node.arg, position[srcs[0]]))
+                elif len(srcs) == 2:
+                    key.append((op, node.sig, node.arg, position[srcs[0]], position[srcs[1]]))
+                else:
+                    key.append((op, node.sig, node.arg, *[position[s] for s in srcs]))
         elif node not in position:
             # a DAG: no source can reach `node`, so it is not expanded twice
             push((node, True))
