@@ -155,6 +155,17 @@ def test_unsupported_op_is_named():
         emit_c(parse_program(text, "mlir"))
 
 
+@pytest.mark.parametrize("op", ["arith.floordivsi", "arith.ceildivsi"])
+def test_rounding_division_on_a_width_without_helper_is_named(op):
+    text = f"""
+    func.func @main(%a: i16, %b: i16) -> i16 {{
+      %q = {op} %a, %b : i16
+      func.return %q : i16
+    }}"""
+    with pytest.raises(CEmitError, match=f"{op} on i16: expected i32 or index"):
+        emit_c(parse_program(text, "mlir"))
+
+
 def test_scalar_arguments_and_return_values_print():
     text = """
     func.func @scale(%x: f32, %k: index) -> f32 {

@@ -99,7 +99,8 @@ def c_type(t: Attribute) -> str:
         return "double"
     if isinstance(t, MemRefType):
         return c_type(t.get_element_type()) + "*"
-    raise CEmitError(f"C emitter: no C type for {t}")
+    raise CEmitError(f"C emitter: no C type for {t}: expected index, i1, i8, i16, i32, i64, "
+                     f"f16, f32, f64 or a memref of one of them")
 
 
 def _unsigned(t: Attribute) -> str:
@@ -166,7 +167,8 @@ class CEmitter:
                 funcs.append(op)
                 self.reserved.add(c_function_name(op.sym_name.data))
             else:
-                raise CEmitError(f"C emitter: cannot emit {op.name} at module level")
+                raise CEmitError(f"C emitter: cannot emit {op.name} at module level: expected "
+                                 f"only func.func and memref.global there")
         self.out.write("\n")
         for f in funcs:
             self.out.write(self.signature(f) + ";\n")
@@ -262,7 +264,9 @@ class CEmitter:
             return
         expr = self.expression(op)
         if expr is None:
-            raise CEmitError(f"C emitter: cannot emit {op.name}: no C form for this op")
+            raise CEmitError(f"C emitter: cannot emit {op.name}: no C form for this op; the C "
+                             f"target prints func, scf, arith, math and memref ops, so "
+                             f"rewrite it with those")
         (result,) = op.results
         name = self.fresh(result)
         self.line(f"const {c_type(result.type)} {name} = {expr};")
@@ -438,14 +442,10 @@ class CEmitter:
         a, b = self.name(op.lhs), self.name(op.rhs)
         if self.nonneg(op.lhs) and self.nonneg(op.rhs):
             return f"{a} / {b}"
-        bits = 64 if isinstance(op.result.type, IndexType) else op.result.type.width.data
-        if bits not in (32, 64):
-            raise CEmitError(f"C emitter: arith.floordivsi on i{bits}: only i32 and index")
-        return f"uop_floordiv_i{bits}({a}, {b})"
+        return f"uop_floordiv_i{_helper_bits(op)}({a}, {b})"
 
     def ceildiv(self, op: arith.CeilDivSIOp) -> str:
-        bits = 64 if isinstance(op.result.type, IndexType) else op.result.type.width.data
-        return f"uop_ceildiv_i{bits}({self.name(op.lhs)}, {self.name(op.rhs)})"
+        return f"uop_ceildiv_i{_helper_bits(op)}({self.name(op.lhs)}, {self.name(op.rhs)})"
 
     def minmax(self, op: Operation) -> str:
         a, b = self.name(op.lhs), self.name(op.rhs)
@@ -517,6 +517,16 @@ class CEmitter:
         """True when `v` is provably >= 0 (the bounds analysis of the symbolic pass)."""
         bounds = self.bounds.of(v)
         return bounds is not None and bounds[0] >= 0
+
+
+def _helper_bits(op: Operation) -> int:
+    """The width of a rounding-division helper for `op` (they exist for i32 and index)."""
+    t = op.results[0].type
+    bits = 64 if isinstance(t, IndexType) else t.width.data
+    if bits not in (32, 64):
+        raise CEmitError(f"C emitter: {op.name} on i{bits}: expected i32 or index operands; "
+                         f"extend them to i32 first (arith.extsi)")
+    return bits
 
 
 def _overlapping_views(f: func.FuncOp) -> set[memref.ViewOp]:

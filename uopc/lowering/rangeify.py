@@ -424,7 +424,8 @@ class FunctionLowering:
                     break
         if handler is None:
             raise RangeifyError(
-                f"{getattr(op, 'name', op)}: uop-rangeify has no index rule for this op"
+                f"{getattr(op, 'name', op)}: uop-rangeify has no index rule for this op; "
+                f"it lowers the ops of the uop dialect: rewrite this value with those"
             )
         return handler(self, op, idx)
 

@@ -77,7 +77,7 @@ class BufferSpec:
         return f"{self.dtype.name}{list(self.shape)}"
 
 
-def _numpy_dtype(t: Attribute) -> np.dtype:
+def _numpy_dtype(t: Attribute, what: str) -> np.dtype:
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, Float16Type):
@@ -90,7 +90,8 @@ def _numpy_dtype(t: Attribute) -> np.dtype:
             return np.dtype(np.bool_)
         if width in (8, 16, 32, 64):
             return np.dtype(f"int{width}") if width != 8 else np.dtype(np.uint8)
-    raise ProgramError(f"element type {t} has no numpy dtype")
+    raise ProgramError(f"{what} has element type {t}, which has no numpy dtype: expected "
+                       f"i1, i8, i16, i32, i64, f16, f32 or f64")
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,8 @@ def entry_signature(fn: func.FuncOp) -> Signature:
         shape = tuple(t.get_shape())
         if any(d < 0 for d in shape):
             raise ProgramError(f"argument {k} of @{name} has dynamic sizes ({t}): give static sizes")
-        specs.append(BufferSpec(shape, _numpy_dtype(t.get_element_type())))
+        specs.append(BufferSpec(shape, _numpy_dtype(t.get_element_type(),
+                                                    f"argument {k} of @{name}")))
     if fn.function_type.outputs:
         raise ProgramError(
             f"@{name} returns values after lowering: a program passes results through "
