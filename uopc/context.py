@@ -1,4 +1,9 @@
-"""The xDSL context uopc works in: our dialects next to the upstream ones."""
+"""The xDSL context uopc works in: our dialects next to the upstream ones.
+
+`uopc-opt` registers the uop dialect in its own context (`register_uopc_dialects`); the
+in-process users (tests, the engine, the runtime's .mlir reader, the lowering pipeline)
+take `make_context()`, so that text parses and passes run the same way in both places.
+"""
 
 from __future__ import annotations
 

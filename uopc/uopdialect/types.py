@@ -1,4 +1,8 @@
-"""Conversions between xDSL types and the plain `Sig` values of the shape rules."""
+"""Conversions between xDSL types and the plain `Sig` values of the shape rules.
+
+The shape rules (`shapes`) work on `Sig` values so that the Tensor frontend can apply them
+without building xDSL types; this module is the one crossing between the two.
+"""
 
 from __future__ import annotations
 
