@@ -367,12 +367,15 @@ class Tensor:
 
     # ------------------------------------------------------------------ elementwise core
     def _broadcast_to(self, shape: tuple[int, ...]) -> "Tensor":
-        if self.shape == shape:
+        """`shape` must be a broadcast of this tensor's shape (see `broadcast_shape`)."""
+        own = self.uop.sig.shape
+        if own == shape:
             return self
         t = self
-        if t.ndim < len(shape):
-            t = t.reshape((1,) * (len(shape) - t.ndim) + t.shape)
-        return t._apply("expand", arg=tuple(shape)) if t.shape != shape else t
+        if len(own) < len(shape):
+            own = (1,) * (len(shape) - len(own)) + own
+            t = t._apply("reshape", arg=own)
+        return t._apply("expand", arg=tuple(shape)) if own != shape else t
 
     def _binary(self, op: str, other: TensorLike, reflected: bool = False,
                 what: str | None = None) -> "Tensor":
