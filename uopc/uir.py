@@ -314,6 +314,11 @@ def _literal_shape(value: Value) -> tuple[int, ...]:
     return (len(value), *(inner.pop() if inner else ()))
 
 
+def _is_int(value: object) -> bool:
+    """An integer literal (Python counts true and false as ints; .uir does not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _default_dtype(value: Value) -> str:
     flat = _flatten(value)
     if flat and all(isinstance(v, bool) for v in flat):
@@ -415,7 +420,7 @@ class _Importer:
             dtype = self._dtype(st, default="f32")
             slot_lit = st.attrs.get("slot")
             slot = len(self.buffers) if slot_lit is None else slot_lit.value
-            if not isinstance(slot, int) or isinstance(slot, bool) or slot < 0:
+            if not _is_int(slot) or slot < 0:
                 raise self.error(f"slot must be a non-negative integer, found {slot}", slot_lit)
             if slot in by_slot:
                 raise self.error(f"slot {slot} is used twice: give each buffer its own slot",
@@ -458,16 +463,15 @@ class _Importer:
             example = "(2, 3)" if depth == 1 else "((0, 2), (1, 3))"
             raise self.error(f"{what} must be a tuple literal such as {example}", operand)
         for item in operand.value:
-            ok = (isinstance(item, int) and not isinstance(item, bool)) if depth == 1 else (
-                isinstance(item, tuple) and len(item) == 2
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in item))
+            ok = _is_int(item) if depth == 1 else (
+                isinstance(item, tuple) and len(item) == 2 and all(_is_int(v) for v in item))
             if not ok:
                 kind = "integers" if depth == 1 else "(begin, end) pairs of integers"
                 raise self.error(f"{what} must hold {kind}, found {item}", operand)
         return operand.value
 
     def _shape_literal(self, operand: Operand, what: str) -> tuple[int, ...]:
-        if isinstance(operand, Literal) and isinstance(operand.value, int) and not isinstance(operand.value, bool):
+        if isinstance(operand, Literal) and _is_int(operand.value):
             shape = (operand.value,)
         else:
             shape = self._ints(operand, what)
@@ -694,7 +698,7 @@ def _reduce(im: _Importer, st: Statement) -> SSAValue:
     if (pop is None) == (axes is None):
         raise im.error("reduce needs exactly one of pop=N (the trailing N axes) and axes=(..)")
     if pop is not None:
-        if not isinstance(pop.value, int) or isinstance(pop.value, bool) or not 0 <= pop.value <= rank:
+        if not _is_int(pop.value) or not 0 <= pop.value <= rank:
             raise im.error(f"pop={pop.value} must be an integer in [0, {rank}] "
                            f"(the operand has rank {rank})", pop)
         chosen = tuple(range(rank - pop.value, rank))
