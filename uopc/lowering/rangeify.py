@@ -69,6 +69,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.indexing import Clamp, Div, Dynamic, Ix, LoopVar, Mod, flatten, unflatten
+from uopc.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.ops import dense_to_array
 from uopc.uopdialect.shapes import FLOAT_DTYPES
@@ -598,7 +599,7 @@ class FunctionLowering:
         t = ELEMENT_TYPES[sig.dtype]
         kind = op.kind()
         axes = sorted(op.ints("axes"))
-        acc = self.const(_identity(kind, sig.dtype), t)
+        acc = self.const(reduce_identity(kind, sig.dtype).item(), t)
         if any(sig.shape[axis] == 0 for axis in axes):
             return acc  # an empty reduction is its identity
         saved = self.stack
@@ -658,12 +659,6 @@ def _constant(value: int | float | bool, t: Attribute) -> Operation:
             v = -1 if v else 0  # i1 attributes are signed: true is -1
         return arith.ConstantOp(IntegerAttr(v, t))
     return arith.ConstantOp(FloatAttr(float(value), t))
-
-
-def _identity(kind: str, dtype: str) -> int | float:
-    if kind == "add":
-        return 0.0 if dtype in FLOAT_DTYPES else 0
-    return float("-inf") if dtype in FLOAT_DTYPES else -(2**31)
 
 
 def _int_or_float(int_op, float_op):
