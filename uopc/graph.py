@@ -63,7 +63,12 @@ _MEMO_LIMIT = 1 << 16
 
 def result_sig(op: str, srcs: Sequence["UOp"], arg: Any) -> Sig:
     """The result type of `op` on `srcs` (raises ShapeError; failures are not memoized)."""
-    key = (op, arg, *[s.sig for s in srcs])
+    if len(srcs) == 1:  # most ops: no list to build and unpack
+        key = (op, arg, srcs[0].sig)
+    elif len(srcs) == 2:
+        key = (op, arg, srcs[0].sig, srcs[1].sig)
+    else:
+        key = (op, arg, *[s.sig for s in srcs])
     try:
         return _RESULT_SIGS[key]
     except KeyError:
