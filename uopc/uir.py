@@ -553,12 +553,17 @@ class _Importer:
 # one handler per op name
 
 
+def _broadcast_pair(im: _Importer, st: Statement) -> list[SSAValue]:
+    """The two operands of a binary statement (binary ops, sub, div), broadcast to one
+    shape; a literal takes the other operand's element type."""
+    im._check_keys(st, set())
+    im._check_arity(st, 2, "two operands")
+    return im.broadcast_operands(st.operands, im.typed_like_other(st.operands))
+
+
 def _binary(op_class: type[uop.BinaryOp]) -> Callable[[_Importer, Statement], SSAValue]:
     def handle(im: _Importer, st: Statement) -> SSAValue:
-        im._check_keys(st, set())
-        im._check_arity(st, 2, "two operands")
-        a, b = im.broadcast_operands(st.operands, im.typed_like_other(st.operands))
-        return im.emit(op_class, a, b)
+        return im.emit(op_class, *_broadcast_pair(im, st))
     return handle
 
 
@@ -580,9 +585,7 @@ def _negated(im: _Importer, value: SSAValue) -> SSAValue:
 
 
 def _sub(im: _Importer, st: Statement) -> SSAValue:
-    im._check_keys(st, set())
-    im._check_arity(st, 2, "two operands")
-    a, b = im.broadcast_operands(st.operands, im.typed_like_other(st.operands))
+    a, b = _broadcast_pair(im, st)
     return im.emit(uop.AddOp, a, _negated(im, b))
 
 
@@ -593,9 +596,7 @@ def _neg(im: _Importer, st: Statement) -> SSAValue:
 
 
 def _div(im: _Importer, st: Statement) -> SSAValue:
-    im._check_keys(st, set())
-    im._check_arity(st, 2, "two operands")
-    a, b = im.broadcast_operands(st.operands, im.typed_like_other(st.operands))
+    a, b = _broadcast_pair(im, st)
     dtype = sig_of(a.type).dtype
     if dtype not in shapes.FLOAT_DTYPES:
         raise im.error(f"div takes float operands, found {dtype}: use floordiv for integers")
