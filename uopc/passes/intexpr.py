@@ -301,9 +301,9 @@ class Emitter:
         return self.insert(cls.create(operands=[a, b], result_types=[a.type]))
 
     def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
-        result_type = self.bool_type(a.type)
         if not self.uop:
             return self.insert(arith.CmpiOp(a, b, pred))
+        result_type = self.bool_type(a.type)
         if pred == "sgt":
             a, b, pred = b, a, "slt"
         if pred == "slt":
