@@ -3,7 +3,7 @@
 An MLP training step (Linear-ReLU-Linear, MSE loss, AdamW) is traced with the Tensor API
 and realized once per step. After warm-up, each step's engine call is split into
 
-    trace+key   walking the graph: structural key and input slots (`uopc.engine.trace`)
+    trace+key   walking the graph: structural key and input slots (`uopc.runtime.engine.trace`)
     lookup      the plan-cache dictionary lookup of that key
     run         `Plan.run`: output allocation plus the native call (compute included)
     py-run      `Plan.run` with the native call replaced by a no-op (allocation, binding)
@@ -23,9 +23,9 @@ import time
 import numpy as np
 
 from uopc import nn
-from uopc.engine import default_engine, trace
-from uopc.optim import AdamW
-from uopc.tensor import Tensor
+from uopc.runtime.engine import default_engine, trace
+from uopc.frontend.optim import AdamW
+from uopc.frontend.tensor import Tensor
 
 SIZES = {  # name: (batch, n_in, hidden, n_out)
     "tiny": (4, 8, 16, 2),

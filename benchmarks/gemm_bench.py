@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     n = args.n
     os.environ["UOPC_CACHE"] = tempfile.mkdtemp(prefix="uopc-gemm-bench-")
 
-    from uopc.context import make_context
+    from uopc.uopdialect.context import make_context
     from uopc.passes.kernelize import KernelizePass
     from uopc.runtime import compile_program, parse_program
 

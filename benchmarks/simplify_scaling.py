@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
-from uopc.context import make_context
+from uopc.uopdialect.context import make_context
 from uopc.passes.eval import UopEvalPass
 from uopc.passes.fold import UopFoldPass
 from uopc.passes.symbolic import UopSymbolicPass

@@ -23,9 +23,9 @@ import time
 import numpy as np
 
 from uopc import Tensor, manual_seed, nn
-from uopc.engine import default_engine
-from uopc.nn.gpt import GPT
-from uopc.optim import AdamW
+from uopc.runtime.engine import default_engine
+from uopc.frontend.nn.gpt import GPT
+from uopc.frontend.optim import AdamW
 from uopc.runtime import plan as plan_module
 
 VOCAB, CONTEXT, DIM, HEADS, LAYERS, GPT_BATCH = 65, 64, 64, 4, 2, 16

@@ -20,8 +20,8 @@ import numpy as np
 
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_text
-from uopc.nn.gpt import GPT
-from uopc.optim import AdamW, train
+from uopc.frontend.nn.gpt import GPT
+from uopc.frontend.optim import AdamW, train
 
 
 def sample(model: GPT, seed_ids: np.ndarray, n: int, temperature: float,

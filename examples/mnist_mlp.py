@@ -18,7 +18,7 @@ import numpy as np
 
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_mnist
-from uopc.optim import AdamW, train
+from uopc.frontend.optim import AdamW, train
 
 
 class MLP:

@@ -1,20 +1,26 @@
 """uopc: a machine-learning compiler on xDSL (see README and SPEC).
 
-The Tensor frontend is exported lazily (`from uopc import Tensor`), so that tools which
+The frontend is exported lazily (`from uopc import Tensor, nn, optim`), so that tools which
 only handle text IR do not pay for importing it.
 """
 
+from importlib import import_module
 from typing import Any
 
-_EXPORTS = {"Tensor": "uopc.tensor", "manual_seed": "uopc.tensor"}
+_EXPORTS = {
+    "Tensor": ("uopc.frontend.tensor", "Tensor"),
+    "manual_seed": ("uopc.frontend.tensor", "manual_seed"),
+    "nn": ("uopc.frontend.nn", None),
+    "optim": ("uopc.frontend.optim", None),
+}
 
 __all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    found = _EXPORTS.get(name)
+    if found is None:
         raise AttributeError(f"module 'uopc' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+    module, attr = found
+    loaded = import_module(module)
+    return loaded if attr is None else getattr(loaded, attr)

@@ -108,7 +108,7 @@ def test_gradient_through_realized_intermediate():
 
 
 def test_integer_index_gradient():
-    from uopc.graph import UOp
+    from uopc.uopdialect.graph import UOp
 
     x = Tensor(randf(3, 2), requires_grad=True)
     i = Tensor(np.int32(1))
@@ -134,7 +134,7 @@ def test_gather_rows_gradient_scatters_back():
 
 
 def test_keepdim_reduction_gradients_trace_no_reshape_of_a_reshape():
-    from uopc.graph import toposort
+    from uopc.uopdialect.graph import toposort
 
     x_data, y_data = randf(3, 4), randf(3, 4)
     x = Tensor(x_data, requires_grad=True)

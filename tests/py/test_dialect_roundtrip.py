@@ -20,7 +20,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from uopc.context import make_context
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uopc import semantics
+from uopc.uopdialect import semantics
 from uopc.lowering.emit_c import CEmitError, emit_c
 from uopc.runtime import compile_text, parse_program
 

@@ -9,13 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import uopc.engine as engine_mod
-from uopc import nn, reference
-from uopc.engine import Engine, default_engine, trace
-from uopc.graph import UOp
-from uopc.optim import SGD
+import uopc.runtime.engine as engine_mod
+from uopc.frontend import nn
+from uopc.uopdialect import reference
+from uopc.runtime.engine import Engine, default_engine, trace
+from uopc.uopdialect.graph import UOp
+from uopc.frontend.optim import SGD
 from uopc.passes.kernelize import KernelizePass
-from uopc.tensor import Tensor
+from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.shapes import Sig
 
 

@@ -8,9 +8,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from uopc.context import make_context
+from uopc.uopdialect.context import make_context
 from uopc.passes.eval import UopEvalPass
-from uopc.uir import parse_uir
+from uopc.importers.uir import parse_uir
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type

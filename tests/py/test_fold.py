@@ -17,8 +17,8 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.transforms.canonicalize import CanonicalizePass
 
-from uopc import semantics
-from uopc.context import make_context
+from uopc.uopdialect import semantics
+from uopc.uopdialect.context import make_context
 from uopc.passes.fold import UopFoldPass
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uopc.engine import trace
-from uopc.graph import UOp, toposort
+from uopc.runtime.engine import trace
+from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
 

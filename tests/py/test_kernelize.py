@@ -1,5 +1,5 @@
 """uop-kernelize: kernel counts, stage-broadcast and layout rules, and that the kernelized
-program computes what the original graph computes (checked against uopc.reference)."""
+program computes what the original graph computes (checked against uopc.uopdialect.reference)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import builtin, func
 
-from uopc import reference, semantics
-from uopc.context import make_context
-from uopc.engine import trace
-from uopc.graph import UOp
-from uopc.graph_to_ir import build_module
+from uopc.uopdialect import reference, semantics
+from uopc.uopdialect.context import make_context
+from uopc.runtime.engine import trace
+from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.graph_to_ir import build_module
 from uopc.passes.kernelize import KernelizePass, is_kernel, view_strides
-from uopc.tensor import Tensor
+from uopc.frontend.tensor import Tensor
 from uopc.uopdialect import ops
 from uopc.uopdialect.ops import ConstOp
 from uopc.uopdialect.shapes import Sig

@@ -1,11 +1,11 @@
-"""uopc.nn layers and the optimizers."""
+"""uopc.frontend.nn layers and the optimizers."""
 
 import numpy as np
 import pytest
 
 from uopc import Tensor, manual_seed, nn
-from uopc.engine import default_engine
-from uopc.optim import SGD, AdamW
+from uopc.runtime.engine import default_engine
+from uopc.frontend.optim import SGD, AdamW
 
 rng = np.random.default_rng(5)
 

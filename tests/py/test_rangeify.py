@@ -10,7 +10,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from uopc import semantics
+from uopc.uopdialect import semantics
 from uopc.lowering.indexing import Ix, LoopVar, flatten, unflatten
 from uopc.runtime import compile_program, compile_text, parse_program
 from uopc.lowering.pipeline import lower_to_loops
@@ -71,7 +71,7 @@ def test_lookalike_computes_a_times_rowsum():
 
 def test_matmul_through_kernelize_plan_and_arena():
     from uopc.passes.kernelize import KernelizePass
-    from uopc.context import make_context
+    from uopc.uopdialect.context import make_context
 
     module = parse_program(MATMUL, "mlir")
     KernelizePass().apply(make_context(), module)

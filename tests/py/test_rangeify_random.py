@@ -1,4 +1,4 @@
-"""Differential tests: random programs compiled to C agree with `uopc.semantics`.
+"""Differential tests: random programs compiled to C agree with `uopc.uopdialect.semantics`.
 
 Each seed builds one function with several results; every result is a random chain of
 ALU ops, movement ops, reductions (also broadcast back, like x - max(x)), casts and
@@ -20,8 +20,8 @@ from xdsl.ir import Block, Region, SSAValue
 
 from uopc.passes.constprop import EVALUATORS
 from uopc.runtime import compile_entries, compile_program
-from uopc.semantics import UndefinedBehavior
-from uopc.uir import parse_uir
+from uopc.uopdialect.semantics import UndefinedBehavior
+from uopc.importers.uir import parse_uir
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of, tensor_type

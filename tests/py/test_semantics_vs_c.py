@@ -1,9 +1,9 @@
-"""Differential tests: the folder and `uopc.semantics` against C compiled by the system compiler.
+"""Differential tests: the folder and `uopc.uopdialect.semantics` against C compiled by the system compiler.
 
 Two batches, each compiled into ONE C program (compile once, not once per example):
 
 * op level: every unary op and cast on all 65536 f16 bit patterns, and binary ops on
-  special and random f32/i32/f16 operand pairs, through `uopc.semantics`;
+  special and random f32/i32/f16 operand pairs, through `uopc.uopdialect.semantics`;
 * expression level: hypothesis draws random expression trees of i32, f32 and f16
   (2,000+ per dtype); each tree becomes uop IR, `uop-fold` folds it, and the literal it
   leaves must equal, bit for bit, what the same expression computes in C (NaN payloads
@@ -26,7 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from uopc import semantics
+from uopc.uopdialect import semantics
 from uopc.passes.fold import UopFoldPass
 from uopc.runtime.csnippet import run_c
 from uopc.uopdialect import ops as u
@@ -316,7 +316,7 @@ def random_tree(rng: random.Random, dtype: str, depth: int = 3):
 
 
 def reference(tree) -> np.ndarray:
-    """Tree evaluation with uopc.semantics (raises UndefinedBehavior)."""
+    """Tree evaluation with uopc.uopdialect.semantics (raises UndefinedBehavior)."""
     op, dtype, payload = tree
     if op == "const":
         return semantics.array(payload, dtype)

@@ -30,8 +30,8 @@ from xdsl.interpreters.utils.ptr import TypedPtr
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from uopc import semantics
-from uopc.context import make_context
+from uopc.uopdialect import semantics
+from uopc.uopdialect.context import make_context
 from uopc.passes.eval import UopEvalPass
 from uopc.passes.intexpr import view
 from uopc.passes.symbolic import UopSymbolicPass

@@ -3,8 +3,8 @@
 import numpy as np
 
 from uopc import Tensor, manual_seed, nn
-from uopc.nn.gpt import GPT
-from uopc.optim import SGD, AdamW, train
+from uopc.frontend.nn.gpt import GPT
+from uopc.frontend.optim import SGD, AdamW, train
 
 
 def test_mlp_learns_separable_problem():

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.parser import Parser
 
-from uopc import semantics
-from uopc.context import make_context
+from uopc.uopdialect import semantics
+from uopc.uopdialect.context import make_context
 from uopc.passes.constprop import EVALUATORS
-from uopc.uir import UirError, parse_uir
+from uopc.importers.uir import UirError, parse_uir
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 

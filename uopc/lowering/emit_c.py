@@ -7,7 +7,7 @@
   of the byte arena; `memref.global` becomes a `static const` array;
 - `scf.for` becomes a `for` loop whose `iter_args` are local accumulators, `scf.if` an
   if/else, and a generic `scf.parallel` an OpenMP `parallel for` over its loops;
-- scalars follow SPEC §5 with the helpers of `uopc.semantics.C_PRELUDE`: i32 add/sub/mul
+- scalars follow SPEC §5 with the helpers of `uopc.uopdialect.semantics.C_PRELUDE`: i32 add/sub/mul
   wrap (computed on uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
   `arith.floordivsi` calls a floor-division helper only when an operand may be negative
   (the interval analysis of `uopc.passes.intrange`, which bounds loop variables by their
@@ -50,7 +50,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.passes.intrange import Bounds
-from uopc.semantics import C_PRELUDE
+from uopc.uopdialect.semantics import C_PRELUDE
 
 #: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
 EXTRA_PRELUDE = r"""

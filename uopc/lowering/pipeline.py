@@ -35,7 +35,7 @@ def simplification_passes() -> list[ModulePass]:
 def lower_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
     """Rangeify `module` and simplify the loops, in place."""
     if ctx is None:
-        from uopc.context import make_context
+        from uopc.uopdialect.context import make_context
 
         ctx = make_context()
     for p in [UopRangeify(), *simplification_passes()]:

@@ -69,7 +69,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.indexing import Clamp, Div, Dynamic, Ix, LoopVar, Mod, flatten, unflatten
-from uopc.semantics import reduce_identity
+from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.ops import dense_to_array
 from uopc.uopdialect.shapes import FLOAT_DTYPES

@@ -1,7 +1,7 @@
 """Constant propagation over uop IR: the engine behind uop-fold, uop-eval and the fold hooks.
 
 `ALU_EVALUATORS` and `EVALUATORS` compute one uop op on numpy arrays with
-`uopc.semantics` (SPEC §5). `ConstantPropagation.run` walks a module once, in program
+`uopc.uopdialect.semantics` (SPEC §5). `ConstantPropagation.run` walks a module once, in program
 order, keeping the value of every SSA value it could compute in a dictionary; only values
 that a remaining op still needs become `uop.const` ops, so a 20,000-op chain costs 20,000
 numpy calls and one constant, not 20,000 constants. No Python recursion: nested calls use
@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
-from uopc import semantics
+from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.types import sig_of
 

@@ -2,7 +2,7 @@
 
 ALU ops are add, mul, max, cmplt, cmpne, floordiv, floormod, recip, exp2, log2, sqrt,
 sin, cast and where, on scalar, splat and dense literals, computed bit for bit as SPEC §5
-defines (`uopc.semantics`). Undefined cases (division by zero, INT_MIN floordiv -1, a
+defines (`uopc.uopdialect.semantics`). Undefined cases (division by zero, INT_MIN floordiv -1, a
 non-finite or out-of-range float -> i32 cast) are not folded: the op stays, so the
 program's behaviour is not decided at compile time. Constants keep their type (1, 1.0
 and true differ) and their bits (0.0 and -0.0 differ).

@@ -2,7 +2,7 @@
 
 - The compiler is `$CC` (default `cc`); the flags are `$CFLAGS` when set, else
   `DEFAULT_CFLAGS` (optimized, OpenMP, and the strict float flags under which C computes
-  exactly what `uopc.semantics` defines). `-shared -fPIC` and `-lm` are always added.
+  exactly what `uopc.uopdialect.semantics` defines). `-shared -fPIC` and `-lm` are always added.
 - Libraries are cached in `$UOPC_CACHE`, else `$XDG_CACHE_HOME/uopc`, else
   `~/.cache/uopc`, under the SHA-256 of the source, the compiler's identity (its path and
   `--version` text) and the flags: changing any of them compiles anew.
@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-#: the flags under which C float code computes what `uopc.semantics` defines (SPEC §5):
+#: the flags under which C float code computes what `uopc.uopdialect.semantics` defines (SPEC §5):
 #: no FMA contraction, every `float` or `_Float16` assignment rounds
 FP_FLAGS = ("-ffp-contract=off", "-fexcess-precision=standard")
 #: -O2, not -O3: on generated kernels -O3 compiled 2-5x slower (11.7 s vs 1.8 s for a

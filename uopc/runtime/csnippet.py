@@ -22,7 +22,7 @@ from pathlib import Path
 
 from uopc.runtime.compiler import FP_FLAGS, compiler, numbered
 
-#: flags under which C float code computes what `uopc.semantics` defines
+#: flags under which C float code computes what `uopc.uopdialect.semantics` defines
 STRICT_FP_FLAGS = ("-O1", *FP_FLAGS)
 
 

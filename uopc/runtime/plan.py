@@ -1,6 +1,6 @@
 """A compiled plan: one graph structure, ready to run on new input arrays.
 
-The engine (`uopc.engine`) builds a `Plan` on a cache miss and calls `Plan.run` on every
+The engine (`uopc.runtime.engine`) builds a `Plan` on a cache miss and calls `Plan.run` on every
 realize of the same structure. `run` touches no xDSL IR: it allocates the outputs, makes
 one native call that runs every kernel (temporaries live in the program's arena), and
 fills outputs that are plain copies of inputs or of other outputs.

@@ -322,13 +322,13 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
     if fmt is None:
         fmt = "mlir" if ("func.func" in text or "builtin.module" in text) else "uir"
     if fmt == "uir":
-        from uopc.uir import parse_uir
+        from uopc.importers.uir import parse_uir
 
         module = parse_uir(text, source=source)
     elif fmt == "mlir":
         from xdsl.parser import Parser
 
-        from uopc.context import make_context
+        from uopc.uopdialect.context import make_context
 
         module = Parser(make_context(), text, source).parse_module()
     else:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from uopc import registry
-from uopc.context import register_uopc_dialects
+from uopc.lowering import registry
+from uopc.uopdialect.context import register_uopc_dialects
 
 
 class UopcOptMain(xDSLOptMain):

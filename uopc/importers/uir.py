@@ -73,7 +73,7 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.frontend import Frontend
 from xdsl.utils.lexer import Input, Span
 
-from uopc import semantics
+from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig

@@ -1,7 +1,7 @@
-"""Graph-level reference executor: every node evaluated with `uopc.semantics`.
+"""Graph-level reference executor: every node evaluated with `uopc.uopdialect.semantics`.
 
 This is the test oracle for the compiled engine (differential tests run random graphs
-both ways) and nothing else: `uopc.engine` never calls it on its real path. It walks
+both ways) and nothing else: `uopc.runtime.engine` never calls it on its real path. It walks
 the nodes in topological order (no recursion) and frees nothing, which is fine for the
 small graphs tests use.
 """
@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from uopc import semantics
-from uopc.graph import UOp, toposort
+from uopc.uopdialect import semantics
+from uopc.uopdialect.graph import UOp, toposort
 
 _EVAL: dict[str, Callable[[UOp, list[np.ndarray]], np.ndarray]] = {
     **{op: (lambda op: lambda n, s: semantics.binary(op, *s))(op)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Optional
 
-from uopc.graph import UOp, toposort
-from uopc.tensor import GRAD_LEAVES, LN_2, STOP_GRADIENT, Tensor
+from uopc.uopdialect.graph import UOp, toposort
+from uopc.frontend.tensor import GRAD_LEAVES, LN_2, STOP_GRADIENT, Tensor
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 
 Grads = list[Optional[Tensor]]

@@ -284,7 +284,7 @@ MOVEMENT_OPS = frozenset(_MOVEMENT)
 def movement(op: str, x: np.ndarray, arg: Any) -> np.ndarray:
     """reshape/expand (target shape), permute (perm), shrink ((begin, end)),
     pad ((before, after)), flip (axes), contiguous (None): the `arg` conventions of
-    `uopc.graph`. The result is a fresh contiguous array."""
+    `uopc.uopdialect.graph`. The result is a fresh contiguous array."""
     return np.ascontiguousarray(_MOVEMENT[op](np.asarray(x), arg))
 
 

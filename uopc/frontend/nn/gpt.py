@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from uopc.nn import Embedding, LayerNorm, Linear
-from uopc.tensor import Tensor
+from uopc.frontend.nn import Embedding, LayerNorm, Linear
+from uopc.frontend.tensor import Tensor
 
 
 def causal_mask(length: int) -> Tensor:

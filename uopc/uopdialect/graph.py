@@ -116,7 +116,7 @@ class UOp:
 
 def toposort(roots: Sequence[UOp]) -> list[UOp]:
     """Nodes reachable from `roots`, sources before users, without recursion (the
-    same flagged-stack walk as `uopc.engine.trace`)."""
+    same flagged-stack walk as `uopc.runtime.engine.trace`)."""
     order: list[UOp] = []
     done: set[UOp] = set()
     stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from uopc.tensor import Tensor
+from uopc.frontend.tensor import Tensor
 
 
 def _scalar(value: float) -> Tensor:
@@ -27,7 +27,7 @@ class Optimizer:
     def __init__(self, params: Iterable[Tensor], lr: float):
         self.params = list(params)
         if not self.params:
-            raise ValueError("optimizer got no parameters: pass uopc.nn.parameters(model)")
+            raise ValueError("optimizer got no parameters: pass uopc.frontend.nn.parameters(model)")
         for p in self.params:
             p.requires_grad = True
         self._lr = _scalar(lr)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from xdsl.dialects import builtin, func
 from xdsl.ir import Operation, SSAValue
 
-from uopc.graph import UOp
+from uopc.uopdialect.graph import UOp
 from uopc.uopdialect import ops
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type

@@ -1,7 +1,7 @@
 """Neural-network layers on the lazy Tensor, and `parameters(obj)`.
 
 Layers are plain Python objects holding requires_grad Tensors; calling one traces its
-forward pass. Weights are initialized on the host (see `uopc.tensor.manual_seed`).
+forward pass. Weights are initialized on the host (see `uopc.frontend.tensor.manual_seed`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from uopc.tensor import Tensor, _pair
+from uopc.frontend.tensor import Tensor, _pair
 
 __all__ = ["Linear", "Conv2d", "LayerNorm", "Embedding", "parameters"]
 

@@ -1,11 +1,11 @@
 """The lazy, PyTorch-like `Tensor` of uopc.
 
-A Tensor holds a node of the light uop graph (`uopc.graph.UOp`). Every method records
+A Tensor holds a node of the light uop graph (`uopc.uopdialect.graph.UOp`). Every method records
 new nodes built only from the core uop ops (add, mul, max, compares, recip, exp2, log2,
 sqrt, sin, cast, where, movement ops, reduce): `a - b` is `a + (-1 * b)`, `a / b` is
 `a * recip(b)`, `exp(x)` is `exp2(x * log2(e))`, and so on. Nothing runs until
 `realize()`, `numpy()` or `item()`: those hand the graph to the realize engine
-(`uopc.engine.realize`), which compiles it once per graph structure and reuses the plan,
+(`uopc.runtime.engine.realize`), which compiles it once per graph structure and reuses the plan,
 and then the Tensor's node is replaced by a `buffer` node holding the result, so that later
 graphs start from data instead of recomputing history.
 
@@ -33,7 +33,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from uopc.graph import UOp, result_sig
+from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
 
 Scalar = Union[bool, int, float]
@@ -253,7 +253,7 @@ class Tensor:
 
         `fan_in` defaults to the product of all axes but the first (PyTorch's layout
         (out, in, ...)); pass it when the inputs run along another axis, as for a
-        `uopc.nn.Linear` weight of shape (n_in, n_out)."""
+        `uopc.frontend.nn.Linear` weight of shape (n_in, n_out)."""
         shape = _shape_arg(shape)
         fan = fan_in if fan_in is not None else math.prod(shape[1:])
         bound = math.sqrt(6.0 / max(fan, 1))
@@ -299,7 +299,7 @@ class Tensor:
                 pending.setdefault(id(t), t)
         if not pending:
             return
-        from uopc.engine import realize
+        from uopc.runtime.engine import realize
 
         todo = list(pending.values())
         results = realize([t.uop for t in todo])
@@ -361,7 +361,7 @@ class Tensor:
     def backward(self, params: Iterable["Tensor"] | None = None) -> None:
         """Reverse-mode gradients of this tensor into `p.grad` of every parameter
         (the listed ones, else every requires_grad leaf the graph reads)."""
-        from uopc.autograd import backward
+        from uopc.frontend.autograd import backward
 
         backward(self, None if params is None else list(params))
 

@@ -42,8 +42,8 @@ import numpy as np
 from xdsl.dialects import builtin, func
 from xdsl.ir import BlockArgument
 
-from uopc.graph import UOp
-from uopc.graph_to_ir import build_module
+from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.graph_to_ir import build_module
 from uopc.lowering.emit_c import c_function_name
 from uopc.passes.kernelize import ALU_OPS, KernelizePass
 from uopc.runtime import Program, compile_program
@@ -195,7 +195,7 @@ class Engine:
 
     def _lower(self, module: builtin.ModuleOp) -> None:
         """Simplify and kernelize `module` in place (the pass pipeline of a miss)."""
-        from uopc.context import make_context
+        from uopc.uopdialect.context import make_context
 
         if self._ctx is None:
             self._ctx = make_context()
@@ -215,7 +215,7 @@ def _simplify_passes() -> list[type]:
     """The passes of SIMPLIFY_PASSES that exist in this checkout (ours or xDSL's)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
-    from uopc import registry
+    from uopc.lowering import registry
 
     found: list[type] = []
     for name in SIMPLIFY_PASSES:

@@ -35,7 +35,7 @@ TARGETS: dict[str, str] = {
 
 #: file extension -> "module.Class"
 FRONTENDS: dict[str, str] = {
-    "uir": "uopc.uir.UirFrontend",
+    "uir": "uopc.importers.uir.UirFrontend",
 }
 
 

@@ -1,0 +1,1 @@
+"""The PyTorch-like frontend: the lazy `Tensor`, autodiff, `nn` layers and optimizers."""

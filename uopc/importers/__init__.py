@@ -1,0 +1,1 @@
+"""Importers: other program formats turned into uop IR (the `.uir` line format)."""
