@@ -109,10 +109,11 @@ def test_gradient_through_realized_intermediate():
 
 def test_integer_index_gradient():
     from uopc.uopdialect.graph import UOp
+    from uopc.uopdialect.ops import OP
 
     x = Tensor(randf(3, 2), requires_grad=True)
     i = Tensor(np.int32(1))
-    picked = Tensor._wrap(UOp.make("index", [x._trace, i.uop]), True)
+    picked = Tensor._wrap(UOp.make(OP.index, [x._trace, i.uop]), True)
     (picked * Tensor(np.array([2.0, 3.0], np.float32))).sum().backward([x])
     np.testing.assert_allclose(x.grad.numpy(), [[0, 0], [2, 3], [0, 0]])
 
@@ -135,11 +136,12 @@ def test_gather_rows_gradient_scatters_back():
 
 def test_keepdim_reduction_gradients_trace_no_reshape_of_a_reshape():
     from uopc.uopdialect.graph import toposort
+    from uopc.uopdialect.ops import OP
 
     x_data, y_data = randf(3, 4), randf(3, 4)
     x = Tensor(x_data, requires_grad=True)
     (x.sum(-1, keepdim=True) * Tensor(y_data)).sum().backward([x])
     nodes = toposort([x.grad.uop])
-    assert not [n for n in nodes if n.op == "reshape" and n.srcs[0].op == "reshape"]
+    assert not [n for n in nodes if n.op is OP.reshape and n.srcs[0].op is OP.reshape]
     expected = np.broadcast_to(y_data.sum(-1, keepdims=True), (3, 4))
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5, atol=1e-6)

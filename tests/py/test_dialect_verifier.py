@@ -35,7 +35,7 @@ CASES = [
     (u.FloorModOp, [t((2,), "f16"), t((2,), "f16")], {}, t((2,), "f16"), "floormod takes integer operands"),
     (u.AddOp, [F64, F64], {}, F64, "unsupported element type f64"),
     (u.AddOp, [DYNAMIC, DYNAMIC], {}, DYNAMIC, "dynamic sizes are not supported"),
-    *[(cls, [t((2,), "i32")], {}, t((2,), "i32"), f"{cls.OP} takes a float operand")
+    *[(cls, [t((2,), "i32")], {}, t((2,), "i32"), f"{cls.INFO.name} takes a float operand")
       for cls in u.UNARY_BY_NAME.values()],
     (u.SqrtOp, [t((2,))], {}, t((3,)), "result type should be tensor<2xf32>"),
     (u.CastOp, [t((2,))], {}, t((3,), "i32"), "result type should be tensor<2xi32>"),

@@ -14,6 +14,7 @@ from uopc.frontend import nn
 from uopc.uopdialect import reference
 from uopc.runtime.engine import Engine, default_engine, trace
 from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.ops import OP
 from uopc.frontend.optim import SGD
 from uopc.passes.kernelize import KernelizePass
 from uopc.frontend.tensor import Tensor
@@ -89,20 +90,20 @@ def test_new_shape_compiles_a_new_plan():
 
 def test_key_ignores_data_but_not_structure():
     a, b = rand(3, 4), rand(3, 4, seed=1)
-    assert trace([UOp.make("add", [buf(a), buf(b)])]).key == \
-        trace([UOp.make("add", [buf(b), buf(a)])]).key
-    assert trace([UOp.make("add", [buf(a), buf(b)])]).key != \
-        trace([UOp.make("mul", [buf(a), buf(b)])]).key
+    assert trace([UOp.make(OP.add, [buf(a), buf(b)])]).key == \
+        trace([UOp.make(OP.add, [buf(b), buf(a)])]).key
+    assert trace([UOp.make(OP.add, [buf(a), buf(b)])]).key != \
+        trace([UOp.make(OP.mul, [buf(a), buf(b)])]).key
 
 
 def test_one_array_in_two_buffer_nodes_is_one_input():
     a, b = rand(3, 4), rand(3, 4, seed=1)
-    same = trace([UOp.make("mul", [buf(a), buf(a)])])
-    other = trace([UOp.make("mul", [buf(a), buf(b)])])
+    same = trace([UOp.make(OP.mul, [buf(a), buf(a)])])
+    other = trace([UOp.make(OP.mul, [buf(a), buf(b)])])
     assert len(same.arrays) == 1 and len(other.arrays) == 2
     assert same.key != other.key
     eng = Engine()
-    [got] = eng.realize([UOp.make("mul", [buf(a), buf(a)])])
+    [got] = eng.realize([UOp.make(OP.mul, [buf(a), buf(a)])])
     np.testing.assert_allclose(got, a * a)
 
 
@@ -110,20 +111,20 @@ def test_constants_are_keyed_by_bits():
     eng = Engine()
     x = np.ones(3, np.float32)
     sig = Sig((3,), "f32")
-    [pos] = eng.realize([UOp.make("mul", [buf(x), UOp.const(0.0, sig)])])
-    [neg] = eng.realize([UOp.make("mul", [buf(x), UOp.const(-0.0, sig)])])
+    [pos] = eng.realize([UOp.make(OP.mul, [buf(x), UOp.const(0.0, sig)])])
+    [neg] = eng.realize([UOp.make(OP.mul, [buf(x), UOp.const(-0.0, sig)])])
     assert eng.compiles == 2
     assert not np.signbit(pos).any() and np.signbit(neg).all()
-    [n1] = eng.realize([UOp.make("add", [buf(x), UOp.const(math.nan, sig)])])
-    [n2] = eng.realize([UOp.make("add", [buf(x), UOp.const(math.nan, sig)])])
+    [n1] = eng.realize([UOp.make(OP.add, [buf(x), UOp.const(math.nan, sig)])])
+    [n2] = eng.realize([UOp.make(OP.add, [buf(x), UOp.const(math.nan, sig)])])
     assert eng.compiles == 3 and eng.hits == 1 and np.isnan(n1).all() and np.isnan(n2).all()
 
 
 def dead_read_graph(x, y, z, order: str) -> UOp:
     """(x*0 + y) + z on integers, the dead product first or second."""
-    dead = UOp.make("mul", [buf(x), UOp.const(0, Sig(x.shape, "i32"))])
+    dead = UOp.make(OP.mul, [buf(x), UOp.const(0, Sig(x.shape, "i32"))])
     terms = [dead, buf(y)] if order == "xy" else [buf(y), dead]
-    return UOp.make("add", [UOp.make("add", terms), buf(z)])
+    return UOp.make(OP.add, [UOp.make(OP.add, terms), buf(z)])
 
 
 @pytest.mark.parametrize("order", ["xy", "yx"])
@@ -144,8 +145,8 @@ def test_root_that_simplifies_to_an_input_is_a_fresh_copy():
     eng = Engine()
     x = np.arange(6, dtype=np.int32)
     node = buf(x)
-    same = UOp.make("add", [node, UOp.const(0, Sig((6,), "i32"))])  # x + 0 may fold to x
-    twice = UOp.make("mul", [node, UOp.const(1, Sig((6,), "i32"))])
+    same = UOp.make(OP.add, [node, UOp.const(0, Sig((6,), "i32"))])  # x + 0 may fold to x
+    twice = UOp.make(OP.mul, [node, UOp.const(1, Sig((6,), "i32"))])
     a, b = eng.realize([same, twice])
     np.testing.assert_array_equal(a, x)
     np.testing.assert_array_equal(b, x)
@@ -156,7 +157,7 @@ def test_outputs_are_fresh_arrays():
     eng = Engine()
     a = rand(2, 3)
     node = buf(a)
-    y = UOp.make("add", [node, node])
+    y = UOp.make(OP.add, [node, node])
     outs = eng.realize([node, y, y])
     np.testing.assert_array_equal(outs[0], a)
     assert not np.shares_memory(outs[0], a)
@@ -172,7 +173,7 @@ def test_deep_graph_realizes_without_recursion():
     node = buf(x)
     one, half = UOp.const(1.0, Sig((4,), "f32")), UOp.const(0.5, Sig((4,), "f32"))
     for i in range(20000):
-        node = UOp.make("add", [node, one]) if i % 2 else UOp.make("mul", [node, half])
+        node = UOp.make(OP.add, [node, one]) if i % 2 else UOp.make(OP.mul, [node, half])
     [got] = eng.realize([node])
     np.testing.assert_allclose(got, np.full(4, 2.0, np.float32))  # x -> x/2 + 1 -> 2
     (plan,) = eng.plans.values()
@@ -182,10 +183,10 @@ def test_deep_graph_realizes_without_recursion():
 def test_stack_and_index_match_reference():
     a, b = rand(3, 4), rand(3, 4, seed=1)
     i = np.array(1, np.int32)
-    st = UOp.make("stack", [buf(a), buf(b)])
-    picked = UOp.make("index", [st, UOp.buffer(i, Sig((), "i32"))])
-    roots = [st, picked, UOp.make("reduce", [picked], ("max", (1,))),
-             UOp.make("index", [st, buf(i), buf(i)])]
+    st = UOp.make(OP.stack, [buf(a), buf(b)])
+    picked = UOp.make(OP.index, [st, UOp.buffer(i, Sig((), "i32"))])
+    roots = [st, picked, UOp.make(OP.reduce, [picked], ("max", (1,))),
+             UOp.make(OP.index, [st, buf(i), buf(i)])]
     for got, want in zip(Engine().realize(roots), reference.evaluate(roots)):
         np.testing.assert_array_equal(got, want)
 

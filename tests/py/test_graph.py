@@ -7,6 +7,7 @@ import pytest
 
 from uopc.runtime.engine import trace
 from uopc.uopdialect.graph import UOp, toposort
+from uopc.uopdialect.ops import OP, OPS
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
 
@@ -26,32 +27,32 @@ def buf(*shape: int) -> UOp:
 def test_memoized_rule_matches_the_shape_rule_every_time(op, srcs, arg, expected):
     nodes = [UOp.buffer(None, s) for s in srcs]
     for _ in range(3):  # the first call computes, later ones hit the memo
-        assert UOp.make(op, nodes, arg).sig == expected
+        assert UOp.make(OPS[op], nodes, arg).sig == expected
 
 
 def test_failures_are_not_memoized():
     x = buf(2, 3)
-    assert UOp.make("reshape", [x], (6,)).sig.shape == (6,)
+    assert UOp.make(OP.reshape, [x], (6,)).sig.shape == (6,)
     for _ in range(2):
         with pytest.raises(ShapeError, match="keep the element count"):
-            UOp.make("reshape", [x], (7,))
+            UOp.make(OP.reshape, [x], (7,))
     with pytest.raises(ShapeError, match="shape mismatch"):
-        UOp.make("add", [x, buf(3, 2)])
+        UOp.make(OP.add, [x, buf(3, 2)])
 
 
 def test_unhashable_argument_is_checked_without_memo():
     x = buf(2, 3)
-    assert UOp.make("reshape", [x], [3, 2]).sig == shapes.reshape(x.sig, (3, 2))
+    assert UOp.make(OP.reshape, [x], [3, 2]).sig == shapes.reshape(x.sig, (3, 2))
     with pytest.raises(ShapeError):
-        UOp.make("permute", [x], [0, 0])
+        UOp.make(OP.permute, [x], [0, 0])
 
 
 def test_toposort_and_trace_share_one_post_order():
     # d = (a + b) * (b + c): b is shared; sources come first, the first source first
     a, b, c = buf(2), buf(2), buf(2)
-    ab = UOp.make("add", [a, b])
-    bc = UOp.make("add", [b, c])
-    d = UOp.make("mul", [ab, bc])
+    ab = UOp.make(OP.add, [a, b])
+    bc = UOp.make(OP.add, [b, c])
+    d = UOp.make(OP.mul, [ab, bc])
     expected = [a, b, ab, c, bc, d]
     assert toposort([d]) == expected
     assert trace([d]).nodes == expected

@@ -13,6 +13,7 @@ from uopc.uopdialect import reference, semantics
 from uopc.uopdialect.context import make_context
 from uopc.runtime.engine import trace
 from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.ops import OP
 from uopc.uopdialect.graph_to_ir import build_module
 from uopc.passes.kernelize import KernelizePass, is_kernel, view_strides
 from uopc.frontend.tensor import Tensor
@@ -71,9 +72,9 @@ def _eval_op(op, ins: list[np.ndarray]) -> np.ndarray:
     if isinstance(op, ConstOp):
         return op.as_array()
     if isinstance(op, ops.BinaryOp):
-        return semantics.binary(op.OP, *ins)
+        return semantics.binary(op.INFO.name, *ins)
     if isinstance(op, ops.UnaryOp):
-        return semantics.unary(op.OP, *ins)
+        return semantics.unary(op.INFO.name, *ins)
     if isinstance(op, ops.ReduceOp):
         return semantics.reduce(op.kind(), ins[0], op.ints("axes"))
     if isinstance(op, ops.WhereOp):
@@ -220,16 +221,16 @@ def test_view_strides_match_numpy(data):
         kind = data.draw(st.sampled_from(["permute", "reshape", "expand", "flip"]))
         if kind == "permute":
             perm = tuple(data.draw(st.permutations(range(view.ndim))))
-            view, node = view.transpose(perm), UOp.make("permute", [node], perm)
+            view, node = view.transpose(perm), UOp.make(OP.permute, [node], perm)
         elif kind == "flip":
             axes = (data.draw(st.integers(0, view.ndim - 1)),)
-            view, node = np.flip(view, axes), UOp.make("flip", [node], axes)
+            view, node = np.flip(view, axes), UOp.make(OP.flip, [node], axes)
         elif kind == "expand":
             new = tuple(3 if n == 1 else n for n in view.shape)
-            view, node = np.broadcast_to(view, new), UOp.make("expand", [node], new)
+            view, node = np.broadcast_to(view, new), UOp.make(OP.expand, [node], new)
         else:
             new = tuple(data.draw(st.permutations(_factors(view.size)))) or (1,)
-            node = UOp.make("reshape", [node], new)
+            node = UOp.make(OP.reshape, [node], new)
             try:
                 view = view.view()
                 view.shape = new  # raises where numpy would need a copy
@@ -334,12 +335,12 @@ def test_layout_copy_is_private_to_the_reduce_that_needs_it():
     """x@W and the backward-style reduce over the same broadcast W want different layouts:
     the copy for one must not change what the other reads."""
     x, w, g = t((3, 8)), t((8, 4), 1), t((3, 4), 2)
-    b = UOp.make("expand", [UOp.make("reshape", [UOp.make("permute", [w.uop], (1, 0))],
+    b = UOp.make(OP.expand, [UOp.make(OP.reshape, [UOp.make(OP.permute, [w.uop], (1, 0))],
                                      (1, 4, 8))], (3, 4, 8))
-    a = UOp.make("expand", [UOp.make("reshape", [x.uop], (3, 1, 8))], (3, 4, 8))
-    gx = UOp.make("expand", [UOp.make("reshape", [g.uop], (3, 4, 1))], (3, 4, 8))
-    forward = UOp.make("reduce", [UOp.make("mul", [a, b])], ("add", (2,)))
-    backward = UOp.make("reduce", [UOp.make("mul", [gx, b])], ("add", (1,)))
+    a = UOp.make(OP.expand, [UOp.make(OP.reshape, [x.uop], (3, 1, 8))], (3, 4, 8))
+    gx = UOp.make(OP.expand, [UOp.make(OP.reshape, [g.uop], (3, 4, 1))], (3, 4, 8))
+    forward = UOp.make(OP.reduce, [UOp.make(OP.mul, [a, b])], ("add", (2,)))
+    backward = UOp.make(OP.reduce, [UOp.make(OP.mul, [gx, b])], ("add", (1,)))
     module = kernelized([forward, backward], layout="output")
     kernels = kernel_calls(module)
     reads = [[tuple(arg.type.get_shape()) for arg in k.body.block.args] for k in kernels]

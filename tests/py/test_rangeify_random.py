@@ -18,7 +18,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 
-from uopc.passes.constprop import EVALUATORS
+from uopc.passes.constprop import evaluate as evaluate_op
 from uopc.runtime import compile_entries, compile_program
 from uopc.uopdialect.semantics import UndefinedBehavior
 from uopc.importers.uir import parse_uir
@@ -40,7 +40,7 @@ def evaluate(fn: func.FuncOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
         if isinstance(op, uop.ConstOp):
             value = op.as_array()
         else:
-            value = EVALUATORS[type(op)](op, [env[v] for v in op.operands])
+            value = evaluate_op(op, [env[v] for v in op.operands])
         env[op.results[0]] = np.asarray(value).reshape(sig_of(op.results[0].type).shape)
     raise AssertionError("no return")
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from uopc import Tensor
+from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import ShapeError
 
 rng = np.random.default_rng(7)
@@ -220,9 +221,9 @@ def test_one_hot_and_cross_entropy():
 
 def test_realize_replaces_graph_with_data():
     t = Tensor(randf(3)) * 2 + 1
-    assert t.uop.op != "buffer"
+    assert t.uop.op is not OP.buffer
     Tensor.realize_all(t, t * 3)
-    assert t.uop.op == "buffer"
+    assert t.uop.op is OP.buffer
     before = t.numpy()
     close(t + 1, before + 1)
 

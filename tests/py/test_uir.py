@@ -14,7 +14,7 @@ from xdsl.parser import Parser
 
 from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
-from uopc.passes.constprop import EVALUATORS
+from uopc.passes.constprop import evaluate as evaluate_op
 from uopc.importers.uir import UirError, parse_uir
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
@@ -47,7 +47,7 @@ def evaluate(module, *inputs: np.ndarray) -> np.ndarray:
         if isinstance(op, u.ConstOp):
             env[op.result] = op.as_array()
         else:
-            value = EVALUATORS[type(op)](op, [env[v] for v in op.operands])
+            value = evaluate_op(op, [env[v] for v in op.operands])
             # semantics.movement returns rank-0 results as shape (1,) (np.ascontiguousarray
             # makes 0-d arrays 1-d); give every value its declared shape
             env[op.results[0]] = value.reshape(sig_of(op.results[0].type).shape)

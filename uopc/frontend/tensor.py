@@ -20,8 +20,9 @@ float scalar with an integer tensor promotes the computation to f32. Shape error
 raised while tracing, at the line that applied the op, and name both shapes. `==` is
 object identity (Tensors are dict keys in optimizers); `eq`/`ne` compare elementwise.
 
-Tracing is plain Python (no xDSL imports here): a step of a training loop on a cached
-plan costs only the trace, the structural lookup in the engine, and one native call.
+Tracing builds no xDSL IR (graph nodes hold the ops' records, `uopc.uopdialect.ops.OP`):
+a step of a training loop on a cached plan costs only the trace, the structural lookup in
+the engine, and one native call.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from typing import Any, Union
 import numpy as np
 
 from uopc.uopdialect.graph import UOp, result_sig
+from uopc.uopdialect.opinfo import OpInfo
+from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
 
 Scalar = Union[bool, int, float]
@@ -44,10 +47,6 @@ LN_2 = math.log(2.0)
 _NUMPY_OF = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
 _RANK = {"i1": 0, "i32": 1, "f16": 2, "f32": 3}
 
-# Nodes made by `detach()`: structurally ordinary copies that gradients do not enter.
-STOP_GRADIENT: "weakref.WeakSet[UOp]" = weakref.WeakSet()
-# Leaf tensors marked requires_grad: what `backward()` without a parameter list fills.
-GRAD_LEAVES: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
 
 _rng = np.random.default_rng()
 
@@ -183,14 +182,19 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         self._requires_grad = bool(flag)
-        if flag and self._leaf:
-            GRAD_LEAVES.add(self)
+        self._mark_leaf()
+
+    def _mark_leaf(self) -> None:
+        """Record on the node that this tensor is a requires_grad leaf of that value, which
+        is how `backward()` without a parameter list finds the tensors it fills."""
+        if self._requires_grad and self._leaf:
+            self._trace.leaves += (weakref.ref(self),)
 
     def _src(self) -> UOp:
         """The node new ops read: the history when gradients may flow, else the value."""
         return self._trace if self._requires_grad else self.uop
 
-    def _apply(self, op: str, *others: "Tensor", arg: Any = None) -> "Tensor":
+    def _apply(self, op: OpInfo, *others: "Tensor", arg: Any = None) -> "Tensor":
         # the hot path of tracing: kept to plain attribute reads
         grad = self._requires_grad
         if others:
@@ -281,7 +285,7 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        state = "realized" if self.uop.op == "buffer" else f"lazy {self.uop.op}"
+        state = "realized" if self.uop.op is OP.buffer else f"lazy {self.uop.op.name}"
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"<Tensor {fmt_shape(self.shape)} {self.dtype} {state}{grad}>"
 
@@ -295,7 +299,7 @@ class Tensor:
         """Compute all the tensors in one engine call (one compiled plan)."""
         pending: dict[int, Tensor] = {}
         for t in tensors:
-            if t.uop.op != "buffer":
+            if t.uop.op is not OP.buffer:
                 pending.setdefault(id(t), t)
         if not pending:
             return
@@ -310,6 +314,7 @@ class Tensor:
         node = UOp.buffer(array, self.uop.sig)
         if self._leaf or not self._requires_grad:
             self._trace = node
+            self._mark_leaf()
         self.uop = node
 
     def numpy(self) -> np.ndarray:
@@ -329,11 +334,11 @@ class Tensor:
     def detach(self) -> "Tensor":
         """The same value, cut off from gradient flow."""
         node = self.uop
-        if node.op == "buffer":
+        if node.op is OP.buffer:
             copy = UOp.buffer(node.arg, node.sig)
         else:
             copy = UOp(node.op, node.srcs, node.arg, node.sig)
-            STOP_GRADIENT.add(copy)
+            copy.detached = True
         return Tensor(copy)
 
     def assign(self, value: TensorLike) -> "Tensor":
@@ -351,12 +356,11 @@ class Tensor:
         self.uop = v.uop
         self._trace = v.uop
         self._leaf = True
-        if self._requires_grad:
-            GRAD_LEAVES.add(self)
+        self._mark_leaf()
         return self
 
     def contiguous(self) -> "Tensor":
-        return self._apply("contiguous")
+        return self._apply(OP.contiguous)
 
     def backward(self, params: Iterable["Tensor"] | None = None) -> None:
         """Reverse-mode gradients of this tensor into `p.grad` of every parameter
@@ -374,10 +378,10 @@ class Tensor:
         t = self
         if len(own) < len(shape):
             own = (1,) * (len(shape) - len(own)) + own
-            t = t._apply("reshape", arg=own)
-        return t._apply("expand", arg=tuple(shape)) if own != shape else t
+            t = t._apply(OP.reshape, arg=own)
+        return t._apply(OP.expand, arg=tuple(shape)) if own != shape else t
 
-    def _binary(self, op: str, other: TensorLike, reflected: bool = False,
+    def _binary(self, op: OpInfo, other: TensorLike, reflected: bool = False,
                 what: str | None = None) -> "Tensor":
         if isinstance(other, Tensor) and other.uop.sig == self.uop.sig:
             return other._apply(op, self) if reflected else self._apply(op, other)
@@ -390,26 +394,26 @@ class Tensor:
         a, b = _operands(self, other)
         if reflected:
             a, b = b, a
-        shape = broadcast_shape(a.shape, b.shape, what or op)
+        shape = broadcast_shape(a.shape, b.shape, what or op.name)
         return a._broadcast_to(shape)._apply(op, b._broadcast_to(shape))
 
     def add(self, other: TensorLike) -> "Tensor":
-        return self._binary("add", other)
+        return self._binary(OP.add, other)
 
     def mul(self, other: TensorLike) -> "Tensor":
-        return self._binary("mul", other)
+        return self._binary(OP.mul, other)
 
     def __add__(self, other: TensorLike) -> "Tensor":
-        return self._binary("add", other)
+        return self._binary(OP.add, other)
 
     def __radd__(self, other: TensorLike) -> "Tensor":
-        return self._binary("add", other, reflected=True)
+        return self._binary(OP.add, other, reflected=True)
 
     def __mul__(self, other: TensorLike) -> "Tensor":
-        return self._binary("mul", other)
+        return self._binary(OP.mul, other)
 
     def __rmul__(self, other: TensorLike) -> "Tensor":
-        return self._binary("mul", other, reflected=True)
+        return self._binary(OP.mul, other, reflected=True)
 
     def __neg__(self) -> "Tensor":
         if self.dtype == "i1":
@@ -423,7 +427,7 @@ class Tensor:
 
     def __rsub__(self, other: TensorLike) -> "Tensor":
         if _is_scalar(other):
-            return (-self)._binary("add", other, reflected=True)
+            return (-self)._binary(OP.add, other, reflected=True)
         a, b = _operands(self, other)
         return b + (-a)
 
@@ -439,7 +443,7 @@ class Tensor:
 
     def __rtruediv__(self, other: TensorLike) -> "Tensor":
         if _is_scalar(other):
-            return self.reciprocal()._binary("mul", other, reflected=True)
+            return self.reciprocal()._binary(OP.mul, other, reflected=True)
         a, b = _operands(self.float(), other)
         return b.float() * a.reciprocal()
 
@@ -467,10 +471,10 @@ class Tensor:
         return (self.log2() * float(exponent)).exp2()
 
     def __lt__(self, other: TensorLike) -> "Tensor":
-        return self._binary("cmplt", other, what="<")
+        return self._binary(OP.cmplt, other, what="<")
 
     def __gt__(self, other: TensorLike) -> "Tensor":
-        return self._binary("cmplt", other, reflected=True, what=">")
+        return self._binary(OP.cmplt, other, reflected=True, what=">")
 
     def __le__(self, other: TensorLike) -> "Tensor":
         return (self > other).logical_not()
@@ -479,16 +483,16 @@ class Tensor:
         return (self < other).logical_not()
 
     def ne(self, other: TensorLike) -> "Tensor":
-        return self._binary("cmpne", other, what="ne")
+        return self._binary(OP.cmpne, other, what="ne")
 
     def eq(self, other: TensorLike) -> "Tensor":
         return self.ne(other).logical_not()
 
     def logical_not(self) -> "Tensor":
-        return self.cast("i1")._apply("cmpne", Tensor.full(self.shape, True, "i1"))
+        return self.cast("i1")._apply(OP.cmpne, Tensor.full(self.shape, True, "i1"))
 
     def maximum(self, other: TensorLike) -> "Tensor":
-        return self._binary("max", other, what="maximum")
+        return self._binary(OP.max, other, what="maximum")
 
     def minimum(self, other: TensorLike) -> "Tensor":
         a, b = _operands(self, other)
@@ -516,11 +520,11 @@ class Tensor:
                 return v.cast(dtype)._broadcast_to(shape)
             return Tensor._wrap(UOp.const(_as_python(v, dtype), Sig(shape, dtype)), False)
 
-        return cond._broadcast_to(shape)._apply("where", branch(branches[0]), branch(branches[1]))
+        return cond._broadcast_to(shape)._apply(OP.where, branch(branches[0]), branch(branches[1]))
 
     def cast(self, dtype: Any) -> "Tensor":
         dt = to_dtype(dtype)
-        return self if dt == self.dtype else self._apply("cast", arg=dt)
+        return self if dt == self.dtype else self._apply(OP.cast, arg=dt)
 
     def float(self) -> "Tensor":
         return self if self.dtype in FLOAT_DTYPES else self.cast("f32")
@@ -530,19 +534,19 @@ class Tensor:
 
     # ------------------------------------------------------------------ elementwise math
     def reciprocal(self) -> "Tensor":
-        return self.float()._apply("recip")
+        return self.float()._apply(OP.recip)
 
     def exp2(self) -> "Tensor":
-        return self.float()._apply("exp2")
+        return self.float()._apply(OP.exp2)
 
     def log2(self) -> "Tensor":
-        return self.float()._apply("log2")
+        return self.float()._apply(OP.log2)
 
     def sqrt(self) -> "Tensor":
-        return self.float()._apply("sqrt")
+        return self.float()._apply(OP.sqrt)
 
     def sin(self) -> "Tensor":
-        return self.float()._apply("sin")
+        return self.float()._apply(OP.sin)
 
     def exp(self) -> "Tensor":
         return (self.float() * LOG2_E).exp2()
@@ -592,13 +596,13 @@ class Tensor:
             shape = tuple(self.numel() // known if d == -1 else d for d in shape)
         if shape == self.shape:
             return self
-        return self._apply("reshape", arg=shape)
+        return self._apply(OP.reshape, arg=shape)
 
     def permute(self, *order: int) -> "Tensor":
         order = tuple(_normalize_axis(a, self.ndim, "permute") for a in _shape_arg(order))
         if order == tuple(range(self.ndim)):
             return self
-        return self._apply("permute", arg=order)
+        return self._apply(OP.permute, arg=order)
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> "Tensor":
         a = _normalize_axis(dim0, self.ndim, "transpose")
@@ -623,7 +627,7 @@ class Tensor:
                              f"a new leading axis needs a size, not -1")
         full = tuple(self.shape[i - lead] if d == -1 else d for i, d in enumerate(shape))
         t = self.reshape((1,) * lead + self.shape) if lead else self
-        return t if t.shape == full else t._apply("expand", arg=full)
+        return t if t.shape == full else t._apply(OP.expand, arg=full)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
         if self.ndim == 0:
@@ -653,7 +657,7 @@ class Tensor:
         end = tuple(n if r is None else r[1] for r, n in zip(ranges, self.shape))
         if begin == (0,) * self.ndim and end == self.shape:
             return self
-        return self._apply("shrink", arg=(begin, end))
+        return self._apply(OP.shrink, arg=(begin, end))
 
     def pad(self, widths: Sequence[tuple[int, int] | None], value: Scalar = 0) -> "Tensor":
         """Pad (before, after) on each axis (None leaves it) with `value`."""
@@ -664,15 +668,15 @@ class Tensor:
         after = tuple(0 if w is None else w[1] for w in widths)
         if not any(before) and not any(after):
             return self
-        padded = self._apply("pad", arg=(before, after))
+        padded = self._apply(OP.pad, arg=(before, after))
         if value == 0:
             return padded
-        inside = Tensor.full(self.shape, True, "i1")._apply("pad", arg=(before, after))
+        inside = Tensor.full(self.shape, True, "i1")._apply(OP.pad, arg=(before, after))
         return inside.where(padded, value)
 
     def flip(self, *axes: int) -> "Tensor":
         axes = tuple(sorted({_normalize_axis(a, self.ndim, "flip") for a in _shape_arg(axes)}))
-        return self._apply("flip", arg=axes) if axes else self
+        return self._apply(OP.flip, arg=axes) if axes else self
 
     def __getitem__(self, index: Any) -> "Tensor":
         return _getitem(self, index)
@@ -709,7 +713,7 @@ class Tensor:
                                  f"{fmt_shape(p.shape)} differ")
         d = _normalize_axis(dim, self.ndim + 1, "stack")
         parts = [p.cast(dtype) for p in parts]
-        out = parts[0]._apply("stack", *parts[1:])
+        out = parts[0]._apply(OP.stack, *parts[1:])
         order = list(range(1, self.ndim + 1))
         order.insert(d, 0)
         return out.permute(order)
@@ -726,7 +730,7 @@ class Tensor:
         x = self.cast("i32") if self.dtype == "i1" else self
         if not axes:
             return x
-        out = x._apply("reduce", arg=(kind, axes))
+        out = x._apply(OP.reduce, arg=(kind, axes))
         if keepdim:
             out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)))
         return out

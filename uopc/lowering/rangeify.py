@@ -51,7 +51,6 @@ from typing import Callable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
@@ -458,11 +457,11 @@ class FunctionLowering:
         a = self.value(op.lhs, idx)
         b = self.value(op.rhs, idx)
         dtype = sig_of(op.lhs.type).dtype
-        return _BINARY[op.OP](self, dtype, a, b)
+        return op.INFO.lower(self, dtype, a, b)
 
     def _unary(self, op: uop.UnaryOp, idx):
         a = self.value(op.src, idx)
-        return _UNARY[op.OP](self, a)
+        return op.INFO.lower(self, sig_of(op.src.type).dtype, a)
 
     def _cast(self, op: uop.CastOp, idx):
         a = self.value(op.src, idx)
@@ -492,7 +491,7 @@ class FunctionLowering:
         c = self.value(op.cond, idx)
         a = self.value(op.true_value, idx)
         b = self.value(op.false_value, idx)
-        return self.put(arith.SelectOp(c.value, a.value, b.value), c, a, b)
+        return op.INFO.lower(self, sig_of(op.result.type).dtype, c, a, b)
 
     def _reshape(self, op: uop.ReshapeOp, idx):
         out = sig_of(op.result.type).shape
@@ -661,73 +660,9 @@ def _constant(value: int | float | bool, t: Attribute) -> Operation:
     return arith.ConstantOp(FloatAttr(float(value), t))
 
 
-def _int_or_float(int_op, float_op):
-    def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-        op = float_op if dtype in FLOAT_DTYPES else int_op
-        return fl.put(op(a.value, b.value), a, b)
-    return build
+#: how a reduction accumulates: the scalar lowering of the matching binary op
+_ACCUMULATE = {"add": uop.AddOp.INFO.lower, "max": uop.MaxOp.INFO.lower}
 
-
-def _bool_or(int_op, float_op, bool_op):
-    generic = _int_or_float(int_op, float_op)
-
-    def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-        if dtype == "i1":
-            return fl.put(bool_op(a.value, b.value), a, b)
-        return generic(fl, dtype, a, b)
-    return build
-
-
-def _compare_op(int_pred: str, float_pred: str, bool_pred: str):
-    def build(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-        if dtype in FLOAT_DTYPES:
-            return fl.put(arith.CmpfOp(a.value, b.value, float_pred), a, b)
-        pred = bool_pred if dtype == "i1" else int_pred
-        return fl.put(arith.CmpiOp(a.value, b.value, pred), a, b)
-    return build
-
-
-def _floordiv(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-    return fl.put(arith.FloorDivSIOp(a.value, b.value), a, b)
-
-
-def _floormod(fl: FunctionLowering, dtype: str, a: S, b: S) -> S:
-    # a - floordiv(a, b) * b: exact in wrapping i32 arithmetic, and the C emitter only
-    # needs a helper for the division
-    q = _floordiv(fl, dtype, a, b)
-    qb = fl.put(arith.MuliOp(q.value, b.value), q, b)
-    return fl.put(arith.SubiOp(a.value, qb.value), a, qb)
-
-
-_BINARY: dict[str, Callable[[FunctionLowering, str, S, S], S]] = {
-    "add": _bool_or(arith.AddiOp, arith.AddfOp, arith.OrIOp),
-    "mul": _bool_or(arith.MuliOp, arith.MulfOp, arith.AndIOp),
-    "max": _bool_or(arith.MaxSIOp, arith.MaximumfOp, arith.OrIOp),
-    "cmplt": _compare_op("slt", "olt", "ult"),
-    "cmpne": _compare_op("ne", "une", "ne"),
-    "floordiv": _floordiv,
-    "floormod": _floormod,
-}
-
-_ACCUMULATE = {"add": _BINARY["add"], "max": _BINARY["max"]}
-
-
-def _recip(fl: FunctionLowering, a: S) -> S:
-    one = fl.const(1.0, a.value.type)
-    return fl.put(arith.DivfOp(one.value, a.value), one, a)
-
-
-def _math(op_type):
-    return lambda fl, a: fl.put(op_type(a.value), a)
-
-
-_UNARY = {
-    "recip": _recip,
-    "exp2": _math(mathd.Exp2Op),
-    "log2": _math(mathd.Log2Op),
-    "sqrt": _math(mathd.SqrtOp),
-    "sin": _math(mathd.SinOp),
-}
 
 _HANDLERS = {
     uop.ConstOp: FunctionLowering._const_value,

@@ -1,7 +1,8 @@
 """Constant propagation over uop IR: the engine behind uop-fold, uop-eval and the fold hooks.
 
-`ALU_EVALUATORS` and `EVALUATORS` compute one uop op on numpy arrays with
-`uopc.uopdialect.semantics` (SPEC §5). `ConstantPropagation.run` walks a module once, in program
+`evaluate(op, arrays)` computes one uop op on numpy arrays with its record's reference
+semantics (`uopc.uopdialect.semantics`, SPEC §5); `is_alu` and `is_computable` say which ops
+uop-fold and uop-eval compute. `ConstantPropagation.run` walks a module once, in program
 order, keeping the value of every SSA value it could compute in a dictionary; only values
 that a remaining op still needs become `uop.const` ops, so a 20,000-op chain costs 20,000
 numpy calls and one constant, not 20,000 constants. No Python recursion: nested calls use
@@ -28,82 +29,23 @@ from uopc.uopdialect.types import sig_of
 Arrays = Sequence[np.ndarray]
 
 
-def _movement_arg(op: Operation) -> object:
-    if isinstance(op, (u.ReshapeOp, u.ExpandOp)):
-        return sig_of(op.results[0].type).shape
-    if isinstance(op, u.PermuteOp):
-        return op.ints("perm")
-    if isinstance(op, u.ShrinkOp):
-        return op.ints("begin"), op.ints("end")
-    if isinstance(op, u.PadOp):
-        return op.ints("before"), op.ints("after")
-    if isinstance(op, u.FlipOp):
-        return op.ints("axes")
-    return None
+def evaluate(op: Operation, arrays: Arrays) -> np.ndarray:
+    """The value of uop op `op` on operand arrays, with its record's reference semantics
+    (raises UndefinedBehavior where SPEC §5 leaves the result undefined)."""
+    info = op.INFO
+    return info.evaluate(arrays, info.arg_of(op))
 
 
-def _binary(op, xs: Arrays) -> np.ndarray:
-    return semantics.binary(op.OP, xs[0], xs[1])
+def is_alu(op: Operation) -> bool:
+    """Ops uop-fold and the fold hooks compute: the elementwise ones."""
+    info = getattr(op, "INFO", None)
+    return info is not None and info.elementwise
 
 
-def _unary(op, xs: Arrays) -> np.ndarray:
-    return semantics.unary(op.OP, xs[0])
-
-
-def _cast(op, xs: Arrays) -> np.ndarray:
-    return semantics.cast(xs[0], sig_of(op.results[0].type).dtype)
-
-
-def _where(op, xs: Arrays) -> np.ndarray:
-    return semantics.where(*xs)
-
-
-def _movement(op, xs: Arrays) -> np.ndarray:
-    return semantics.movement(op.name.removeprefix("uop."), xs[0], _movement_arg(op))
-
-
-def _stack(op, xs: Arrays) -> np.ndarray:
-    return semantics.stack(xs)
-
-
-def _index(op, xs: Arrays) -> np.ndarray:
-    return semantics.index(xs[0], [int(i) for i in xs[1:]])
-
-
-def _reduce(op, xs: Arrays) -> np.ndarray:
-    return semantics.reduce(op.kind(), xs[0], op.ints("axes"))
-
-
-#: the ALU ops: what uop-fold and the fold hooks compute
-ALU_EVALUATORS: dict[type[Operation], Callable[[Operation, Arrays], np.ndarray]] = {
-    **{cls: _binary for cls in u.BINARY_BY_NAME.values()},
-    **{cls: _unary for cls in u.UNARY_BY_NAME.values()},
-    u.CastOp: _cast,
-    u.WhereOp: _where,
-}
-
-#: every uop op with a value semantics: what uop-eval computes
-EVALUATORS: dict[type[Operation], Callable[[Operation, Arrays], np.ndarray]] = {
-    **ALU_EVALUATORS,
-    **{cls: _movement for cls in (u.ReshapeOp, u.ExpandOp, u.PermuteOp, u.ShrinkOp,
-                                  u.PadOp, u.FlipOp, u.ContiguousOp)},
-    u.StackOp: _stack,
-    u.IndexOp: _index,
-    u.ReduceOp: _reduce,
-}
-
-
-def fold_hook(op: Operation) -> tuple[builtin.DenseIntOrFPElementsAttr] | None:
-    """HasFolderInterface.fold for ALU ops: the result literal when every operand is a
-    `uop.const` and the result is defined (the dialect's materializer makes the op)."""
-    if not all(isinstance(v.owner, u.ConstOp) for v in op.operands):
-        return None
-    arrays = [v.owner.as_array() for v in op.operands]
-    try:
-        result = ALU_EVALUATORS[type(op)](op, arrays)
-    except semantics.UndefinedBehavior:
-        return None
-    return (u.ConstOp.from_array(result, sig_of(op.results[0].type)).value,)
+def is_computable(op: Operation) -> bool:
+    """Ops uop-eval computes: every uop op with a value semantics (all but literals)."""
+    info = getattr(op, "INFO", None)
+    return info is not None and info.evaluate is not None
 
 
 class _Frame:
@@ -122,15 +64,14 @@ class _Frame:
 class ConstantPropagation:
     """Walk a module, compute what can be computed, and rewrite it to constants.
 
-    `evaluators` says which ops are computed; with `calls=True`, a `func.call` whose
+    `computes(op)` says which ops are computed; with `calls=True`, a `func.call` whose
     arguments are all known is evaluated by running the callee's body in a scope of its
     own (the IR result is what inlining and folding would give). A call whose callee
     cannot be computed completely stays a call, with constant arguments.
     """
 
-    def __init__(self, evaluators: dict[type[Operation], Callable[[Operation, Arrays], np.ndarray]],
-                 calls: bool = False):
-        self.evaluators = evaluators
+    def __init__(self, computes: Callable[[Operation], bool], calls: bool = False):
+        self.computes = computes
         self.calls = calls
         self.env: dict[SSAValue, np.ndarray] = {}
         self.computed: list[Operation] = []
@@ -153,14 +94,13 @@ class ConstantPropagation:
         return arrays
 
     def _compute(self, op: Operation, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray] | None:
-        evaluator = self.evaluators.get(type(op))
-        if evaluator is None:
+        if not self.computes(op):
             return None
         args = self._known(op.operands, env)
         if args is None:
             return None
         try:
-            return [evaluator(op, args)]
+            return [evaluate(op, args)]
         except semantics.UndefinedBehavior:
             return None
 

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from uopc.passes import gc_frozen
-from uopc.passes.constprop import EVALUATORS, ConstantPropagation
+from uopc.passes.constprop import ConstantPropagation, is_computable
 
 
 @dataclass(frozen=True)
@@ -34,4 +34,4 @@ class UopEvalPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with gc_frozen():
-            ConstantPropagation(EVALUATORS, calls=True).run(op)
+            ConstantPropagation(is_computable, calls=True).run(op)

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from uopc.passes import gc_frozen
-from uopc.passes.constprop import ALU_EVALUATORS, ConstantPropagation
+from uopc.passes.constprop import ConstantPropagation, is_alu
 
 
 @dataclass(frozen=True)
@@ -31,4 +31,4 @@ class UopFoldPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with gc_frozen():
-            ConstantPropagation(ALU_EVALUATORS).run(op)
+            ConstantPropagation(is_alu).run(op)

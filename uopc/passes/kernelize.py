@@ -66,19 +66,15 @@ from xdsl.utils.exceptions import PassFailedException
 
 from uopc.uopdialect.ops import (
     ALL_OPS,
-    BinaryOp,
-    CastOp,
+    OPS,
     ConstOp,
     ContiguousOp,
     ExpandOp,
     FlipOp,
-    PadOp,
     PermuteOp,
     ReduceOp,
     ReshapeOp,
-    ShrinkOp,
     UnaryOp,
-    WhereOp,
 )
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of
@@ -87,11 +83,11 @@ from uopc.uopdialect.types import sig_of
 KERNEL_ATTR = "uop.kernel"
 
 _UOP_TYPES = frozenset(ALL_OPS)
-_MOVEMENT = (ReshapeOp, ExpandOp, PermuteOp, ShrinkOp, PadOp, FlipOp)
-#: views that read each element of their operand at most once
-_ONCE_VIEWS = (ReshapeOp, PermuteOp, ShrinkOp, PadOp, FlipOp)
+_MOVEMENT = tuple(info.op for info in OPS.values() if info.movement)
+#: views that read each element of their operand at most once (all but expand)
+_ONCE_VIEWS = tuple(op for op in _MOVEMENT if op is not ExpandOp)
 #: elementwise ops that compute (as opposed to moving data)
-ALU_OPS = (BinaryOp, UnaryOp, CastOp, WhereOp)
+ALU_OPS = tuple(info.op for info in OPS.values() if info.elementwise)
 
 
 def is_kernel(fn: func.FuncOp) -> bool:

@@ -48,7 +48,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from uopc.passes import gc_frozen
-from uopc.passes.constprop import ALU_EVALUATORS, fold_hook
+from uopc.passes.constprop import is_alu
 from uopc.passes.intexpr import (
     SWAPPED,
     Emitter,
@@ -113,8 +113,8 @@ class SymbolicRules(RewritePattern):
 
     def _simplify(self, v: IntOp, emit: Emitter) -> SSAValue | None:
         root = v.op.results[0]
-        if type(v.op) in ALU_EVALUATORS and all(isinstance(o.owner, u.ConstOp) for o in v.op.operands):
-            folded = fold_hook(v.op)
+        if is_alu(v.op) and all(isinstance(o.owner, u.ConstOp) for o in v.op.operands):
+            folded = u.fold_alu(v.op)
             if folded is None:
                 return None
             return emit.insert(u.ConstOp.of(folded[0]))

@@ -48,7 +48,7 @@ from uopc.lowering.emit_c import c_function_name
 from uopc.passes.kernelize import ALU_OPS, KernelizePass
 from uopc.runtime import Program, compile_program
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
-from uopc.uopdialect.ops import ContiguousOp, ReduceOp
+from uopc.uopdialect.ops import OP, ContiguousOp, ReduceOp
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
@@ -69,6 +69,9 @@ class Trace:
     arrays: list[np.ndarray]  # input data by slot
     sigs: list[Sig]  # input types by slot
     slot_of: dict[int, int]  # id(buffer node) -> slot
+
+
+BUFFER, CONST = OP.buffer, OP.const
 
 
 def _const_key(value: Any) -> tuple[str, Any]:
@@ -102,7 +105,7 @@ def trace(roots: Sequence[UOp]) -> Trace:
             position[node] = len(nodes)
             nodes.append(node)
             op = node.op
-            if op == "buffer":
+            if op is BUFFER:
                 slot = slot_by_array.get(id(node.arg))
                 if slot is None:
                     slot = slot_by_array[id(node.arg)] = len(arrays)
@@ -110,7 +113,7 @@ def trace(roots: Sequence[UOp]) -> Trace:
                     sigs.append(node.sig)
                 slot_of[id(node)] = slot
                 key.append((op, node.sig, slot))
-            elif op == "const":
+            elif op is CONST:
                 key.append((op, node.sig, _const_key(node.arg)))
             else:
                 srcs = node.srcs
@@ -239,7 +242,7 @@ def _root_sources(tr: Trace, roots: Sequence[UOp]) -> tuple[list[RootSource], li
             sources.append(RootSource("copy", first_root[id(root)]))
             continue
         first_root[id(root)] = i
-        if root.op == "buffer":
+        if root.op is BUFFER:
             sources.append(RootSource("input", tr.slot_of[id(root)]))
         else:
             sources.append(RootSource("compiled", len(compiled)))

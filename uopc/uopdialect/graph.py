@@ -4,11 +4,11 @@ Building xDSL IR costs tens of microseconds per op, far too much for every step 
 training loop. The frontend therefore records `UOp` nodes (a few hundred nanoseconds
 each); a realize turns the graph into xDSL IR only on a plan-cache miss.
 
-Node names are the uop dialect's op names without the `uop.` prefix, plus `buffer`
-(a graph input bound to data). The result type of every node comes from the same shape
-rules the dialect's verifiers use (`uopc.uopdialect.shapes`).
+A node's `op` is the op's record from the dialect's registry (`uopc.uopdialect.ops.OP`:
+`OP.add`, `OP.reshape`, ..., and `OP.buffer` for a graph input bound to data), and its
+result type comes from that record's shape rule, the one the dialect's verifiers apply.
+`arg` holds what the op's builder takes (see `uopc.uopdialect.opinfo`):
 
-`arg` by op:
     const       the scalar value, splat over the shape (python bool/int/float)
     buffer      the `Buffer` holding the data (not part of the structural key)
     cast        the target dtype name
@@ -19,39 +19,20 @@ rules the dialect's verifiers use (`uopc.uopdialect.shapes`).
     flip        the axes
     reduce      (kind, axes)
     others      None
+
+Two fields serve autodiff: `detached` marks a node that gradients do not enter (made by
+`detach()`), and `leaves` holds weak references to the tensors that require gradients and
+whose value this node is (what `backward()` without a parameter list fills).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from uopc.uopdialect import shapes
+from uopc.uopdialect.opinfo import OpInfo
+from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import Sig
-
-
-def _compute_rule(op: str, sigs: list[Sig], arg: Any) -> Sig:
-    if op in shapes.BINARY_OPS:
-        return shapes.binary(op, *sigs)
-    if op in shapes.UNARY_OPS:
-        return shapes.unary(op, *sigs)
-    return _RULES[op](sigs, arg)
-
-
-_RULES: dict[str, Callable[[list[Sig], Any], Sig]] = {
-    "cast": lambda s, a: shapes.cast(s[0], a),
-    "where": lambda s, a: shapes.where(*s),
-    "reshape": lambda s, a: shapes.reshape(s[0], a),
-    "expand": lambda s, a: shapes.expand(s[0], a),
-    "permute": lambda s, a: shapes.permute(s[0], a),
-    "shrink": lambda s, a: shapes.shrink(s[0], *a),
-    "pad": lambda s, a: shapes.pad(s[0], *a),
-    "flip": lambda s, a: shapes.flip(s[0], a),
-    "stack": lambda s, a: shapes.stack(s),
-    "index": lambda s, a: shapes.index(s[0], s[1:]),
-    "reduce": lambda s, a: shapes.reduce(s[0], *a),
-    "contiguous": lambda s, a: shapes.contiguous(s[0]),
-}
 
 #: result types by (op, arg, source types): a training step applies the same few
 #: hundred rules every step, and a dict hit is cheaper than re-checking a shape
@@ -61,7 +42,7 @@ _RESULT_SIGS: dict[tuple[Any, ...], Sig] = {}
 _MEMO_LIMIT = 1 << 16
 
 
-def result_sig(op: str, srcs: Sequence["UOp"], arg: Any) -> Sig:
+def result_sig(op: OpInfo, srcs: Sequence["UOp"], arg: Any) -> Sig:
     """The result type of `op` on `srcs` (raises ShapeError; failures are not memoized)."""
     if len(srcs) == 1:  # most ops: no list to build and unpack
         key = (op, arg, srcs[0].sig)
@@ -74,8 +55,8 @@ def result_sig(op: str, srcs: Sequence["UOp"], arg: Any) -> Sig:
     except KeyError:
         pass
     except TypeError:  # an unhashable arg (a list): checked every time
-        return _compute_rule(op, list(key[2:]), arg)
-    sig = _compute_rule(op, list(key[2:]), arg)
+        return op.shape(list(key[2:]), arg)
+    sig = op.shape(list(key[2:]), arg)
     if len(_RESULT_SIGS) >= _MEMO_LIMIT:
         _RESULT_SIGS.clear()
     _RESULT_SIGS[key] = sig
@@ -83,35 +64,37 @@ def result_sig(op: str, srcs: Sequence["UOp"], arg: Any) -> Sig:
 
 
 class UOp:
-    """One node of a traced program: an op name, its sources, its argument and type.
+    """One node of a traced program: an op record, its sources, its argument and type.
 
     Nodes hash and compare by identity (no `__eq__`): the engine and autograd use them
     as dict keys."""
 
-    __slots__ = ("op", "srcs", "arg", "sig", "__weakref__")
+    __slots__ = ("op", "srcs", "arg", "sig", "detached", "leaves")
 
-    def __init__(self, op: str, srcs: tuple["UOp", ...], arg: Any, sig: Sig):
+    def __init__(self, op: OpInfo, srcs: tuple["UOp", ...], arg: Any, sig: Sig):
         self.op = op
         self.srcs = srcs
         self.arg = arg
         self.sig = sig
+        self.detached = False
+        self.leaves: tuple = ()
 
     @staticmethod
-    def make(op: str, srcs: Sequence["UOp"] = (), arg: Any = None) -> "UOp":
+    def make(op: OpInfo, srcs: Sequence["UOp"] = (), arg: Any = None) -> "UOp":
         """A node whose type follows from the shape rule of `op` (raises ShapeError)."""
         srcs = tuple(srcs)
         return UOp(op, srcs, arg, result_sig(op, srcs, arg))
 
     @staticmethod
     def const(value: bool | int | float, sig: Sig) -> "UOp":
-        return UOp("const", (), value, sig)
+        return UOp(OP.const, (), value, sig)
 
     @staticmethod
     def buffer(buf: Any, sig: Sig) -> "UOp":
-        return UOp("buffer", (), buf, sig)
+        return UOp(OP.buffer, (), buf, sig)
 
     def __repr__(self) -> str:
-        return f"UOp({self.op}, {self.sig}, arg={self.arg!r}, srcs={len(self.srcs)})"
+        return f"UOp({self.op.name}, {self.sig}, arg={self.arg!r}, srcs={len(self.srcs)})"
 
 
 def toposort(roots: Sequence[UOp]) -> list[UOp]:

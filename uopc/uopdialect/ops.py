@@ -12,11 +12,17 @@ Assembly formats come in four families (see `UopOp`):
 
 Movement ops and reduce spell their integer lists as `keyword [..]`, reduce names its
 kind right after the op name, and `index` takes its i32 scalars in brackets.
+
+Each op class carries its record (`INFO`, see `uopc.uopdialect.opinfo`): the shape rule the
+builder and the verifier apply, the reference semantics the folder uses, and the facts the
+later layers derive their tables from. `OPS` maps op names to records and `OP.<name>` names
+one (`OP.add`); the traced graph's nodes hold these records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import ClassVar
 
 import numpy as np
@@ -44,7 +50,11 @@ from xdsl.printer import Printer
 from xdsl.traits import Commutative, ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from uopc.uopdialect import shapes
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+
+from uopc.uopdialect import gradients, semantics, shapes
+from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
 
@@ -61,6 +71,11 @@ def _int_list(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
 
+def _given_type(sigs: Sequence[Sig], arg) -> Sig:
+    raise ShapeError("a graph input or literal has the type of its data: build it with "
+                     "UOp.buffer or UOp.const, which take the type")
+
+
 class UopOp(IRDLOperation):
     """Common parse/print/verify for uop ops; subclasses declare their format.
 
@@ -73,15 +88,36 @@ class UopOp(IRDLOperation):
     FORMAT: ClassVar[str] = "same"
     LISTS: ClassVar[tuple[str, ...]] = ()
     KIND: ClassVar[str | None] = None
+    INFO: ClassVar[OpInfo]
 
     # ---- the rule hook -------------------------------------------------------------
     def implied_sig(self, operand_sigs: Sequence[Sig], result: Sig | None) -> Sig:
-        """The result type implied by operand types and properties.
+        """The result type implied by operand types and properties (the record's rule).
 
         `result` is the declared result type; reshape, expand and cast take their target
         from it (it is their only place to live), all other ops ignore it.
         """
-        raise NotImplementedError
+        info = self.INFO
+        if info.target is None:
+            return info.shape(operand_sigs, self.prop_arg())
+        if result is None:
+            raise ShapeError(f"{self.name} needs a target {info.target}")
+        if info.target == "dtype":
+            return info.shape(operand_sigs, result.dtype)
+        src = operand_sigs[0]
+        if result.dtype != src.dtype:
+            raise ShapeError(
+                f"element type changes from {src.dtype} to {result.dtype}: "
+                f"{self.name} keeps the element type; use cast"
+            )
+        return info.shape(operand_sigs, result.shape)
+
+    def prop_arg(self):
+        """The graph `arg` held by the op's properties (see `OpInfo.params`)."""
+        values = [self.kind() if p == self.KIND else self.ints(p) for p in self.INFO.params]
+        if not values:
+            return None
+        return values[0] if len(values) == 1 else tuple(values)
 
     @classmethod
     def implied(cls, operand_sigs: Sequence[Sig], props: dict[str, Attribute],
@@ -222,6 +258,8 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     """A scalar (rank 0), splat or dense literal: `uop.const dense<1.0> : tensor<4xf32>`."""
 
     name = "uop.const"
+    #: a graph const node's `arg` is the Python scalar it splats over its type
+    INFO: ClassVar[OpInfo] = OpInfo("const", "const", shape=_given_type, evaluate=None)
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())
@@ -318,75 +356,114 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 
 class FoldsConstants(HasFolderInterface):
-    """ALU ops fold to a literal when every operand is a `uop.const` (SPEC §5).
-
-    The rules live in `uopc.passes.constprop`, which imports this module; hence the
-    import at call time.
-    """
+    """ALU ops fold to a literal when every operand is a `uop.const` (SPEC §5)."""
 
     def fold(self):
-        from uopc.passes.constprop import fold_hook
+        return fold_alu(self)
 
-        return fold_hook(self)
+
+def fold_alu(op: "UopOp") -> tuple[DenseIntOrFPElementsAttr] | None:
+    """The result literal of an ALU op whose operands are all `uop.const`s and whose result
+    is defined (computed with the op's reference semantics); None otherwise. The dialect's
+    materializer turns the literal into a `uop.const`."""
+    if not all(isinstance(v.owner, ConstOp) for v in op.operands):
+        return None
+    info = op.INFO
+    arrays = [v.owner.as_array() for v in op.operands]
+    try:
+        result = info.evaluate(arrays, info.arg_of(op))
+    except semantics.UndefinedBehavior:
+        return None
+    return (ConstOp.from_array(result, sig_of(op.results[0].type)).value,)
+
+
+def _binary(name: str, rule, lower, gradient=None, int_view: str | None = None,
+            compare: bool = False, int_only: bool = False) -> OpInfo:
+    """The record of an elementwise binary op computed by `rule(a, b)`."""
+    return OpInfo(
+        name, "binary",
+        shape=lambda sigs, arg: shapes.binary(name, sigs[0], sigs[1], compare, int_only),
+        evaluate=lambda xs, arg: rule(xs[0], xs[1]),
+        int_view=int_view, lower=lower, gradient=gradient,
+    )
 
 
 class BinaryOp(UopOp, FoldsConstants):
     """Elementwise binary op on two operands of one type."""
 
-    OP: ClassVar[str]
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
 
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.binary(self.OP, *operand_sigs)
-
 
 @irdl_op_definition
 class AddOp(BinaryOp):
-    """Elementwise sum (i32 wraps modulo 2^32)."""
+    """Elementwise sum (i32 wraps modulo 2^32; i1 is "or")."""
     name = "uop.add"
-    OP: ClassVar[str] = "add"
+    INFO: ClassVar[OpInfo] = _binary(
+        "add", semantics.add, ArithChoice(arith.AddiOp, arith.AddfOp, arith.OrIOp),
+        gradients.add, int_view="add")
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
-    """Elementwise product (i32 wraps modulo 2^32)."""
+    """Elementwise product (i32 wraps modulo 2^32; i1 is "and")."""
     name = "uop.mul"
-    OP: ClassVar[str] = "mul"
+    INFO: ClassVar[OpInfo] = _binary(
+        "mul", semantics.mul, ArithChoice(arith.MuliOp, arith.MulfOp, arith.AndIOp),
+        gradients.mul, int_view="mul")
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class MaxOp(BinaryOp):
-    """Elementwise maximum; NaN if either operand is NaN."""
+    """Elementwise maximum; NaN if either operand is NaN, +0.0 over -0.0."""
     name = "uop.max"
-    OP: ClassVar[str] = "max"
+    INFO: ClassVar[OpInfo] = _binary(
+        "max", semantics.maximum, ArithChoice(arith.MaxSIOp, arith.MaximumfOp, arith.OrIOp),
+        gradients.maximum, int_view="max")
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class CmpLtOp(BinaryOp):
-    """lhs < rhs, an i1 tensor."""
+    """lhs < rhs, an i1 tensor (false when an operand is NaN)."""
     name = "uop.cmplt"
-    OP: ClassVar[str] = "cmplt"
+    INFO: ClassVar[OpInfo] = _binary(
+        "cmplt", semantics.cmplt, CompareChoice("slt", "olt", "ult"), int_view="cmp:slt",
+        compare=True)
     traits = traits_def(Pure())
 
 
 @irdl_op_definition
 class CmpNeOp(BinaryOp):
-    """lhs != rhs, an i1 tensor."""
+    """lhs != rhs, an i1 tensor (true when an operand is NaN)."""
     name = "uop.cmpne"
-    OP: ClassVar[str] = "cmpne"
+    INFO: ClassVar[OpInfo] = _binary(
+        "cmpne", semantics.cmpne, CompareChoice("ne", "une", "ne"), int_view="cmp:ne",
+        compare=True)
     traits = traits_def(Pure(), Commutative())
+
+
+def _lower_floordiv(builder, dtype: str, a, b):
+    return builder.put(arith.FloorDivSIOp(a.value, b.value), a, b)
+
+
+def _lower_floormod(builder, dtype: str, a, b):
+    # a - floordiv(a, b) * b: exact in wrapping i32 arithmetic, and the C emitter only
+    # needs a helper for the division
+    q = _lower_floordiv(builder, dtype, a, b)
+    qb = builder.put(arith.MuliOp(q.value, b.value), q, b)
+    return builder.put(arith.SubiOp(a.value, qb.value), a, qb)
 
 
 @irdl_op_definition
 class FloorDivOp(BinaryOp):
     """Integer division rounding toward negative infinity."""
     name = "uop.floordiv"
-    OP: ClassVar[str] = "floordiv"
+    INFO: ClassVar[OpInfo] = _binary(
+        "floordiv", semantics.floordiv, _lower_floordiv, int_view="floordiv", int_only=True)
     traits = traits_def(Pure())
 
 
@@ -394,72 +471,94 @@ class FloorDivOp(BinaryOp):
 class FloorModOp(BinaryOp):
     """Integer remainder with the sign of the divisor (pairs with floordiv)."""
     name = "uop.floormod"
-    OP: ClassVar[str] = "floormod"
+    INFO: ClassVar[OpInfo] = _binary(
+        "floormod", semantics.floormod, _lower_floormod, int_view="floormod", int_only=True)
     traits = traits_def(Pure())
+
+
+def _unary(name: str, rule, lower, gradient) -> OpInfo:
+    """The record of an elementwise float function computed by `rule(x)`."""
+    return OpInfo(
+        name, "unary",
+        shape=lambda sigs, arg: shapes.unary(name, sigs[0]),
+        evaluate=lambda xs, arg: rule(xs[0]),
+        lower=lower, gradient=gradient,
+    )
 
 
 class UnaryOp(UopOp, FoldsConstants):
     """Elementwise float function."""
 
-    OP: ClassVar[str]
     src = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.unary(self.OP, *operand_sigs)
+
+def _lower_recip(builder, dtype: str, a):
+    one = builder.const(1.0, a.value.type)
+    return builder.put(arith.DivfOp(one.value, a.value), one, a)
 
 
 @irdl_op_definition
 class RecipOp(UnaryOp):
     """1/x; recip(±0) = ±inf."""
     name = "uop.recip"
-    OP: ClassVar[str] = "recip"
+    INFO: ClassVar[OpInfo] = _unary("recip", semantics.recip, _lower_recip, gradients.recip)
 
 
 @irdl_op_definition
 class Exp2Op(UnaryOp):
     """2^x."""
     name = "uop.exp2"
-    OP: ClassVar[str] = "exp2"
+    INFO: ClassVar[OpInfo] = _unary("exp2", semantics.exp2, MathCall(mathd.Exp2Op),
+                                    gradients.exp2)
 
 
 @irdl_op_definition
 class Log2Op(UnaryOp):
     """log2(x); -inf at 0, NaN below."""
     name = "uop.log2"
-    OP: ClassVar[str] = "log2"
+    INFO: ClassVar[OpInfo] = _unary("log2", semantics.log2, MathCall(mathd.Log2Op),
+                                    gradients.log2)
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
     """Square root; NaN below 0."""
     name = "uop.sqrt"
-    OP: ClassVar[str] = "sqrt"
+    INFO: ClassVar[OpInfo] = _unary("sqrt", semantics.sqrt, MathCall(mathd.SqrtOp),
+                                    gradients.sqrt)
 
 
 @irdl_op_definition
 class SinOp(UnaryOp):
     """Sine (radians)."""
     name = "uop.sin"
-    OP: ClassVar[str] = "sin"
+    INFO: ClassVar[OpInfo] = _unary("sin", semantics.sin, MathCall(mathd.SinOp), gradients.sin)
 
 
 @irdl_op_definition
 class CastOp(UopOp, FoldsConstants):
-    """Element type conversion: float->int truncates, ->i1 is "nonzero", i1-> is 0/1."""
+    """Element type conversion: float->int truncates, ->i1 is "nonzero", i1-> is 0/1.
+
+    Its scalar lowering depends on both element types and lives with rangeify's
+    conversions (`FunctionLowering.convert`)."""
 
     name = "uop.cast"
     FORMAT: ClassVar[str] = "cast"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "cast", "alu", target="dtype",
+        shape=lambda sigs, dtype: shapes.cast(sigs[0], dtype),
+        evaluate=lambda xs, dtype: semantics.cast(xs[0], dtype),
+        int_view="cast", gradient=gradients.cast,
+    )
     src = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def implied_sig(self, operand_sigs, result=None):
-        (src,) = operand_sigs
-        if result is None:
-            raise ShapeError("cast needs a target type")
-        return shapes.cast(src, result.dtype)
+
+def _lower_where(builder, dtype: str, cond, a, b):
+    return builder.put(arith.SelectOp(cond.value, a.value, b.value), cond, a, b)
 
 
 @irdl_op_definition
@@ -468,18 +567,27 @@ class WhereOp(UopOp, FoldsConstants):
 
     name = "uop.where"
     FORMAT: ClassVar[str] = "where"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "where", "alu",
+        shape=lambda sigs, arg: shapes.where(*sigs),
+        evaluate=lambda xs, arg: semantics.where(*xs),
+        int_view="select", lower=_lower_where, gradient=gradients.where,
+    )
     cond = operand_def(TensorType)
     true_value = operand_def(TensorType)
     false_value = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.where(*operand_sigs)
-
 
 # ---------------------------------------------------------------------------------------
-# movement
+# movement: rangeify's index rule of each is `FunctionLowering._<name>`
+
+
+def _movement(name: str, rule, evaluate, gradient, target: str | None = None) -> OpInfo:
+    return OpInfo(name, "movement", target=target,
+                  shape=lambda sigs, arg: rule(sigs[0], arg),
+                  evaluate=lambda xs, arg: evaluate(xs[0], arg), gradient=gradient)
 
 
 class MovementOp(UopOp):
@@ -491,35 +599,20 @@ class MovementOp(UopOp):
     traits = traits_def(Pure())
 
 
-class _TargetShapeOp(MovementOp):
-    """reshape and expand: the target shape is the result type's shape."""
-
-    RULE: ClassVar
-
-    def implied_sig(self, operand_sigs, result=None):
-        (src,) = operand_sigs
-        if result is None:
-            raise ShapeError(f"{self.name} needs a target shape")
-        if result.dtype != src.dtype:
-            raise ShapeError(
-                f"element type changes from {src.dtype} to {result.dtype}: "
-                f"{self.name} keeps the element type; use cast"
-            )
-        return type(self).RULE(src, result.shape)
-
-
 @irdl_op_definition
-class ReshapeOp(_TargetShapeOp):
-    """Same elements in row-major order, new shape."""
+class ReshapeOp(MovementOp):
+    """Same elements in row-major order, new shape (the result type's)."""
     name = "uop.reshape"
-    RULE: ClassVar = staticmethod(shapes.reshape)
+    INFO: ClassVar[OpInfo] = _movement("reshape", shapes.reshape, semantics.reshape,
+                                       gradients.reshape, target="shape")
 
 
 @irdl_op_definition
-class ExpandOp(_TargetShapeOp):
+class ExpandOp(MovementOp):
     """Broadcast size-1 axes to a larger size (no data copy)."""
     name = "uop.expand"
-    RULE: ClassVar = staticmethod(shapes.expand)
+    INFO: ClassVar[OpInfo] = _movement("expand", shapes.expand, semantics.expand,
+                                       gradients.expand, target="shape")
 
 
 @irdl_op_definition
@@ -527,10 +620,9 @@ class PermuteOp(MovementOp):
     """Axis permutation: result axis i is operand axis perm[i]."""
     name = "uop.permute"
     LISTS: ClassVar[tuple[str, ...]] = ("perm",)
+    INFO: ClassVar[OpInfo] = _movement("permute", shapes.permute, semantics.permute,
+                                       gradients.permute)
     perm = prop_def(DenseArrayBase)
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.permute(operand_sigs[0], self.ints("perm"))
 
 
 @irdl_op_definition
@@ -538,11 +630,10 @@ class ShrinkOp(MovementOp):
     """The window [begin, end) of every axis."""
     name = "uop.shrink"
     LISTS: ClassVar[tuple[str, ...]] = ("begin", "end")
+    INFO: ClassVar[OpInfo] = _movement("shrink", lambda s, arg: shapes.shrink(s, *arg),
+                                       semantics.shrink, gradients.shrink)
     begin = prop_def(DenseArrayBase)
     end = prop_def(DenseArrayBase)
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.shrink(operand_sigs[0], self.ints("begin"), self.ints("end"))
 
 
 @irdl_op_definition
@@ -550,11 +641,10 @@ class PadOp(MovementOp):
     """Zero padding before and after every axis."""
     name = "uop.pad"
     LISTS: ClassVar[tuple[str, ...]] = ("before", "after")
+    INFO: ClassVar[OpInfo] = _movement("pad", lambda s, arg: shapes.pad(s, *arg),
+                                       semantics.pad, gradients.pad)
     before = prop_def(DenseArrayBase)
     after = prop_def(DenseArrayBase)
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.pad(operand_sigs[0], self.ints("before"), self.ints("after"))
 
 
 @irdl_op_definition
@@ -562,10 +652,8 @@ class FlipOp(MovementOp):
     """Reverse the listed axes."""
     name = "uop.flip"
     LISTS: ClassVar[tuple[str, ...]] = ("axes",)
+    INFO: ClassVar[OpInfo] = _movement("flip", shapes.flip, semantics.flip, gradients.flip)
     axes = prop_def(DenseArrayBase)
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.flip(operand_sigs[0], self.ints("axes"))
 
 
 @irdl_op_definition
@@ -574,12 +662,12 @@ class StackOp(UopOp):
 
     name = "uop.stack"
     FORMAT: ClassVar[str] = "map"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "stack", "stack", shape=lambda sigs, arg: shapes.stack(sigs),
+        evaluate=lambda xs, arg: semantics.stack(xs), gradient=gradients.stack)
     items = var_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.stack(operand_sigs)
 
 
 @irdl_op_definition
@@ -588,13 +676,14 @@ class IndexOp(UopOp):
 
     name = "uop.index"
     FORMAT: ClassVar[str] = "map"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "index", "index", shape=lambda sigs, arg: shapes.index(sigs[0], sigs[1:]),
+        evaluate=lambda xs, arg: semantics.index(xs[0], [int(i) for i in xs[1:]]),
+        gradient=gradients.index)
     src = operand_def(TensorType)
     indices = var_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.index(operand_sigs[0], operand_sigs[1:])
 
     @classmethod
     def _parse_operand_list(cls, parser: Parser) -> list[UnresolvedOperand]:
@@ -629,14 +718,15 @@ class ReduceOp(UopOp):
     FORMAT: ClassVar[str] = "map"
     KIND: ClassVar[str | None] = "kind"
     LISTS: ClassVar[tuple[str, ...]] = ("axes",)
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "reduce", "reduce", shape=lambda sigs, arg: shapes.reduce(sigs[0], *arg),
+        evaluate=lambda xs, arg: semantics.reduce(arg[0], xs[0], arg[1]),
+        gradient=gradients.reduce)
     src = operand_def(TensorType)
     kind_ = prop_def(StringAttr, prop_name="kind")
     axes = prop_def(DenseArrayBase)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.reduce(operand_sigs[0], self.kind(), self.ints("axes"))
 
 
 @irdl_op_definition
@@ -644,13 +734,17 @@ class ContiguousOp(UopOp):
     """Ask for the value to be materialized in a buffer of its own."""
 
     name = "uop.contiguous"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "contiguous", "staging", shape=lambda sigs, arg: shapes.contiguous(sigs[0]),
+        evaluate=lambda xs, arg: semantics.contiguous(xs[0]), gradient=gradients.identity)
     src = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def implied_sig(self, operand_sigs, result=None):
-        return shapes.contiguous(operand_sigs[0])
 
+#: the traced graph's input: data bound at run time (`UOp.buffer`); it has no IR op, an
+#: input is an argument of the function the graph becomes
+BUFFER = OpInfo("buffer", "input", shape=_given_type, evaluate=None)
 
 ALL_OPS: tuple[type[Operation], ...] = (
     ConstOp, AddOp, MulOp, MaxOp, CmpLtOp, CmpNeOp, FloorDivOp, FloorModOp,
@@ -658,5 +752,23 @@ ALL_OPS: tuple[type[Operation], ...] = (
     ReshapeOp, ExpandOp, PermuteOp, ShrinkOp, PadOp, FlipOp, StackOp, IndexOp,
     ReduceOp, ContiguousOp,
 )
-BINARY_BY_NAME = {op.OP: op for op in (AddOp, MulOp, MaxOp, CmpLtOp, CmpNeOp, FloorDivOp, FloorModOp)}
-UNARY_BY_NAME = {op.OP: op for op in (RecipOp, Exp2Op, Log2Op, SqrtOp, SinOp)}
+
+
+def _register(op_class: type[Operation]) -> OpInfo:
+    """Link an op class and its record; a record's properties are its class's (KIND, then
+    LISTS), in the order its `arg` lists them."""
+    info = op_class.INFO
+    params = ((op_class.KIND,) if getattr(op_class, "KIND", None) else ()) + \
+        tuple(getattr(op_class, "LISTS", ()))
+    object.__setattr__(info, "params", params)
+    info.bind(op_class)
+    return info
+
+
+#: every record by op name: the uop ops and the graph input
+OPS: dict[str, OpInfo] = {info.name: info for info in (*map(_register, ALL_OPS), BUFFER)}
+#: the records as attributes: `OP.add`, `OP.reshape`, `OP.buffer`
+OP = SimpleNamespace(**OPS)
+#: op classes by name, for the families that share a builder signature
+BINARY_BY_NAME = {i.name: i.op for i in OPS.values() if i.group == "binary"}
+UNARY_BY_NAME = {i.name: i.op for i in OPS.values() if i.group == "unary"}

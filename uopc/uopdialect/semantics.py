@@ -130,7 +130,7 @@ def _is_float(x: np.ndarray) -> bool:
     return x.dtype.kind == "f"
 
 
-def _max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _maximum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if not _is_float(a):
         return np.maximum(a, b)
     # a wins when larger, when it is NaN, or when equal and not negative (+0 over -0)
@@ -171,26 +171,38 @@ def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.multiply(a, b)
 
 
-_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": _add,
-    "mul": _mul,
-    "max": _max,
-    "cmplt": np.less,
-    "cmpne": np.not_equal,
-    "floordiv": _floordiv,
-    "floormod": _floormod,
-}
+BinaryFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _binary_op(name: str, fn: BinaryFn, int_only: bool = False) -> BinaryFn:
+    """The checked form of a binary rule: both operands of one dtype and shape."""
+    def apply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype != b.dtype or a.shape != b.shape:
+            raise TypeError(f"{name}: operands differ: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
+        if int_only and a.dtype != np.int32:
+            raise TypeError(f"{name} takes i32 operands, found {dtype_name(a)}")
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(a, b))
+    apply.__name__ = apply.__qualname__ = name
+    return apply
+
+
+add = _binary_op("add", _add)
+mul = _binary_op("mul", _mul)
+maximum = _binary_op("max", _maximum)
+cmplt = _binary_op("cmplt", np.less)
+cmpne = _binary_op("cmpne", np.not_equal)
+floordiv = _binary_op("floordiv", _floordiv, int_only=True)
+floormod = _binary_op("floormod", _floormod, int_only=True)
 
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """add, mul, max, cmplt, cmpne, floordiv, floormod on two arrays of one dtype and shape."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype or a.shape != b.shape:
-        raise TypeError(f"{op}: operands differ: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
-    if op in ("floordiv", "floormod") and a.dtype != np.int32:
-        raise TypeError(f"{op} takes i32 operands, found {dtype_name(a)}")
-    with np.errstate(all="ignore"):
-        return np.asarray(_BINARY[op](a, b))
+    """The binary op named `op` (add, mul, max, cmplt, cmpne, floordiv, floormod) on two
+    arrays of one dtype and shape."""
+    from uopc.uopdialect.ops import OPS
+
+    return OPS[op].evaluate([a, b], None)
 
 
 def _libm(name: str) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -213,23 +225,34 @@ def _numpy_f32(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray],
     return lambda x: fn(x.astype(np.float64)).astype(np.float32)
 
 
-_UNARY_F32: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "recip": lambda x: np.float32(1.0) / x,
-    "sqrt": np.sqrt,
-    "exp2": _libm("exp2f") or _numpy_f32(np.exp2),
-    "log2": _libm("log2f") or _numpy_f32(np.log2),
-    "sin": _libm("sinf") or _numpy_f32(np.sin),
-}
+UnaryFn = Callable[[np.ndarray], np.ndarray]
+
+
+def _float_unary(name: str, on_f32: UnaryFn) -> UnaryFn:
+    """A float function defined on f32; f16 goes through f32 and rounds once (see above)."""
+    def apply(a: np.ndarray) -> np.ndarray:
+        a = np.asarray(a)
+        if not _is_float(a):
+            raise TypeError(f"{name} takes a float operand, found {a.dtype}")
+        with np.errstate(all="ignore"):
+            result = np.asarray(on_f32(a.astype(np.float32)), dtype=np.float32)
+            return result.astype(a.dtype)
+    apply.__name__ = apply.__qualname__ = name
+    return apply
+
+
+recip = _float_unary("recip", lambda x: np.float32(1.0) / x)
+sqrt = _float_unary("sqrt", np.sqrt)
+exp2 = _float_unary("exp2", _libm("exp2f") or _numpy_f32(np.exp2))
+log2 = _float_unary("log2", _libm("log2f") or _numpy_f32(np.log2))
+sin = _float_unary("sin", _libm("sinf") or _numpy_f32(np.sin))
 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
-    """recip, exp2, log2, sqrt, sin on a float array; f16 goes through f32 (see above)."""
-    a = np.asarray(a)
-    if not _is_float(a):
-        raise TypeError(f"{op} takes a float operand, found {a.dtype}")
-    with np.errstate(all="ignore"):
-        result = np.asarray(_UNARY_F32[op](a.astype(np.float32)), dtype=np.float32)
-        return result.astype(a.dtype)
+    """The float op named `op` (recip, exp2, log2, sqrt, sin) on an array."""
+    from uopc.uopdialect.ops import OPS
+
+    return OPS[op].evaluate([a], None)
 
 
 def cast(a: np.ndarray, dtype: str) -> np.ndarray:
@@ -256,36 +279,49 @@ def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------
-# movement, stack, index, reduce
+# movement, stack, index, reduce: every result is a fresh contiguous array
 
 
-def _shrink(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
+def reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(x).reshape(tuple(shape)))
+
+
+def expand(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(x, tuple(shape)))
+
+
+def permute(x: np.ndarray, perm: Sequence[int]) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(x, tuple(perm)))
+
+
+def shrink(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
     begin, end = arg
-    return x[tuple(slice(lo, hi) for lo, hi in zip(begin, end))]
+    x = np.asarray(x)
+    return np.ascontiguousarray(x[tuple(slice(lo, hi) for lo, hi in zip(begin, end))])
 
 
-def _pad(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
+def pad(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
+    """Zero padding: +0.0, 0 or false."""
     before, after = arg
+    x = np.asarray(x)
     return np.pad(x, list(zip(before, after)), constant_values=x.dtype.type(0))
 
 
-_MOVEMENT: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
-    "reshape": lambda x, shape: x.reshape(tuple(shape)),
-    "expand": lambda x, shape: np.broadcast_to(x, tuple(shape)),
-    "permute": lambda x, perm: np.transpose(x, tuple(perm)),
-    "shrink": _shrink,
-    "pad": _pad,
-    "flip": lambda x, axes: np.flip(x, tuple(axes)),
-    "contiguous": lambda x, _: x,
-}
-MOVEMENT_OPS = frozenset(_MOVEMENT)
+def flip(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    return np.ascontiguousarray(np.flip(x, tuple(axes)))
+
+
+def contiguous(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x)
 
 
 def movement(op: str, x: np.ndarray, arg: Any) -> np.ndarray:
-    """reshape/expand (target shape), permute (perm), shrink ((begin, end)),
-    pad ((before, after)), flip (axes), contiguous (None): the `arg` conventions of
-    `uopc.uopdialect.graph`. The result is a fresh contiguous array."""
-    return np.ascontiguousarray(_MOVEMENT[op](np.asarray(x), arg))
+    """The movement op named `op` with the graph `arg` conventions of
+    `uopc.uopdialect.opinfo`: reshape/expand (target shape), permute (perm), shrink
+    ((begin, end)), pad ((before, after)), flip (axes), contiguous (None)."""
+    from uopc.uopdialect.ops import OPS
+
+    return OPS[op].evaluate([x], arg)
 
 
 def stack(items: Sequence[np.ndarray]) -> np.ndarray:

@@ -19,10 +19,6 @@ from typing import NamedTuple, Sequence
 DTYPES = ("i1", "i32", "f32", "f16")
 FLOAT_DTYPES = frozenset({"f32", "f16"})
 INT_DTYPES = frozenset({"i32"})
-BINARY_OPS = ("add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod")
-COMPARE_OPS = frozenset({"cmplt", "cmpne"})
-INT_ONLY_OPS = frozenset({"floordiv", "floormod"})
-UNARY_OPS = ("recip", "exp2", "log2", "sqrt", "sin")
 REDUCE_KINDS = ("add", "max")
 
 
@@ -66,8 +62,9 @@ def _check_axes_list(what: str, values: Sequence[int], rank: int) -> None:
         )
 
 
-def binary(op: str, a: Sig, b: Sig) -> Sig:
-    """add, mul, max, cmplt, cmpne, floordiv, floormod: identical operand types."""
+def binary(op: str, a: Sig, b: Sig, compare: bool = False, int_only: bool = False) -> Sig:
+    """add, mul, max, cmplt, cmpne, floordiv, floormod: identical operand types; a compare
+    gives i1, an integer-only op (floordiv, floormod) rejects floats."""
     if a.shape != b.shape:
         raise ShapeError(
             f"shape mismatch {fmt_shape(a.shape)} vs {fmt_shape(b.shape)}: "
@@ -78,12 +75,12 @@ def binary(op: str, a: Sig, b: Sig) -> Sig:
             f"element type mismatch {a.dtype} vs {b.dtype}: operands of {op} must "
             f"have the same element type; convert one with cast"
         )
-    if op in INT_ONLY_OPS and a.dtype not in INT_DTYPES:
+    if int_only and a.dtype not in INT_DTYPES:
         raise ShapeError(
             f"{op} takes integer operands, found {a.dtype}: "
             f"for floats use mul with recip (and a cast for floor)"
         )
-    if op in COMPARE_OPS:
+    if compare:
         return Sig(a.shape, "i1")
     return a
 

@@ -1,0 +1,170 @@
+"""Gradient rules of the uop operations (the `gradient` hook of each op's record).
+
+Every Tensor method lowers to the uop ops, so one rule per op covers the whole frontend.
+A rule receives the autodiff walk's context, the graph node, the gradient of the node's
+result and which sources need a gradient, and returns one gradient (or None) per source.
+Gradients are the frontend's lazy tensors: a rule computes with their methods (named as in
+PyTorch) and reaches graph nodes through the context (`ctx.tensor(node)`), so this module
+imports nothing of the frontend (see `opinfo.GradientContext`).
+
+Conventions:
+- max (binary and reduce) splits the gradient evenly between tied maxima, so relu at
+  exactly 0 passes half the gradient and `abs` at 0 has gradient 0.
+- integer and boolean values carry no gradient; cast passes gradients between float types
+  only. Compares and integer-only ops have no rule: their results are never float.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from uopc.uopdialect.opinfo import GradientContext
+from uopc.uopdialect.shapes import FLOAT_DTYPES
+
+LN_2 = math.log(2.0)
+
+Grads = list[Optional[Any]]
+
+
+def _keepdim_shape(node: Any) -> tuple[int, ...]:
+    """The shape of a reduce's result with its reduced axes kept as size 1."""
+    axes = node.arg[1]
+    return tuple(1 if i in axes else n for i, n in enumerate(node.srcs[0].sig.shape))
+
+
+def add(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g, g]
+
+
+def mul(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    a, b = node.srcs
+    return [g * ctx.tensor(b) if need[0] else None, g * ctx.tensor(a) if need[1] else None]
+
+
+def maximum(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    a, b = ctx.tensor(node.srcs[0]), ctx.tensor(node.srcs[1])
+    share_a = (b < a).where(1.0, a.eq(b).where(0.5, 0.0)).cast(g.dtype)
+    grad_a = g * share_a
+    return [grad_a, g - grad_a]
+
+
+def where(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    cond = ctx.tensor(node.srcs[0])
+    return [None, cond.where(g, 0.0) if need[1] else None,
+            cond.where(0.0, g) if need[2] else None]
+
+
+def cast(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    src_dtype = node.srcs[0].sig.dtype
+    return [g.cast(src_dtype) if src_dtype in FLOAT_DTYPES else None]
+
+
+def recip(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    out = ctx.tensor(node)
+    return [-(g * out * out)]
+
+
+def exp2(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node) * LN_2]
+
+
+def log2(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node.srcs[0]).reciprocal() * (1.0 / LN_2)]
+
+
+def sqrt(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node).reciprocal() * 0.5]
+
+
+def sin(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node.srcs[0]).cos()]
+
+
+def _reshaped(ctx: GradientContext, g: Any, shape: tuple[int, ...]) -> Any:
+    """`g.reshape(shape)`, reading through a reshape that made `g`: a gradient node is
+    never a target or a stop, so skipping it changes no gradient, and the reshape pairs
+    of keepdim reductions (reduce, reshape to keepdim, reshape back) vanish."""
+    from uopc.uopdialect.ops import OP  # the records hold these rules: import at use
+
+    node = ctx.node(g)
+    if node.op is OP.reshape:
+        base = node.srcs[0]
+        return ctx.tensor(base) if base.sig.shape == shape else ctx.tensor(base).reshape(shape)
+    return g.reshape(shape)
+
+
+def reshape(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [_reshaped(ctx, g, node.srcs[0].sig.shape)]
+
+
+def expand(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    src_shape = node.srcs[0].sig.shape
+    axes = tuple(i for i, (old, new) in enumerate(zip(src_shape, node.sig.shape)) if old != new)
+    if not axes:
+        return [g]
+    # g.sum(axes, keepdim=True) built directly: g is a float gradient and the axes are
+    # sorted and in range, and the kept shape is the source's
+    from uopc.uopdialect.ops import OP
+
+    summed = ctx.apply(OP.reduce, g, arg=("add", axes))
+    return [ctx.apply(OP.reshape, summed, arg=src_shape)]
+
+
+def permute(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    inverse = [0] * len(node.arg)
+    for i, p in enumerate(node.arg):
+        inverse[p] = i
+    return [g.permute(inverse)]
+
+
+def shrink(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    begin, end = node.arg
+    shape = node.srcs[0].sig.shape
+    return [g.pad([(b, n - e) for b, e, n in zip(begin, end, shape)])]
+
+
+def pad(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    before, _ = node.arg
+    shape = node.srcs[0].sig.shape
+    return [g.shrink([(b, b + n) for b, n in zip(before, shape)])]
+
+
+def flip(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g.flip(*node.arg)]
+
+
+def stack(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g[i] if need[i] else None for i in range(len(node.srcs))]
+
+
+def index(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """Scatter g back to the (runtime) position: compare an arange per indexed axis."""
+    src = node.srcs[0]
+    k = len(node.srcs) - 1
+    hit: Any = None
+    for axis in range(k):
+        n = src.sig.shape[axis]
+        shape = [1] * k
+        shape[axis] = n
+        on_axis = ctx.arange(n).reshape(shape).eq(ctx.tensor(node.srcs[1 + axis]))
+        hit = on_axis if hit is None else hit * on_axis.cast("i32")
+    rest = src.sig.shape[k:]
+    mask = hit.cast("i1").reshape(hit.shape + (1,) * len(rest))
+    return [mask.where(g.reshape((1,) * k + rest), 0.0), *([None] * k)]
+
+
+def reduce(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    kind, axes = node.arg
+    src = ctx.tensor(node.srcs[0])
+    g_kept = _reshaped(ctx, g, _keepdim_shape(node))
+    if kind == "add":
+        return [g_kept.expand(src.shape)]
+    hit = src.eq(ctx.tensor(node).reshape(_keepdim_shape(node))).cast(g.dtype)
+    ties = hit.sum(axes, keepdim=True)
+    return [g_kept * hit * ties.reciprocal()]
+
+
+def identity(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """contiguous: the gradient passes unchanged."""
+    return [g]
