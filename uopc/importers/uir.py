@@ -75,6 +75,7 @@ from xdsl.utils.lexer import Input, Span
 
 from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
@@ -662,9 +663,10 @@ def _target_shape(op_class: type[uop.UopOp]) -> Callable[[_Importer, Statement],
     return handle
 
 
-def _int_list_op(op_class: type[uop.UopOp], param: str, what: str,
+def _int_list_op(op_class: type[uop.UopOp], param: str,
                  ) -> Callable[[_Importer, Statement], SSAValue]:
     """permute and flip: `op x, (ints)`."""
+    what = "an axis order" if param == "perm" else param
     def handle(im: _Importer, st: Statement) -> SSAValue:
         im._check_keys(st, set())
         im._check_arity(st, 2, f"a value and {what}: {st.op.text} %x, (1, 0)")
@@ -735,18 +737,38 @@ def _contiguous(im: _Importer, st: Statement) -> SSAValue:
     return im.emit(uop.ContiguousOp, im.value(st.operands[0]))
 
 
-_HANDLERS: dict[str, Callable[[_Importer, Statement], SSAValue]] = {
-    **{name: _binary(cls) for name, cls in uop.BINARY_BY_NAME.items()},
-    **{name: _unary(cls) for name, cls in uop.UNARY_BY_NAME.items()},
-    "sub": _sub, "neg": _neg, "div": _div,
+Handler = Callable[[_Importer, Statement], SSAValue]
+
+#: statements whose syntax is their own: the sugar (sub, neg, div), the graph input, and
+#: the ops whose operands or keys follow no family
+_SPECIAL: dict[str, Handler] = {
+    "sub": _sub, "neg": _neg, "div": _div, "buffer": _buffer,
     "where": _where, "cast": _cast, "const": _const,
-    "buffer": _buffer,
-    "reshape": _target_shape(uop.ReshapeOp), "expand": _target_shape(uop.ExpandOp),
-    "permute": _int_list_op(uop.PermuteOp, "perm", "an axis order"),
-    "flip": _int_list_op(uop.FlipOp, "axes", "axes"),
-    "shrink": _pairs_op(uop.ShrinkOp, "begin", "end"),
-    "pad": _pairs_op(uop.PadOp, "before", "after"),
     "reduce": _reduce, "stack": _stack, "index": _index, "contiguous": _contiguous,
+}
+
+
+def _family_handler(info: OpInfo) -> Handler | None:
+    """The statement of a uop op whose syntax follows from its record: binary and unary
+    ops, and movement ops by how they take their argument (a target shape, one integer
+    list, or per-axis pairs)."""
+    if info.group == "binary":
+        return _binary(info.op)
+    if info.group == "unary":
+        return _unary(info.op)
+    if info.movement and info.target == "shape":
+        return _target_shape(info.op)
+    if info.movement and len(info.params) == 1:
+        return _int_list_op(info.op, info.params[0])
+    if info.movement and len(info.params) == 2:
+        return _pairs_op(info.op, *info.params)
+    return None
+
+
+#: every statement name: `.uir` op names are the uop op names
+_HANDLERS: dict[str, Handler] = {
+    **{name: h for name, info in uop.OPS.items() if (h := _family_handler(info)) is not None},
+    **_SPECIAL,
 }
 
 

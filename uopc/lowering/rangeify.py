@@ -70,6 +70,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from uopc.lowering.indexing import Clamp, Div, Dynamic, Ix, LoopVar, Mod, flatten, unflatten
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import dense_to_array
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
@@ -416,12 +417,8 @@ class FunctionLowering:
         if buf is not None:
             return self._load(buf, idx)
         op = v.owner
-        handler = _HANDLERS.get(type(op))
-        if handler is None:
-            for base, h in _BASE_HANDLERS:
-                if isinstance(op, base):
-                    handler = h
-                    break
+        info = getattr(op, "INFO", None)
+        handler = None if info is None else rule_for(info)
         if handler is None:
             raise RangeifyError(
                 f"{getattr(op, 'name', op)}: uop-rangeify has no index rule for this op; "
@@ -453,15 +450,11 @@ class FunctionLowering:
             return self.put(memref.GetGlobalOp(name, mtype))
         return self._memo(("global", op), make).value
 
-    def _binary(self, op: uop.BinaryOp, idx):
-        a = self.value(op.lhs, idx)
-        b = self.value(op.rhs, idx)
-        dtype = sig_of(op.lhs.type).dtype
-        return op.INFO.lower(self, dtype, a, b)
-
-    def _unary(self, op: uop.UnaryOp, idx):
-        a = self.value(op.src, idx)
-        return op.INFO.lower(self, sig_of(op.src.type).dtype, a)
+    def _elementwise(self, op: uop.UopOp, idx):
+        """Every operand at the same index, combined by the op's scalar lowering (which
+        picks the arith op by the element type of the values: a where's branches)."""
+        scalars = [self.value(v, idx) for v in op.operands]
+        return op.INFO.lower(self, sig_of(op.operands[-1].type).dtype, *scalars)
 
     def _cast(self, op: uop.CastOp, idx):
         a = self.value(op.src, idx)
@@ -486,12 +479,6 @@ class FunctionLowering:
             return self.put(arith.FPToSIOp(a.value, t), a)
         op = arith.ExtFOp(a.value, t) if dst == "f32" else arith.TruncFOp(a.value, t)
         return self.put(op, a)
-
-    def _where(self, op: uop.WhereOp, idx):
-        c = self.value(op.cond, idx)
-        a = self.value(op.true_value, idx)
-        b = self.value(op.false_value, idx)
-        return op.INFO.lower(self, sig_of(op.result.type).dtype, c, a, b)
 
     def _reshape(self, op: uop.ReshapeOp, idx):
         out = sig_of(op.result.type).shape
@@ -667,7 +654,6 @@ _ACCUMULATE = {"add": uop.AddOp.INFO.lower, "max": uop.MaxOp.INFO.lower}
 _HANDLERS = {
     uop.ConstOp: FunctionLowering._const_value,
     uop.CastOp: FunctionLowering._cast,
-    uop.WhereOp: FunctionLowering._where,
     uop.ReshapeOp: FunctionLowering._reshape,
     uop.ExpandOp: FunctionLowering._expand,
     uop.PermuteOp: FunctionLowering._permute,
@@ -679,10 +665,14 @@ _HANDLERS = {
     uop.ReduceOp: FunctionLowering._reduce,
     uop.ContiguousOp: FunctionLowering._contiguous,
 }
-_BASE_HANDLERS = (
-    (uop.BinaryOp, FunctionLowering._binary),
-    (uop.UnaryOp, FunctionLowering._unary),
-)
+
+
+def rule_for(info: OpInfo) -> Callable | None:
+    """The rule that computes an element of an op of record `info`, or None when
+    rangeify has none."""
+    if info.lower is not None:
+        return FunctionLowering._elementwise
+    return _HANDLERS.get(info.op)
 
 
 @contextlib.contextmanager

@@ -130,8 +130,6 @@ class OpInfo:
     #: reference semantics (SPEC §5): (operand arrays, arg) -> array; may raise
     #: UndefinedBehavior. None only for the graph input.
     evaluate: Callable[[Sequence[np.ndarray], Any], np.ndarray] | None
-    #: names of the op's properties, in the order `arg` lists them
-    params: tuple[str, ...] = ()
     #: reshape/expand/cast: the result type's part that `arg` holds ("shape" or "dtype")
     target: str | None = None
     #: the integer-expression kind uop-symbolic reads the op as (see passes.intexpr), with
@@ -141,8 +139,10 @@ class OpInfo:
     #: rules of rangeify, found by the op's name
     lower: Lowering | None = None
     gradient: GradientRule | None = None
-    #: the IRDL op class; set when the class is defined (None for the graph input)
-    op: type[Operation] | None = field(default=None, compare=False)
+    #: the IRDL op class (None for the graph input) and the names of its properties in
+    #: the order `arg` lists them; both set by `bind` when the class is defined
+    op: type[Operation] | None = field(default=None, init=False)
+    params: tuple[str, ...] = field(default=(), init=False)
 
     @property
     def elementwise(self) -> bool:
@@ -167,9 +167,10 @@ class OpInfo:
         """Whether gradients flow through the op (compares and integer ops pass none)."""
         return self.gradient is not None
 
-    def bind(self, op_class: type[Operation]) -> None:
-        """Link the record to its op class (done once, by `ops.register`)."""
+    def bind(self, op_class: type[Operation], params: tuple[str, ...]) -> None:
+        """Link the record to its op class and property names (once, by `ops._register`)."""
         object.__setattr__(self, "op", op_class)
+        object.__setattr__(self, "params", params)
 
     def arg_of(self, op: Operation) -> Any:
         """The graph `arg` of an IR op of this kind (see the module docstring)."""

@@ -76,6 +76,17 @@ def _given_type(sigs: Sequence[Sig], arg) -> Sig:
                      "UOp.buffer or UOp.const, which take the type")
 
 
+_DEFINED: list[type[Operation]] = []
+
+
+def uop_op(cls: type[IRDLOperation]) -> type[IRDLOperation]:
+    """`irdl_op_definition` for the uop dialect: defines the op and lists it, so that its
+    class and record land in `ALL_OPS` and `OPS`."""
+    op_class = irdl_op_definition(cls)
+    _DEFINED.append(op_class)
+    return op_class
+
+
 class UopOp(IRDLOperation):
     """Common parse/print/verify for uop ops; subclasses declare their format.
 
@@ -253,7 +264,7 @@ class UopOp(IRDLOperation):
 # constants
 
 
-@irdl_op_definition
+@uop_op
 class ConstOp(IRDLOperation, HasFolderInterface):
     """A scalar (rank 0), splat or dense literal: `uop.const dense<1.0> : tensor<4xf32>`."""
 
@@ -396,7 +407,7 @@ class BinaryOp(UopOp, FoldsConstants):
     result = result_def(TensorType)
 
 
-@irdl_op_definition
+@uop_op
 class AddOp(BinaryOp):
     """Elementwise sum (i32 wraps modulo 2^32; i1 is "or")."""
     name = "uop.add"
@@ -406,7 +417,7 @@ class AddOp(BinaryOp):
     traits = traits_def(Pure(), Commutative())
 
 
-@irdl_op_definition
+@uop_op
 class MulOp(BinaryOp):
     """Elementwise product (i32 wraps modulo 2^32; i1 is "and")."""
     name = "uop.mul"
@@ -416,7 +427,7 @@ class MulOp(BinaryOp):
     traits = traits_def(Pure(), Commutative())
 
 
-@irdl_op_definition
+@uop_op
 class MaxOp(BinaryOp):
     """Elementwise maximum; NaN if either operand is NaN, +0.0 over -0.0."""
     name = "uop.max"
@@ -426,7 +437,7 @@ class MaxOp(BinaryOp):
     traits = traits_def(Pure(), Commutative())
 
 
-@irdl_op_definition
+@uop_op
 class CmpLtOp(BinaryOp):
     """lhs < rhs, an i1 tensor (false when an operand is NaN)."""
     name = "uop.cmplt"
@@ -436,7 +447,7 @@ class CmpLtOp(BinaryOp):
     traits = traits_def(Pure())
 
 
-@irdl_op_definition
+@uop_op
 class CmpNeOp(BinaryOp):
     """lhs != rhs, an i1 tensor (true when an operand is NaN)."""
     name = "uop.cmpne"
@@ -458,7 +469,7 @@ def _lower_floormod(builder, dtype: str, a, b):
     return builder.put(arith.SubiOp(a.value, qb.value), a, qb)
 
 
-@irdl_op_definition
+@uop_op
 class FloorDivOp(BinaryOp):
     """Integer division rounding toward negative infinity."""
     name = "uop.floordiv"
@@ -467,7 +478,7 @@ class FloorDivOp(BinaryOp):
     traits = traits_def(Pure())
 
 
-@irdl_op_definition
+@uop_op
 class FloorModOp(BinaryOp):
     """Integer remainder with the sign of the divisor (pairs with floordiv)."""
     name = "uop.floormod"
@@ -499,14 +510,14 @@ def _lower_recip(builder, dtype: str, a):
     return builder.put(arith.DivfOp(one.value, a.value), one, a)
 
 
-@irdl_op_definition
+@uop_op
 class RecipOp(UnaryOp):
     """1/x; recip(±0) = ±inf."""
     name = "uop.recip"
     INFO: ClassVar[OpInfo] = _unary("recip", semantics.recip, _lower_recip, gradients.recip)
 
 
-@irdl_op_definition
+@uop_op
 class Exp2Op(UnaryOp):
     """2^x."""
     name = "uop.exp2"
@@ -514,7 +525,7 @@ class Exp2Op(UnaryOp):
                                     gradients.exp2)
 
 
-@irdl_op_definition
+@uop_op
 class Log2Op(UnaryOp):
     """log2(x); -inf at 0, NaN below."""
     name = "uop.log2"
@@ -522,7 +533,7 @@ class Log2Op(UnaryOp):
                                     gradients.log2)
 
 
-@irdl_op_definition
+@uop_op
 class SqrtOp(UnaryOp):
     """Square root; NaN below 0."""
     name = "uop.sqrt"
@@ -530,14 +541,14 @@ class SqrtOp(UnaryOp):
                                     gradients.sqrt)
 
 
-@irdl_op_definition
+@uop_op
 class SinOp(UnaryOp):
     """Sine (radians)."""
     name = "uop.sin"
     INFO: ClassVar[OpInfo] = _unary("sin", semantics.sin, MathCall(mathd.SinOp), gradients.sin)
 
 
-@irdl_op_definition
+@uop_op
 class CastOp(UopOp, FoldsConstants):
     """Element type conversion: float->int truncates, ->i1 is "nonzero", i1-> is 0/1.
 
@@ -561,7 +572,7 @@ def _lower_where(builder, dtype: str, cond, a, b):
     return builder.put(arith.SelectOp(cond.value, a.value, b.value), cond, a, b)
 
 
-@irdl_op_definition
+@uop_op
 class WhereOp(UopOp, FoldsConstants):
     """Elementwise select: cond ? a : b."""
 
@@ -599,7 +610,7 @@ class MovementOp(UopOp):
     traits = traits_def(Pure())
 
 
-@irdl_op_definition
+@uop_op
 class ReshapeOp(MovementOp):
     """Same elements in row-major order, new shape (the result type's)."""
     name = "uop.reshape"
@@ -607,7 +618,7 @@ class ReshapeOp(MovementOp):
                                        gradients.reshape, target="shape")
 
 
-@irdl_op_definition
+@uop_op
 class ExpandOp(MovementOp):
     """Broadcast size-1 axes to a larger size (no data copy)."""
     name = "uop.expand"
@@ -615,7 +626,7 @@ class ExpandOp(MovementOp):
                                        gradients.expand, target="shape")
 
 
-@irdl_op_definition
+@uop_op
 class PermuteOp(MovementOp):
     """Axis permutation: result axis i is operand axis perm[i]."""
     name = "uop.permute"
@@ -625,7 +636,7 @@ class PermuteOp(MovementOp):
     perm = prop_def(DenseArrayBase)
 
 
-@irdl_op_definition
+@uop_op
 class ShrinkOp(MovementOp):
     """The window [begin, end) of every axis."""
     name = "uop.shrink"
@@ -636,7 +647,7 @@ class ShrinkOp(MovementOp):
     end = prop_def(DenseArrayBase)
 
 
-@irdl_op_definition
+@uop_op
 class PadOp(MovementOp):
     """Zero padding before and after every axis."""
     name = "uop.pad"
@@ -647,7 +658,7 @@ class PadOp(MovementOp):
     after = prop_def(DenseArrayBase)
 
 
-@irdl_op_definition
+@uop_op
 class FlipOp(MovementOp):
     """Reverse the listed axes."""
     name = "uop.flip"
@@ -656,7 +667,7 @@ class FlipOp(MovementOp):
     axes = prop_def(DenseArrayBase)
 
 
-@irdl_op_definition
+@uop_op
 class StackOp(UopOp):
     """Stack operands of one type along a new leading axis."""
 
@@ -670,7 +681,7 @@ class StackOp(UopOp):
     traits = traits_def(Pure())
 
 
-@irdl_op_definition
+@uop_op
 class IndexOp(UopOp):
     """Select along the leading axes with i32 scalars: `uop.index %x[%i] : T -> R`."""
 
@@ -710,7 +721,7 @@ class IndexOp(UopOp):
 # reduce and staging
 
 
-@irdl_op_definition
+@uop_op
 class ReduceOp(UopOp):
     """Sum or maximum over the listed axes, which are removed from the shape."""
 
@@ -729,7 +740,7 @@ class ReduceOp(UopOp):
     traits = traits_def(Pure())
 
 
-@irdl_op_definition
+@uop_op
 class ContiguousOp(UopOp):
     """Ask for the value to be materialized in a buffer of its own."""
 
@@ -746,22 +757,16 @@ class ContiguousOp(UopOp):
 #: input is an argument of the function the graph becomes
 BUFFER = OpInfo("buffer", "input", shape=_given_type, evaluate=None)
 
-ALL_OPS: tuple[type[Operation], ...] = (
-    ConstOp, AddOp, MulOp, MaxOp, CmpLtOp, CmpNeOp, FloorDivOp, FloorModOp,
-    RecipOp, Exp2Op, Log2Op, SqrtOp, SinOp, CastOp, WhereOp,
-    ReshapeOp, ExpandOp, PermuteOp, ShrinkOp, PadOp, FlipOp, StackOp, IndexOp,
-    ReduceOp, ContiguousOp,
-)
+#: every uop op class, in definition order
+ALL_OPS: tuple[type[Operation], ...] = tuple(_DEFINED)
 
 
 def _register(op_class: type[Operation]) -> OpInfo:
     """Link an op class and its record; a record's properties are its class's (KIND, then
     LISTS), in the order its `arg` lists them."""
     info = op_class.INFO
-    params = ((op_class.KIND,) if getattr(op_class, "KIND", None) else ()) + \
-        tuple(getattr(op_class, "LISTS", ()))
-    object.__setattr__(info, "params", params)
-    info.bind(op_class)
+    kind = getattr(op_class, "KIND", None)
+    info.bind(op_class, ((kind,) if kind else ()) + tuple(getattr(op_class, "LISTS", ())))
     return info
 
 
