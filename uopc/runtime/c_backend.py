@@ -15,7 +15,7 @@ import cffi
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc.lowering.emit_c import c_function_name, emit_c_unit
+from uopc.lowering.emit_c import CEmitter, c_function_name, emit_c_unit
 from uopc.lowering.rangeify import ARENA_ALIGN
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import build_library, compile_into, library_path
@@ -40,12 +40,16 @@ class CLibrary(Library):
 
 
 class CBackend(Backend):
-    """C source compiled by the system C compiler, loaded with cffi."""
+    """C source printed by `emitter` (a CEmitter subclass may change some ops' C),
+    compiled by the system C compiler, loaded with cffi."""
 
     name: ClassVar[str] = "c"
 
+    def __init__(self, emitter: type[CEmitter] = CEmitter):
+        self.emitter = emitter
+
     def emit(self, module: ModuleOp) -> SourceUnit:
-        text, declarations = emit_c_unit(module)
+        text, declarations = emit_c_unit(module, self.emitter)
         return SourceUnit(text, declarations)
 
     def load(self, unit: SourceUnit) -> CLibrary:
