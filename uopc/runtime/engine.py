@@ -13,8 +13,8 @@ On a miss only, the engine builds uop IR from the graph (`graph_to_ir`) and runs
 `uop-to-c` pipeline of `uopc.lowering.registry` on it: `uop-to-kernels` (simplify, fresh
 results, kernelize) in place, then `uop-to-loops` inside `compile_program`, which hands
 the loops to the backend (`uopc.runtime.backend`, C by default): one native entry point,
-compiled and loaded once per structure. The whole miss runs with the objects that exist
-when it starts frozen out of the cyclic collector (`uopc.passes.gc_frozen`).
+compiled and loaded once per structure. The pipeline and the native build run under one
+`uopc.passes.gc_frozen`, which keeps the graph's IR out of the cyclic collector's scans.
 
 For the frontend:
 - a buffer node's `arg` is its numpy array (the dtype of its `sig`);
@@ -181,10 +181,12 @@ class Engine:
         sources, compiled = _root_sources(tr, roots)
         if not compiled:
             return Plan(None, [], sources, backend="none")
+        module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
+        if debug >= 3:
+            _print_plan_input(module)
+        # one freeze for the whole pipeline: the graph's IR (and everything older) stays
+        # out of the cyclic collector's scans while the passes grow and rewrite it
         with gc_frozen():
-            module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
-            if debug >= 3:
-                _print_plan_input(module)
             self._lower(module)
             kernels = kernel_infos(module, "main")
             program = self._native(module)
@@ -209,8 +211,8 @@ class Engine:
         run_pipeline(KERNEL_PIPELINE, module, self._ctx)
 
     def _native(self, module: builtin.ModuleOp) -> Program:
-        """One native entry point running every kernel of the kernelized `module` (the
-        LOOP_PIPELINE, then the backend)."""
+        """One native entry point running every kernel of the kernelized `module`
+        (LOOP_PIPELINE, then the backend)."""
         return compile_program(module, "main", self.backend)
 
 
