@@ -41,12 +41,10 @@ def test_uop_to_c_spells_what_the_engine_runs():
     assert plan_pipeline() == expand("uop-to-c")
 
 
-def test_every_pipeline_entry_is_a_known_pass():
-    known = available_passes()
+def test_every_pipeline_builds_and_no_pipeline_shadows_a_pass():
     for name, spec in PIPELINES.items():
         assert name not in PASSES, f"{name} is both a pass and a pipeline"
-        passes = build(spec).passes
-        assert passes and all(p.name in known for p in passes), name
+        assert build(spec).passes, name  # every entry is a known pass or pipeline
 
 
 def test_a_named_pipeline_is_one_pass_class_per_name():
