@@ -211,3 +211,36 @@ def test_argument_names_never_shadow_functions_or_keywords():
     assert "void main_fn(float* restrict int_a0, float* restrict k0_a1, const float* restrict v1_a2)" in prog.source
     (out,) = prog(np.array([3, 4], np.float32), np.zeros(2, np.float32))
     assert out[0] == 3
+
+
+# ---- dispatch: handlers are looked up on the emitter instance ---------------------------
+
+SELECT_AND_FRIENDS = _elementwise(4, ["o:f32", "p:f32"], ["a:f32", "b:f32"], """\
+    %lt = arith.cmpf olt, %av, %bv : f32
+    %or = arith.select %lt, %av, %bv : f32
+    %pr = arith.addf %av, %bv : f32""")
+
+
+def test_every_dispatch_table_entry_names_an_emitter_method():
+    from uopc.lowering.emit_c import _EXPRESSIONS, _STATEMENTS, CEmitter
+
+    for table in (_STATEMENTS, _EXPRESSIONS):
+        for op_type, method in table.items():
+            assert callable(getattr(CEmitter, method, None)), (op_type.name, method)
+
+
+def test_a_subclass_overriding_one_op_changes_exactly_that_ops_c():
+    from uopc.lowering.emit_c import CEmitter
+
+    class MaxSelect(CEmitter):
+        def select(self, op):
+            return f"/* picked */ ({super().select(op)})"
+
+    base = emit_c(parse_program(SELECT_AND_FRIENDS)).splitlines()
+    custom = emit_c(parse_program(SELECT_AND_FRIENDS), MaxSelect).splitlines()
+    changed = [(b, c) for b, c in zip(base, custom) if b != c]
+    assert len(base) == len(custom) and len(changed) == 1
+    before, after = changed[0]
+    declaration, expression = before.split(" = ", 1)
+    assert " ? " in expression
+    assert after == f"{declaration} = /* picked */ ({expression.removesuffix(';')});"

@@ -27,7 +27,7 @@ import io
 import math
 import re
 from dataclasses import dataclass
-from typing import IO, Callable
+from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -139,7 +139,11 @@ def _static_shape(t: MemRefType, what: str) -> tuple[int, ...]:
 
 
 class CEmitter:
-    """Prints one module as a C translation unit."""
+    """Prints one module as a C translation unit.
+
+    Each op is printed by the method that `_STATEMENTS` or `_EXPRESSIONS` names, looked
+    up on the instance: a subclass that overrides one of them (say `select`) changes
+    the C of exactly those ops."""
 
     def __init__(self) -> None:
         self.out = io.StringIO()
@@ -258,9 +262,10 @@ class CEmitter:
             self.op(op)
 
     def op(self, op: Operation) -> None:
+        # handlers are looked up on the instance, so a subclass overrides one op's C
         handler = _STATEMENTS.get(type(op))
         if handler is not None:
-            handler(self, op)
+            getattr(self, handler)(op)
             return
         expr = self.expression(op)
         if expr is None:
@@ -273,7 +278,7 @@ class CEmitter:
 
     def expression(self, op: Operation) -> str | None:
         rule = _EXPRESSIONS.get(type(op))
-        return None if rule is None else rule(self, op)
+        return None if rule is None else getattr(self, rule)(op)
 
     # ---- control flow ------------------------------------------------------------------------
     def for_(self, op: scf.ForOp) -> None:
@@ -630,49 +635,50 @@ _MATH: dict[type, tuple[str, int]] = {
     mathd.Atan2Op: ("atan2", 2), mathd.CopySignOp: ("copysign", 2), mathd.FmaOp: ("fma", 3),
 }
 
-_STATEMENTS: dict[type, Callable[[CEmitter, Operation], None]] = {
-    scf.ForOp: CEmitter.for_,
-    scf.IfOp: CEmitter.if_,
-    scf.ParallelOp: CEmitter.parallel,
-    func.ReturnOp: CEmitter.return_,
-    func.CallOp: CEmitter.call,
-    memref.StoreOp: CEmitter.store,
-    memref.ViewOp: CEmitter.view,
-    memref.AllocOp: CEmitter.alloc,
-    memref.AllocaOp: CEmitter.alloc,
-    memref.DeallocOp: CEmitter.dealloc,
-    memref.GetGlobalOp: CEmitter.get_global,
-    arith.ConstantOp: CEmitter.constant,
+#: op type -> name of the CEmitter method that prints it as statements
+_STATEMENTS: dict[type[Operation], str] = {
+    scf.ForOp: "for_",
+    scf.IfOp: "if_",
+    scf.ParallelOp: "parallel",
+    func.ReturnOp: "return_",
+    func.CallOp: "call",
+    memref.StoreOp: "store",
+    memref.ViewOp: "view",
+    memref.AllocOp: "alloc",
+    memref.AllocaOp: "alloc",
+    memref.DeallocOp: "dealloc",
+    memref.GetGlobalOp: "get_global",
+    arith.ConstantOp: "constant",
 }
-_EXPRESSIONS: dict[type, Callable[[CEmitter, Operation], str]] = {
-    **{t: CEmitter.binary for t in _INFIX},
-    arith.DivUIOp: CEmitter.unsigned_binary, arith.RemUIOp: CEmitter.unsigned_binary,
-    arith.ShRUIOp: CEmitter.unsigned_binary,
-    arith.FloorDivSIOp: CEmitter.floordiv, arith.CeilDivSIOp: CEmitter.ceildiv,
-    **{t: CEmitter.minmax for t in (arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
-                                    arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp,
-                                    arith.MinnumfOp)},
-    arith.CmpiOp: CEmitter.cmpi, arith.CmpfOp: CEmitter.cmpf, arith.SelectOp: CEmitter.select,
-    **{t: CEmitter.convert for t in (arith.IndexCastOp, arith.SIToFPOp, arith.UIToFPOp,
-                                     arith.FPToSIOp, arith.FPToUIOp, arith.ExtFOp,
-                                     arith.TruncFOp, arith.ExtSIOp, arith.ExtUIOp,
-                                     arith.TruncIOp)},
-    arith.NegfOp: CEmitter.negf,
-    **{t: CEmitter.math_call for t in _MATH},
-    memref.LoadOp: CEmitter.load,
+#: op type -> name of the CEmitter method that returns its C expression
+_EXPRESSIONS: dict[type[Operation], str] = {
+    **{t: "binary" for t in _INFIX},
+    arith.DivUIOp: "unsigned_binary", arith.RemUIOp: "unsigned_binary",
+    arith.ShRUIOp: "unsigned_binary",
+    arith.FloorDivSIOp: "floordiv", arith.CeilDivSIOp: "ceildiv",
+    **{t: "minmax" for t in (arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
+                             arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp,
+                             arith.MinnumfOp)},
+    arith.CmpiOp: "cmpi", arith.CmpfOp: "cmpf", arith.SelectOp: "select",
+    **{t: "convert" for t in (arith.IndexCastOp, arith.SIToFPOp, arith.UIToFPOp,
+                              arith.FPToSIOp, arith.FPToUIOp, arith.ExtFOp, arith.TruncFOp,
+                              arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)},
+    arith.NegfOp: "negf",
+    **{t: "math_call" for t in _MATH},
+    memref.LoadOp: "load",
 }
 
 
-def emit_c(module: ModuleOp) -> str:
+def emit_c(module: ModuleOp, emitter: type[CEmitter] = CEmitter) -> str:
     """The C translation unit for a module of func/scf/arith/math/memref."""
-    return CEmitter().module(module)
+    return emitter().module(module)
 
 
-def emit_c_unit(module: ModuleOp) -> tuple[str, str]:
+def emit_c_unit(module: ModuleOp, emitter: type[CEmitter] = CEmitter) -> tuple[str, str]:
     """The C source and the cffi declarations (`cdef` text) of its functions."""
-    emitter = CEmitter()
-    source = emitter.module(module)
-    return source, "\n".join(emitter.declarations.values())
+    printer = emitter()
+    source = printer.module(module)
+    return source, "\n".join(printer.declarations.values())
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,27 @@
-"""Every pass, target and frontend that uopc adds to xDSL's, by name.
+"""Every pass, pipeline, target and frontend that uopc adds to xDSL's, by name.
 
 Entries are factories so that `uopc-opt --help` does not import the whole compiler.
 To add a pass: write it in `uopc/passes/<name>.py` (a `ModulePass` with a `name`), add a
 line to `PASSES`, and add a FileCheck test in `tests/filecheck/passes/`.
+
+`PIPELINES` names the pass sequences the compiler runs, as xDSL pipeline strings; the
+engine, the runtime and `uopc-opt -p <name>` all run them from here
+(`uopc.lowering.pipeline`), so that they run the same passes with the same options.
+
+`UNIVERSE` bundles all of it as an `xdsl.universe.Universe`: pyproject.toml publishes it
+under the `xdsl.universe` entry point, so that the stock `xdsl-opt` parses uop IR and
+runs `uop-*` passes, pipelines and `-t c` once uopc is installed.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from importlib import import_module
 
+from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 from xdsl.utils.target import Target
 
 
@@ -25,7 +36,27 @@ PASSES: dict[str, str] = {
     "uop-fold": "uopc.passes.fold.UopFoldPass",
     "uop-symbolic": "uopc.passes.symbolic.UopSymbolicPass",
     "uop-eval": "uopc.passes.eval.UopEvalPass",
+    "uop-fresh-results": "uopc.passes.fresh_results.UopFreshResultsPass",
     "uop-rangeify": "uopc.lowering.rangeify.UopRangeify",
+}
+
+#: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines
+PIPELINES: dict[str, str] = {
+    # fold constants, simplify integer algebra, merge equal values (SPEC §6)
+    "uop-simplify": "uop-fold,uop-symbolic,cse",
+    # what the engine runs on a traced graph: simplify, give each result its own value
+    # (a plan writes each into its own buffer), fuse into kernels. layout "output": the
+    # C backend's strict-order reduces vectorize across adjacent outputs, so broadcast
+    # operands are copied to make the innermost output axis contiguous ("reduce", the
+    # pass's SPEC §7 default, measured 6x slower on x @ W)
+    "uop-to-kernels": 'uop-simplify,uop-fresh-results,uop-kernelize{layout="output"}',
+    # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
+    # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
+    # rest. canonicalize is left out: on rangeify's output it found nothing that
+    # symbolic + dce had not, at 10x their cost (1.5 s for 1,400 loop ops)
+    "uop-to-loops": "uop-rangeify,uop-symbolic,dce,licm,cse",
+    # a traced graph's whole compile, up to the loops the C target prints (-t c)
+    "uop-to-c": "uop-to-kernels,uop-to-loops",
 }
 
 #: target name -> "module.Class"
@@ -39,8 +70,15 @@ FRONTENDS: dict[str, str] = {
 }
 
 
+def _pipeline_factory(name: str) -> Callable[[], type[ModulePass]]:
+    return lambda: import_module("uopc.lowering.pipeline").pipeline_pass(name)
+
+
 def pass_factories() -> dict[str, Callable[[], type[ModulePass]]]:
-    return {name: _lazy(path) for name, path in PASSES.items()}
+    """uopc's passes and its named pipelines (each runs as one pass), by `-p` name."""
+    factories = {name: _lazy(path) for name, path in PASSES.items()}
+    factories.update({name: _pipeline_factory(name) for name in PIPELINES})
+    return factories
 
 
 def target_factories() -> dict[str, Callable[[], type[Target]]]:
@@ -51,10 +89,33 @@ def frontend_factories() -> dict[str, Callable[[], type]]:
     return {name: _lazy(path) for name, path in FRONTENDS.items()}
 
 
+def _uop_dialect() -> Dialect:
+    from uopc.uopdialect import Uop
+
+    return Uop
+
+
+UNIVERSE = Universe(
+    all_dialects={"uop": _uop_dialect},
+    all_passes=pass_factories(),
+    all_targets=target_factories(),
+    all_frontends=frontend_factories(),
+)
+
+
+@functools.cache
+def _pass_factories_everywhere() -> dict[str, Callable[[], type[ModulePass]]]:
+    # the multiverse holds UNIVERSE's entries too when the entry point is installed
+    factories = dict(Universe.get_multiverse().all_passes)
+    factories.update(pass_factories())
+    return factories
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass factory by name: xDSL's, other plugins', uopc's passes and pipelines."""
+    return dict(_pass_factories_everywhere())
+
+
 def all_passes() -> dict[str, type[ModulePass]]:
     """Every pass uopc-opt knows (xDSL's and ours), resolved, for in-process pipelines."""
-    from xdsl.universe import Universe
-
-    passes = {name: f() for name, f in Universe.get_multiverse().all_passes.items()}
-    passes.update({name: f() for name, f in pass_factories().items()})
-    return passes
+    return {name: factory() for name, factory in available_passes().items()}

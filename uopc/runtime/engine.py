@@ -9,10 +9,12 @@
 2. **look up** the key in the plan cache. On a hit nothing else is built: the plan binds
    the arrays and makes one native call that runs every kernel.
 
-On a miss only, the engine builds uop IR from the graph (`graph_to_ir`), simplifies it
-(the registered `uop-fold` / `uop-symbolic` passes, then CSE), kernelizes it
-(`uop-kernelize`) and compiles the whole module into one native entry point
-(`uopc.runtime.compile_program`): C source, compiled and loaded once per structure.
+On a miss only, the engine builds uop IR from the graph (`graph_to_ir`) and runs the
+`uop-to-c` pipeline of `uopc.lowering.registry` on it: `uop-to-kernels` (simplify, fresh
+results, kernelize) in place, then `uop-to-loops` inside `compile_program`, which hands
+the loops to the backend (`uopc.runtime.backend`, C by default): one native entry point,
+compiled and loaded once per structure. The pipeline and the native build run under one
+`uopc.passes.gc_frozen`, which keeps the graph's IR out of the cyclic collector's scans.
 
 For the frontend:
 - a buffer node's `arg` is its numpy array (the dtype of its `sig`);
@@ -24,7 +26,10 @@ Observability, read from the environment once per realize (stderr): `DEBUG=1` on
 per realize (nodes, kernels, cache hit or compile time, trace+lookup and run time);
 `DEBUG=2` adds, on a compile, one line per kernel call (output type, ops, MFLOP, and the
 kernel's time and GFLOP/s run alone on sample inputs); `DEBUG=4` prints the generated
-C source (on a compile).
+C source (on a compile). `DEBUG=3` (and 4) prints, on a compile, the flat pipeline
+string and the uop IR it starts from (`plan pipeline: ...`, then `plan input IR:` and
+the module); saved to `plan.mlir`, `uopc-opt plan.mlir -p '<pipeline>' -t c` prints the
+plan's C exactly.
 """
 
 from __future__ import annotations
@@ -40,24 +45,23 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin, func
-from xdsl.ir import BlockArgument
+from xdsl.printer import Printer
 
+from uopc.lowering.pipeline import LOOP_PIPELINE, expand, run_pipeline
+from uopc.passes import gc_frozen
+from uopc.passes.kernelize import ALU_OPS
+from uopc.runtime.backend import Backend, default_backend
+from uopc.runtime.program import Program, compile_program
+from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.graph_to_ir import build_module
-from uopc.lowering.emit_c import c_function_name
-from uopc.passes.kernelize import ALU_OPS, KernelizePass
-from uopc.runtime import Program, compile_program
-from uopc.runtime.plan import KernelInfo, Plan, RootSource
-from uopc.uopdialect.ops import OP, ContiguousOp, ReduceOp
+from uopc.uopdialect.ops import OP, ReduceOp
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
-#: simplification passes run before kernelize, when registered (in this order)
-SIMPLIFY_PASSES = ("uop-fold", "uop-symbolic", "cse")
-#: the kernelize layout rule for the C backend: its strict-order reduces vectorize across
-#: adjacent outputs, so broadcast operands are copied to make the innermost output axis
-#: contiguous (see `uopc.passes.kernelize`; "reduce" measured 6x slower on x @ W)
-KERNEL_LAYOUT = "output"
+#: what a miss runs on the graph's uop IR (uopc.lowering.registry.PIPELINES), before
+#: compile_program runs LOOP_PIPELINE on the kernels
+KERNEL_PIPELINE = "uop-to-kernels"
 
 
 @dataclass(slots=True)
@@ -141,8 +145,9 @@ def debug_level() -> int:
 class Engine:
     """A plan cache (least recently compiled plans are dropped beyond `max_plans`)."""
 
-    def __init__(self, max_plans: int = 512):
+    def __init__(self, max_plans: int = 512, backend: Backend | None = None):
         self.max_plans = max_plans
+        self.backend = backend or default_backend()
         self.plans: OrderedDict[tuple[Any, ...], Plan] = OrderedDict()
         self.compiles = 0
         self.hits = 0
@@ -180,11 +185,16 @@ class Engine:
         if not compiled:
             return Plan(None, [], sources, backend="none")
         module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
-        self._lower(module)
-        kernels = kernel_infos(module, "main")
-        program, texts = self._native(module)
-        plan = Plan(program.run, [r.sig for r in compiled], sources, kernels, "c",
-                    time.perf_counter() - start, texts)
+        if debug >= 3:
+            _print_plan_input(module)
+        # one freeze for the whole pipeline: the graph's IR (and everything older) stays
+        # out of the cyclic collector's scans while the passes grow and rewrite it
+        with gc_frozen():
+            self._lower(module)
+            kernels = kernel_infos(module, "main")
+            program = self._native(module)
+        plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
+                    self.backend.name, time.perf_counter() - start, [program.source])
         if debug >= 2:
             for k, seconds in zip(kernels, time_kernels(program, kernels)):
                 timing = "" if seconds is None else (
@@ -192,44 +202,34 @@ class Engine:
                 print(f"  kernel {k.name}: {k.out} {k.ops} ops {k.flops / 1e6:.3f} MFLOP"
                       f"{timing}", file=sys.stderr)
         if debug >= 4:
-            for text in texts:
-                print(text, file=sys.stderr)
+            print(program.source, file=sys.stderr)
         return plan
 
     def _lower(self, module: builtin.ModuleOp) -> None:
-        """Simplify and kernelize `module` in place (the pass pipeline of a miss)."""
+        """Simplify and kernelize `module` in place (KERNEL_PIPELINE)."""
         from uopc.uopdialect.context import make_context
 
         if self._ctx is None:
             self._ctx = make_context()
-        for pass_class in _simplify_passes():
-            pass_class().apply(self._ctx, module)
-        _fresh_results(module, "main")
-        KernelizePass(layout=KERNEL_LAYOUT).apply(self._ctx, module)
+        run_pipeline(KERNEL_PIPELINE, module, self._ctx)
 
-    @staticmethod
-    def _native(module: builtin.ModuleOp) -> tuple[Program, list[str]]:
-        """One native entry point running every kernel of the kernelized `module`."""
-        program = compile_program(module, "main")
-        return program, [program.source]
+    def _native(self, module: builtin.ModuleOp) -> Program:
+        """One native entry point running every kernel of the kernelized `module`
+        (LOOP_PIPELINE, then the backend)."""
+        return compile_program(module, "main", self.backend)
 
 
-def _simplify_passes() -> list[type]:
-    """The passes of SIMPLIFY_PASSES that exist in this checkout (ours or xDSL's)."""
-    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+def plan_pipeline() -> str:
+    """The flat pipeline string of everything a miss runs, from uop IR to loops."""
+    return expand(f"{KERNEL_PIPELINE},{LOOP_PIPELINE}")
 
-    from uopc.lowering import registry
 
-    found: list[type] = []
-    for name in SIMPLIFY_PASSES:
-        if name == CommonSubexpressionElimination.name:
-            found.append(CommonSubexpressionElimination)
-        elif name in registry.PASSES:
-            try:
-                found.append(registry.pass_factories()[name]())
-            except ModuleNotFoundError:  # registered by a helper whose module has not landed
-                continue
-    return found
+def _print_plan_input(module: builtin.ModuleOp) -> None:
+    """DEBUG=3: the flat pipeline of a miss and the uop IR it starts from (stderr)."""
+    print(f"plan pipeline: {plan_pipeline()}", file=sys.stderr)
+    print("plan input IR:", file=sys.stderr)
+    Printer(stream=sys.stderr).print_op(module)
+    print(file=sys.stderr)
 
 
 def _root_sources(tr: Trace, roots: Sequence[UOp]) -> tuple[list[RootSource], list[UOp]]:
@@ -248,23 +248,6 @@ def _root_sources(tr: Trace, roots: Sequence[UOp]) -> tuple[list[RootSource], li
             sources.append(RootSource("compiled", len(compiled)))
             compiled.append(root)
     return sources, compiled
-
-
-def _fresh_results(module: builtin.ModuleOp, entry: str) -> None:
-    """Make every result of `entry` a value of its own: simplification may have turned a
-    root into an argument (x+0) or two roots into one value (CSE); copy those."""
-    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
-    ret = fn.body.block.last_op
-    seen: set[Any] = set()
-    operands = []
-    for value in ret.operands:
-        if isinstance(value, BlockArgument) or value in seen:
-            copy = ContiguousOp.make(value)
-            fn.body.block.insert_op_before(copy, ret)
-            value = copy.result
-        seen.add(value)
-        operands.append(value)
-    ret.operands = operands
 
 
 def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
@@ -292,12 +275,12 @@ def time_kernels(program: Program, kernels: list[KernelInfo],
                  repeats: int = 3) -> list[float | None]:
     """Best-of-`repeats` seconds of each kernel alone on sample inputs (positive floats,
     ones, false), for DEBUG=2; None for a kernel whose C function needs an arena."""
-    ffi, lib = program.library
+    library = program.library
     rng = np.random.default_rng(0)
     times: list[float | None] = []
     for k in kernels:
-        fn = getattr(lib, c_function_name(k.name), None)
-        if fn is None or len(ffi.typeof(fn).args) != 1 + len(k.inputs):
+        fn = library.function(k.name)
+        if fn is None or library.parameter_count(k.name) != 1 + len(k.inputs):
             times.append(None)
             continue
         arrays = [np.empty(k.out.shape, NUMPY_DTYPES[k.out.dtype])]
@@ -306,7 +289,7 @@ def time_kernels(program: Program, kernels: list[KernelInfo],
                 arrays.append(rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype]))
             else:
                 arrays.append(np.ones(sig.shape, NUMPY_DTYPES[sig.dtype]))
-        pointers = [ffi.from_buffer(a) for a in arrays]
+        pointers = [library.bind(a) for a in arrays]
         best = math.inf
         for _ in range(repeats):
             start = time.perf_counter()

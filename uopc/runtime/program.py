@@ -8,9 +8,10 @@ API (what the Tensor engine and `uopc-run` use)::
     outs = prog(x, y)                              # -> list of new numpy arrays
     prog.run([out], [x, y])                        # fast path: caller-owned outputs
 
-`compile_program` clones the module, lowers it (`uopc.lowering.pipeline.lower_to_loops`:
-rangeify + simplification), emits C, compiles it through the disk cache
-(`uopc.runtime.compiler`) and loads it with cffi. The module's functions follow
+`compile_program` clones the module, lowers it (the `uop-to-loops` pipeline of
+`uopc.lowering.registry`: rangeify + simplification), and hands the loops to a backend
+(`uopc.runtime.backend`; by default C, compiled through the disk cache of
+`uopc.runtime.compiler` and loaded with cffi). The module's functions follow
 rangeify's calling convention: the entry's results are its leading out-parameters, its
 inputs follow, and a trailing byte arena holds every temporary. The arena is allocated
 once per Program, so running a Program allocates nothing but its (optional) outputs.
@@ -35,7 +36,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import cffi
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -49,9 +49,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
-from uopc.lowering.emit_c import c_function_name, emit_c_unit
-from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
-from uopc.runtime.compiler import build_library, compile_into, library_path
+from uopc.lowering.pipeline import lower_to_loops
+from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
+from uopc.runtime.backend import Backend, Library, default_backend
 
 
 class ArgumentError(ValueError):
@@ -174,23 +174,26 @@ def _written_args(fn: func.FuncOp, memo: dict[str, set[int]]) -> set[int]:
 class Program:
     """A compiled entry point, callable on numpy arrays (see the module docstring)."""
 
-    def __init__(self, source: str, cdefs: str, entry: str, signature: Signature):
+    def __init__(self, backend: Backend, library: Library, source: str, entry: str,
+                 signature: Signature):
+        self.backend = backend
+        self.library = library
         self.source = source
         self.entry = entry
         self.outputs = signature.outputs
         self.inputs = signature.inputs
         self.arena_bytes = signature.arena_bytes
-        self.library = load_library(source, cdefs)
-        self._ffi, lib = self.library
-        self._fn = getattr(lib, c_function_name(entry))
-        self._from_buffer = self._ffi.from_buffer
+        fn = library.function(entry)
+        if fn is None:
+            raise ProgramError(f"@{entry} has no native function in the {backend.name} "
+                               f"library: its signature is not callable from Python")
+        self._fn = fn
+        self._bind = library.bind
         self._expect = tuple((s.dtype, s.count) for s in (*self.outputs, *self.inputs))
         self._tail: tuple = ()
         if self.arena_bytes:
-            raw = np.zeros(self.arena_bytes + ARENA_ALIGN, dtype=np.uint8)
-            start = (-raw.ctypes.data) % ARENA_ALIGN
-            self._arena = raw[start:start + self.arena_bytes]
-            self._tail = (self._from_buffer(self._arena),)
+            self._arena = backend.allocate(self.arena_bytes)
+            self._tail = (self._bind(self._arena),)
 
     def __repr__(self) -> str:
         outs = ", ".join(map(str, self.outputs))
@@ -226,8 +229,8 @@ class Program:
         for k, buf in enumerate(outputs):
             if not buf.flags.writeable:
                 raise ArgumentError(f"output {k} of @{self.entry} is read-only")
-        fb = self._from_buffer
-        self._fn(*[fb(b) for b in buffers], *self._tail)
+        bind = self._bind
+        self._fn(*[bind(b) for b in buffers], *self._tail)
 
     def _count_error(self, outputs, inputs) -> None:
         raise ArgumentError(
@@ -256,31 +259,11 @@ class Program:
         )
 
 
-def load_library(source: str, cdefs: str) -> tuple[cffi.FFI, object]:
-    """Compile (or find in the cache) and load `source`, whose functions `cdefs` declares
-    for cffi; a cache entry that does not load is rebuilt once."""
-    ffi = cffi.FFI()
-    ffi.cdef(cdefs)
-    path = build_library(source)
-    try:
-        return ffi, ffi.dlopen(str(path))
-    except OSError:
-        path.unlink(missing_ok=True)
-        path = library_path(source)
-        compile_into(source, path)
-        return ffi, ffi.dlopen(str(path))
-
-
-def lower_and_emit(module: ModuleOp) -> str:
-    """Lower `module` in place (rangeify + simplification) and return its C source."""
-    return _lower_and_emit_unit(module)[0]
-
-
-def _lower_and_emit_unit(module: ModuleOp) -> tuple[str, str]:
-    from uopc.lowering.pipeline import lower_to_loops
-
+def lower_and_emit(module: ModuleOp, backend: Backend | None = None) -> str:
+    """Lower `module` in place (the `uop-to-loops` pipeline) and return the backend's
+    (default: C) source for it."""
     lower_to_loops(module)
-    return emit_c_unit(module)
+    return (backend or default_backend()).emit(module).text
 
 
 def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
@@ -296,19 +279,24 @@ def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     return entry_fn
 
 
-def compile_program(module: ModuleOp, entry: str | None = "main") -> Program:
-    """Lower, emit, compile and load `module` (left unchanged); `entry` names the function
-    to call (None: `main` if present, else the last function)."""
-    return compile_entries(module, [entry])[0]
+def compile_program(module: ModuleOp, entry: str | None = "main",
+                    backend: Backend | None = None) -> Program:
+    """Lower, emit, compile and load `module` (left unchanged) with `backend` (default:
+    C); `entry` names the function to call (None: `main` if present, else the last)."""
+    return compile_entries(module, [entry], backend)[0]
 
 
-def compile_entries(module: ModuleOp, entries: Sequence[str | None]) -> list[Program]:
+def compile_entries(module: ModuleOp, entries: Sequence[str | None],
+                    backend: Backend | None = None) -> list[Program]:
     """One Program per entry function of `module`, from one lowering and one library."""
+    backend = backend or default_backend()
     work = module.clone()
     names = [_find_entry(work, entry).sym_name.data for entry in entries]
-    source, cdefs = _lower_and_emit_unit(work)
-    return [Program(source, cdefs, name, entry_signature(_find_entry(work, name)))
-            for name in names]
+    lower_to_loops(work)
+    unit = backend.emit(work)
+    library = backend.load(unit)
+    return [Program(backend, library, unit.text, name,
+                    entry_signature(_find_entry(work, name))) for name in names]
 
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:

@@ -3,7 +3,15 @@
 It behaves like `xdsl-opt` (pipelines with `-p`, `--split-input-file`,
 `--verify-diagnostics`, `--parsing-diagnostics`, `-t` targets, generic printing), and
 turns every user error into a one-line diagnostic and exit status 1 instead of a
-Python traceback.
+Python traceback. `-p` takes uopc's passes and its named pipelines
+(`uopc.lowering.registry.PIPELINES`: `-p uop-to-c -t c` prints the C the engine
+compiles for the same module).
+
+uopc's entries come from `uopc.lowering.registry.UNIVERSE`. Once uopc is installed
+xDSL's multiverse already holds them (the `xdsl.universe` entry point); uopc-opt adds
+only the names the multiverse lacks, so it works from a source tree too and never
+defines a name twice. A run (parse, passes, output) keeps the objects that exist when
+it starts out of the cyclic collector's scans (`uopc.passes.gc_frozen`).
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from uopc.lowering import registry
+from uopc.lowering.registry import UNIVERSE
+from uopc.passes import gc_frozen
 from uopc.uopdialect.context import register_uopc_dialects
 
 
@@ -27,16 +36,22 @@ class UopcOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
-        for name, factory in registry.pass_factories().items():
-            self.register_pass(name, factory)
+        for name, factory in UNIVERSE.all_passes.items():
+            self.available_passes.setdefault(name, factory)
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
-        self.available_targets.update(registry.target_factories())
+        for name, factory in UNIVERSE.all_targets.items():
+            self.available_targets.setdefault(name, factory)
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
-        self.available_frontends.update(registry.frontend_factories())
+        for name, factory in UNIVERSE.all_frontends.items():
+            self.available_frontends.setdefault(name, factory)
+
+    def run(self) -> None:
+        with gc_frozen():
+            super().run()
 
 
 def _fail(message: str) -> int:

@@ -1,0 +1,134 @@
+"""Named pipelines: the registry's strings, their expansion, pipelines as passes, and the
+DEBUG=3 reproduction of a plan's C with uopc-opt."""
+
+from __future__ import annotations
+
+import gc
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from uopc.frontend.tensor import Tensor
+from uopc.lowering.pipeline import build, expand, lower_to_loops, pipeline_pass, run_pipeline
+from uopc.lowering.registry import PASSES, PIPELINES, available_passes
+from uopc.runtime import parse_program
+from uopc.runtime.engine import Engine, plan_pipeline
+from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.ops import OP
+from uopc.uopdialect.shapes import Sig
+
+ENGINE_PIPELINE = ('uop-fold,uop-symbolic,cse,uop-fresh-results,uop-kernelize{layout="output"},'
+                   'uop-rangeify,uop-symbolic,dce,licm,cse')
+
+SOFTMAX = """
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = uop.reduce max %x axes [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %m2 = uop.reshape %m : tensor<4xf32> -> tensor<4x1xf32>
+  %e = uop.expand %m2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %c = uop.const dense<-1.0> : tensor<4x8xf32>
+  %n = uop.mul %e, %c : tensor<4x8xf32>
+  %d = uop.add %x, %n : tensor<4x8xf32>
+  %r = uop.exp2 %d : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+"""
+
+
+def test_uop_to_c_spells_what_the_engine_runs():
+    assert expand("uop-to-c") == ENGINE_PIPELINE
+    assert plan_pipeline() == expand("uop-to-c")
+
+
+def test_every_pipeline_builds_and_no_pipeline_shadows_a_pass():
+    for name, spec in PIPELINES.items():
+        assert name not in PASSES, f"{name} is both a pass and a pipeline"
+        assert build(spec).passes, name  # every entry is a known pass or pipeline
+
+
+def test_a_named_pipeline_is_one_pass_class_per_name():
+    cls = pipeline_pass("uop-to-loops")
+    assert cls is pipeline_pass("uop-to-loops") and cls.name == "uop-to-loops"
+    assert "uop-rangeify,uop-symbolic,dce,licm,cse" in cls.__doc__
+    assert available_passes()["uop-to-loops"]() is cls
+
+
+def test_pipeline_pass_and_lower_to_loops_print_the_same_loops():
+    by_pass, by_function, by_string = (parse_program(SOFTMAX) for _ in range(3))
+    run_pipeline("uop-to-loops", by_pass)
+    lower_to_loops(by_function)
+    run_pipeline("uop-rangeify,uop-symbolic,dce,licm,cse", by_string)
+    assert str(by_pass) == str(by_function) == str(by_string)
+    assert "scf.for" in str(by_pass)
+
+
+def test_pipeline_options_are_rejected_with_the_passes_to_spell_out():
+    with pytest.raises(ValueError, match=r"pipeline uop-to-loops takes no options.*"
+                                         r"uop-rangeify,uop-symbolic,dce,licm,cse"):
+        expand("uop-to-loops{max-depth=3}")
+
+
+def test_unknown_pass_in_a_pipeline_string():
+    with pytest.raises(ValueError, match="Unrecognized passes"):
+        build("uop-simplify,uop-no-such-pass")
+
+
+# ---- DEBUG=3: the plan's pipeline and input IR reproduce its C -------------------------
+
+def _split_debug3(stderr: str) -> tuple[str, str]:
+    """The pipeline string and the input IR that DEBUG=3 printed for one compile."""
+    lines = stderr.splitlines()
+    [spec] = [line.removeprefix("plan pipeline: ") for line in lines
+              if line.startswith("plan pipeline: ")]
+    start = lines.index("plan input IR:") + 1
+    end = lines.index("}", start)  # the module's closing brace, the only one in column 0
+    return spec, "\n".join(lines[start:end + 1]) + "\n"
+
+
+def _debug3_graph() -> list[UOp]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    h = (Tensor(x) @ Tensor(w)).relu()
+    ints = UOp.buffer(np.arange(4, dtype=np.int32), Sig((4,), "i32"))
+    plus_zero = UOp.make(OP.add, [ints, UOp.const(0, Sig((4,), "i32"))])  # simplifies to ints
+    special = UOp.make(OP.mul, [h.uop, UOp.const(-0.0, h.uop.sig)])  # -0.0 survives the text
+    inf = UOp.make(OP.max, [h.uop, UOp.const(math.inf, h.uop.sig)])
+    return [h.softmax(-1).uop, h.sum(0).uop, plus_zero, plus_zero, special, inf]
+
+
+def test_debug3_ir_and_pipeline_reproduce_the_plan_c_with_uopc_opt(monkeypatch, capsys, tmp_path):
+    eng = Engine()
+    monkeypatch.setenv("DEBUG", "3")
+    eng.realize(_debug3_graph())
+    stderr = capsys.readouterr().err
+    spec, ir = _split_debug3(stderr)
+    assert spec == plan_pipeline()
+    assert "void " not in stderr  # the C source is DEBUG=4's
+    (plan,) = eng.plans.values()
+    saved = tmp_path / "saved.mlir"
+    saved.write_text(ir)
+    proc = subprocess.run([sys.executable, "-m", "uopc.tools.opt", str(saved), "-p", spec,
+                           "-t", "c"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == plan.sources[0]
+    named = subprocess.run([sys.executable, "-m", "uopc.tools.opt", str(saved), "-p",
+                            "uop-to-c", "-t", "c"], capture_output=True, text=True)
+    assert named.stdout == plan.sources[0]
+
+
+def test_debug3_prints_nothing_on_a_cache_hit(monkeypatch, capsys):
+    eng = Engine()
+    eng.realize(_debug3_graph())
+    monkeypatch.setenv("DEBUG", "3")
+    eng.realize(_debug3_graph())
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "cached" in lines[0]
+
+
+def test_a_compile_leaves_the_callers_gc_state_as_it_was():
+    frozen, enabled = gc.get_freeze_count(), gc.isenabled()
+    Engine().realize(_debug3_graph())
+    assert (gc.get_freeze_count(), gc.isenabled()) == (frozen, enabled)

@@ -1,0 +1,70 @@
+"""The C/cffi backend: loop IR -> C (`uopc.lowering.emit_c`) -> cached shared library ->
+cffi functions on numpy buffers (SPEC §9).
+
+Compilation goes through the on-disk cache of `uopc.runtime.compiler` (CC, CFLAGS,
+UOPC_CACHE); a cached library that does not load (truncated, corrupt) is rebuilt once.
+Buffers are numpy arrays, passed to C as pointers to their data (`ffi.from_buffer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import cffi
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from uopc.lowering.emit_c import CEmitter, c_function_name, emit_c_unit
+from uopc.lowering.rangeify import ARENA_ALIGN
+from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
+from uopc.runtime.compiler import build_library, compile_into, library_path
+
+
+class CLibrary(Library):
+    """A shared library loaded with cffi, its functions declared by the unit's cdefs."""
+
+    def __init__(self, ffi: cffi.FFI, lib: Any):
+        self.ffi = ffi
+        self.lib = lib
+
+    def function(self, name: str) -> NativeFunction | None:
+        return getattr(self.lib, c_function_name(name), None)
+
+    def parameter_count(self, name: str) -> int:
+        return len(self.ffi.typeof(getattr(self.lib, c_function_name(name))).args)
+
+    @property
+    def bind(self) -> Callable[[np.ndarray], Any]:
+        return self.ffi.from_buffer
+
+
+class CBackend(Backend):
+    """C source printed by `emitter` (a CEmitter subclass may change some ops' C),
+    compiled by the system C compiler, loaded with cffi."""
+
+    name: ClassVar[str] = "c"
+
+    def __init__(self, emitter: type[CEmitter] = CEmitter):
+        self.emitter = emitter
+
+    def emit(self, module: ModuleOp) -> SourceUnit:
+        text, declarations = emit_c_unit(module, self.emitter)
+        return SourceUnit(text, declarations)
+
+    def load(self, unit: SourceUnit) -> CLibrary:
+        ffi = cffi.FFI()
+        ffi.cdef(unit.declarations)
+        path = build_library(unit.text)
+        try:
+            return CLibrary(ffi, ffi.dlopen(str(path)))
+        except OSError:
+            path.unlink(missing_ok=True)
+            path = library_path(unit.text)
+            compile_into(unit.text, path)
+            return CLibrary(ffi, ffi.dlopen(str(path)))
+
+    def allocate(self, nbytes: int) -> np.ndarray:
+        raw = np.zeros(nbytes + ARENA_ALIGN, dtype=np.uint8)
+        start = (-raw.ctypes.data) % ARENA_ALIGN
+        return raw[start:start + nbytes]
