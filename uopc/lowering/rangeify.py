@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -804,24 +804,33 @@ def _is_tensor_function(op: Operation) -> bool:
 
 
 def _callee_first(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
+    """`funcs` ordered so that every function follows the functions it calls: a
+    depth-first post-order on an explicit stack, so call chains of any depth work."""
     by_name = {f.sym_name.data: f for f in funcs}
     order: list[func.FuncOp] = []
-    state: dict[str, int] = {}
+    state: dict[str, int] = {}  # 1: on the current call path, 2: ordered
 
-    def visit(name: str) -> None:
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            raise RangeifyError(f"func.func @{name} is recursive: rangeify needs a call tree")
+    def enter(name: str) -> tuple[str, Iterator[str]]:
         state[name] = 1
-        for op in by_name[name].walk():
-            if isinstance(op, func.CallOp) and op.callee.string_value() in by_name:
-                visit(op.callee.string_value())
-        state[name] = 2
-        order.append(by_name[name])
+        calls = (op.callee.string_value() for op in by_name[name].walk()
+                 if isinstance(op, func.CallOp))
+        return name, (callee for callee in calls if callee in by_name)
 
     for f in funcs:
-        visit(f.sym_name.data)
+        if f.sym_name.data in state:
+            continue
+        path = [enter(f.sym_name.data)]
+        while path:
+            name, callees = path[-1]
+            callee = next(callees, None)
+            if callee is None:
+                path.pop()
+                state[name] = 2
+                order.append(by_name[name])
+            elif state.get(callee) == 1:
+                raise RangeifyError(f"func.func @{callee} is recursive: rangeify needs a call tree")
+            elif callee not in state:
+                path.append(enter(callee))
     return order
 
 
