@@ -200,7 +200,8 @@ def test_importing_uopc_leaves_xdsl_untouched():
     import uopc.tools.opt  # noqa: F401  (every entry point's module)
 
     assert xdsl_originals_in_place()
-    # xDSL's own behaviour outside uopc: == splats, hex elements read as numbers
+    # xDSL's own behaviour outside uopc: == splats, hex elements read as numbers (if
+    # this fails, the pinned xDSL has fixed them: drop the fixes from xdsl_fixes.py)
     zeros = DenseIntOrFPElementsAttr.from_list(tensor_type(Sig((2,), "f32")), [0.0, -0.0])
     assert zeros.is_splat()
     literal = Parser(CTX, "dense<[0x7F800000]> : tensor<1xf32>").parse_attribute()
