@@ -24,6 +24,7 @@ from uopc.uopdialect.context import make_context
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
+from uopc.uopdialect.xdsl_fixes import exact_constants
 
 MAX_ELEMENTS = 96
 SHAPES = [(), (1,), (3,), (2, 3), (4, 1), (1, 2, 2), (2, 1, 3)]
@@ -175,9 +176,13 @@ def random_module(seed: int) -> ModuleOp:
     return ModuleOp([helper, main])
 
 
+# The generic form's literals go through xDSL's own attribute parser and printer, which
+# read and write constants exactly only inside `exact_constants` (as uopc-opt and
+# parse_program use them); the custom form's uop.const hooks enter it themselves.
 def print_ir(module: ModuleOp, generic: bool = False) -> str:
     out = StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(module)
+    with exact_constants():
+        Printer(stream=out, print_generic_format=generic).print_op(module)
     return out.getvalue()
 
 
@@ -185,7 +190,8 @@ CTX = make_context()
 
 
 def parse_ir(text: str) -> ModuleOp:
-    return Parser(CTX, text).parse_module()
+    with exact_constants():
+        return Parser(CTX, text).parse_module()
 
 
 SEEDS = range(40)

@@ -42,10 +42,9 @@ an outer axis), it is materialized once into an arena temporary instead.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
-import sys
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -105,6 +104,11 @@ class S:
 
     value: SSAValue
     deps: frozenset[LoopVar]
+
+
+#: an op rule or another computation run by `FunctionLowering._run`: it yields
+#: `(tensor value, index)` requests or sub-computations, and returns an S (or None)
+Steps = Generator[object, "S | None", "S | None"]
 
 
 @dataclass(eq=False)
@@ -288,6 +292,10 @@ class FunctionLowering:
     def _materialize(self, v: SSAValue, buf: SSAValue, register: bool = True) -> None:
         """Write every element of tensor value `v` into `buf` with one loop nest at the
         function's top level (in front of any nest being built)."""
+        self._run(self._materialize_steps(v, buf, register))
+
+    def _materialize_steps(self, v: SSAValue, buf: SSAValue, register: bool = True) -> Steps:
+        """`_materialize` as steps for `_run` (a reduction materializes from inside a rule)."""
         shape = sig_of(v.type).shape
         if math.prod(shape) == 0:  # nothing to write
             if register:
@@ -298,7 +306,7 @@ class FunctionLowering:
         self.stack = [Frame(self.body, anchor=anchor)]
         # size-1 axes get no loop: their index is the constant 0
         idx = tuple(Ix.of(self._open_loop(n).var) if n != 1 else Ix(0) for n in shape)
-        s = self.value(v, idx)
+        s = yield v, idx
         indices = [self.index(ix).value for ix in idx]
         self._insert(len(self.stack) - 1, memref.StoreOp.get(s.value, buf, indices))
         for frame in reversed(self.stack[1:]):
@@ -344,12 +352,20 @@ class FunctionLowering:
         return S(op.results[0], deps)
 
     def _memo(self, key: object, make: Callable[[], S]) -> S:
+        s = self._recall(key)
+        return s if s is not None else self._remember(key, make())
+
+    def _recall(self, key: object) -> S | None:
+        """The S memoized under `key` if it is still in scope: the block it was placed in
+        is still on the loop stack at its level."""
         hit = self.memo.get(key)
         if hit is not None:
             s, level, block = hit
             if level < len(self.stack) and self.stack[level].block is block:
                 return s
-        s = make()
+        return None
+
+    def _remember(self, key: object, s: S) -> S:
         level = self._level(s.deps)
         self.memo[key] = (s, level, self.stack[level].block)
         return s
@@ -408,11 +424,40 @@ class FunctionLowering:
         raise AssertionError(atom)
 
     # ---- tensor values at an index ---------------------------------------------------------
-    def value(self, v: SSAValue, idx: tuple[Ix, ...]) -> S:
-        """The scalar element of tensor value `v` at index `idx`."""
-        return self._memo(("value", v, idx), lambda: self._value(v, idx))
+    # The op rules below are generators. Where a rule needs an element of a tensor value it
+    # yields `value, index` and is resumed with that element's S; where it needs a whole
+    # sub-computation that reads elements itself (a reduction materialized into a
+    # temporary) it yields that computation's generator and is resumed with its result.
+    # `_run` drives them on an explicit stack: a chain of fused ops as deep as the
+    # function costs no Python recursion, so no recursion limit has to be raised. The
+    # rules run in exactly the order plain recursive calls would, so the IR is the same.
+    def _run(self, task: Steps) -> S | None:
+        """Run `task`, and every rule and sub-computation it asks for, to completion."""
+        stack: list[tuple[object, Steps]] = [(None, task)]  # (memo key or None, steps)
+        result: S | None = None
+        while stack:
+            key, steps = stack[-1]
+            try:
+                request = steps.send(result)
+            except StopIteration as done:
+                stack.pop()
+                result = done.value if key is None else self._remember(key, done.value)
+                continue
+            if not isinstance(request, tuple):  # a sub-computation: run it first
+                stack.append((None, request))
+                result = None
+                continue
+            key = ("value", *request)
+            result = self._recall(key)
+            if result is None:
+                rule = self._value(*request)
+                if isinstance(rule, S):
+                    result = self._remember(key, rule)
+                else:
+                    stack.append((key, rule))  # started by the next send(None)
+        return result
 
-    def _value(self, v: SSAValue, idx: tuple[Ix, ...]) -> S:
+    def _value(self, v: SSAValue, idx: tuple[Ix, ...]) -> S | Steps:
         buf = self.buffers.get(v)
         if buf is not None:
             return self._load(buf, idx)
@@ -453,11 +498,13 @@ class FunctionLowering:
     def _elementwise(self, op: uop.UopOp, idx):
         """Every operand at the same index, combined by the op's scalar lowering (which
         picks the arith op by the element type of the values: a where's branches)."""
-        scalars = [self.value(v, idx) for v in op.operands]
+        scalars = []
+        for v in op.operands:
+            scalars.append((yield v, idx))
         return op.INFO.lower(self, sig_of(op.operands[-1].type).dtype, *scalars)
 
     def _cast(self, op: uop.CastOp, idx):
-        a = self.value(op.src, idx)
+        a = yield op.src, idx
         return self.convert(a, sig_of(op.src.type).dtype, sig_of(op.result.type).dtype)
 
     def convert(self, a: S, src: str, dst: str) -> S:
@@ -483,27 +530,27 @@ class FunctionLowering:
     def _reshape(self, op: uop.ReshapeOp, idx):
         out = sig_of(op.result.type).shape
         src = sig_of(op.src.type).shape
-        return self.value(op.src, unflatten(flatten(idx, out), src))
+        return (yield op.src, unflatten(flatten(idx, out), src))
 
     def _expand(self, op: uop.ExpandOp, idx):
         src = sig_of(op.src.type).shape
-        return self.value(op.src, tuple(Ix(0) if n == 1 else ix for ix, n in zip(idx, src)))
+        return (yield op.src, tuple(Ix(0) if n == 1 else ix for ix, n in zip(idx, src)))
 
     def _permute(self, op: uop.PermuteOp, idx):
         perm = op.ints("perm")
         src_idx: list[Ix] = [Ix(0)] * len(perm)
         for out_axis, src_axis in enumerate(perm):
             src_idx[src_axis] = idx[out_axis]
-        return self.value(op.src, tuple(src_idx))
+        return (yield op.src, tuple(src_idx))
 
     def _shrink(self, op: uop.ShrinkOp, idx):
-        return self.value(op.src, tuple(ix + b for ix, b in zip(idx, op.ints("begin"))))
+        return (yield op.src, tuple(ix + b for ix, b in zip(idx, op.ints("begin"))))
 
     def _flip(self, op: uop.FlipOp, idx):
         shape = sig_of(op.src.type).shape
         axes = set(op.ints("axes"))
-        return self.value(op.src, tuple(Ix(shape[a] - 1) - ix if a in axes else ix
-                                        for a, ix in enumerate(idx)))
+        return (yield op.src, tuple(Ix(shape[a] - 1) - ix if a in axes else ix
+                                    for a, ix in enumerate(idx)))
 
     def _pad(self, op: uop.PadOp, idx):
         sig = sig_of(op.src.type)
@@ -518,7 +565,7 @@ class FunctionLowering:
             if e.hi > n - 1:
                 conds.append(self._compare(e, "slt", n))
             src_idx.append(e.clamp(0, n - 1))
-        inner = self.value(op.src, tuple(src_idx))
+        inner = yield op.src, tuple(src_idx)
         if not conds:
             return inner
         cond = conds[0]
@@ -538,12 +585,12 @@ class FunctionLowering:
         head, rest = idx[0], idx[1:]
         items = list(op.items)
         if head.is_const:
-            return self.value(items[head.const], rest)
+            return (yield items[head.const], rest)
         lo, hi = max(head.lo, 0), min(head.hi, len(items) - 1)
-        result = self.value(items[hi], rest)
+        result = yield items[hi], rest
         for k in range(hi - 1, lo - 1, -1):
             cond = self._compare(head, "eq", k)
-            item = self.value(items[k], rest)
+            item = yield items[k], rest
             result = self.put(arith.SelectOp(cond.value, item.value, result.value),
                               cond, item, result)
         return result
@@ -555,7 +602,7 @@ class FunctionLowering:
             return self.zero(sig.dtype)
         dyn: list[Ix] = []
         for k, i in enumerate(op.indices):
-            raw = self.value(i, ())
+            raw = yield i, ()
             as_index = self.put(arith.IndexCastOp(raw.value, INDEX), raw)
             clamped = Ix.of(Dynamic(as_index.value, -(2**31), 2**31 - 1, as_index.deps))
             clamped = clamped.clamp(0, shape[k] - 1)
@@ -563,10 +610,10 @@ class FunctionLowering:
                 s = self.index(clamped)
                 clamped = Ix.of(Dynamic(s.value, 0, shape[k] - 1, s.deps))
             dyn.append(clamped)
-        return self.value(op.src, (*dyn, *idx))
+        return (yield op.src, (*dyn, *idx))
 
     def _contiguous(self, op: uop.ContiguousOp, idx):
-        return self.value(op.src, idx)
+        return (yield op.src, idx)
 
     def _reduce(self, op: uop.ReduceOp, idx):
         deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
@@ -575,11 +622,12 @@ class FunctionLowering:
         if recompute > 1:
             # materialize once instead of recomputing for every iteration of those loops
             buf = self._temp(op.result.type)
-            self._materialize(op.result, buf)
+            yield self._materialize_steps(op.result, buf)
             return self._load(buf, idx)
-        return self._reduce_loop(op, idx, level, deps)
+        return (yield from self._reduce_loop(op, idx, level, deps))
 
-    def _reduce_loop(self, op: uop.ReduceOp, idx, level: int, deps: frozenset[LoopVar]) -> S:
+    def _reduce_loop(self, op: uop.ReduceOp, idx, level: int,
+                     deps: frozenset[LoopVar]) -> Steps:
         """The reduction loops at `level`, for result index `idx` (which depends on `deps`)."""
         sig = sig_of(op.src.type)
         t = ELEMENT_TYPES[sig.dtype]
@@ -604,7 +652,7 @@ class FunctionLowering:
                 frames.append(frame)
                 acc = S(frame.block.args[1], frozenset((frame.var,)))
                 full.append(Ix.of(frame.var))
-        x = self.value(op.src, tuple(full))
+        x = yield op.src, tuple(full)
         acc = _ACCUMULATE[kind](self, sig.dtype, acc, x)
         for frame in reversed(frames):
             frame.block.add_op(scf.YieldOp(acc.value))
@@ -675,19 +723,6 @@ def rule_for(info: OpInfo) -> Callable | None:
     return _HANDLERS.get(info.op)
 
 
-@contextlib.contextmanager
-def _recursion_room(n_ops: int):
-    """Computing a value recurses through the ops it is fused from (a few Python frames
-    per op): make room for a chain of every op of the function. Python 3.11 runs
-    Python-to-Python calls without growing the C stack, so a high limit is safe."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 8 * n_ops + 1000))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
-
 def _is_tensor_function(op: Operation) -> bool:
     if not isinstance(op, func.FuncOp) or not op.body.blocks:
         return False
@@ -696,24 +731,33 @@ def _is_tensor_function(op: Operation) -> bool:
 
 
 def _callee_first(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
+    """`funcs` ordered so that every function follows the functions it calls: a
+    depth-first post-order on an explicit stack, so call chains of any depth work."""
     by_name = {f.sym_name.data: f for f in funcs}
     order: list[func.FuncOp] = []
-    state: dict[str, int] = {}
+    state: dict[str, int] = {}  # 1: on the current call path, 2: ordered
 
-    def visit(name: str) -> None:
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            raise RangeifyError(f"func.func @{name} is recursive: rangeify needs a call tree")
+    def enter(name: str) -> tuple[str, Iterator[str]]:
         state[name] = 1
-        for op in by_name[name].walk():
-            if isinstance(op, func.CallOp) and op.callee.string_value() in by_name:
-                visit(op.callee.string_value())
-        state[name] = 2
-        order.append(by_name[name])
+        calls = (op.callee.string_value() for op in by_name[name].walk()
+                 if isinstance(op, func.CallOp))
+        return name, (callee for callee in calls if callee in by_name)
 
     for f in funcs:
-        visit(f.sym_name.data)
+        if f.sym_name.data in state:
+            continue
+        path = [enter(f.sym_name.data)]
+        while path:
+            name, callees = path[-1]
+            callee = next(callees, None)
+            if callee is None:
+                path.pop()
+                state[name] = 2
+                order.append(by_name[name])
+            elif state.get(callee) == 1:
+                raise RangeifyError(f"func.func @{callee} is recursive: rangeify needs a call tree")
+            elif callee not in state:
+                path.append(enter(callee))
     return order
 
 
@@ -726,8 +770,7 @@ class UopRangeify(ModulePass):
         funcs = [f for f in op.body.block.ops if _is_tensor_function(f)]
         lowered: dict[str, LoweredSignature] = {}
         for fn in _callee_first(funcs):
-            with _recursion_room(sum(1 for _ in fn.body.block.ops)):
-                new, globals_ = FunctionLowering(fn, lowered).lower()
+            new, globals_ = FunctionLowering(fn, lowered).lower()
             block = op.body.block
             for g in globals_:
                 block.insert_op_before(g, fn)

@@ -22,7 +22,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from uopc.passes import gc_frozen
 from uopc.passes.constprop import ConstantPropagation, is_computable
 
 
@@ -33,5 +32,4 @@ class UopEvalPass(ModulePass):
     name = "uop-eval"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with gc_frozen():
-            ConstantPropagation(is_computable, calls=True).run(op)
+        ConstantPropagation(is_computable, calls=True).run(op)

@@ -19,7 +19,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from uopc.passes import gc_frozen
 from uopc.passes.constprop import ConstantPropagation, is_alu
 
 
@@ -30,5 +29,4 @@ class UopFoldPass(ModulePass):
     name = "uop-fold"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with gc_frozen():
-            ConstantPropagation(is_alu).run(op)
+        ConstantPropagation(is_alu).run(op)

@@ -317,8 +317,10 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
         from xdsl.parser import Parser
 
         from uopc.uopdialect.context import make_context
+        from uopc.uopdialect.xdsl_fixes import exact_constants
 
-        module = Parser(make_context(), text, source).parse_module()
+        with exact_constants():
+            module = Parser(make_context(), text, source).parse_module()
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
     module.verify()

@@ -25,6 +25,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from uopc.lowering.registry import UNIVERSE
 from uopc.passes import gc_frozen
 from uopc.uopdialect.context import register_uopc_dialects
+from uopc.uopdialect.xdsl_fixes import exact_constants
 
 
 class UopcOptMain(xDSLOptMain):
@@ -61,7 +62,8 @@ def _fail(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        UopcOptMain(description="uopc optimizer: runs uop/xDSL pass pipelines", args=argv).run()
+        with exact_constants():  # uop constants print and parse bit-exactly
+            UopcOptMain(description="uopc optimizer: runs uop/xDSL pass pipelines", args=argv).run()
     except (ParseError, DiagnosticException) as err:
         # these carry the source line (or the annotated IR) in their message
         print(err, file=sys.stderr)

@@ -4,7 +4,6 @@ from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializa
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Attribute, Dialect, Operation
 
-from uopc.uopdialect import xdsl_fixes  # noqa: F401  (applies the workarounds)
 from uopc.uopdialect.ops import *  # noqa: F403
 from uopc.uopdialect.ops import ALL_OPS, ConstOp
 from uopc.uopdialect.shapes import ShapeError, Sig

@@ -57,6 +57,7 @@ from uopc.uopdialect import gradients, semantics, shapes
 from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
+from uopc.uopdialect.xdsl_fixes import exact_constants
 
 I32_SCALAR = Sig((), "i32")
 
@@ -316,7 +317,8 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         attrs = parser.parse_optional_attr_dict()
         pos = parser.pos
         try:
-            value = parser.parse_attribute()
+            with exact_constants():  # hex elements are bit patterns (see xdsl_fixes)
+                value = parser.parse_attribute()
         except ValueError as err:
             # xDSL reports an integer outside the element type's range as a bare
             # ValueError; make it a parse error that points at the literal
@@ -334,7 +336,8 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     def print(self, printer: Printer) -> None:
         printer.print_op_attributes(self.attributes)
         printer.print_string(" ")
-        printer.print_attribute(self.value)
+        with exact_constants():  # a splat only when the bits agree (see xdsl_fixes)
+            printer.print_attribute(self.value)
 
     def as_array(self) -> np.ndarray:
         """The literal as a numpy array of the result's shape."""
