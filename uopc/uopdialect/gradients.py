@@ -19,6 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+# the op records hold these rules, so `ops` is still loading when this module is: read
+# `ops.OP` when a rule runs, never at import
+from uopc.uopdialect import ops
 from uopc.uopdialect.opinfo import GradientContext
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 
@@ -85,10 +88,8 @@ def _reshaped(ctx: GradientContext, g: Any, shape: tuple[int, ...]) -> Any:
     """`g.reshape(shape)`, reading through a reshape that made `g`: a gradient node is
     never a target or a stop, so skipping it changes no gradient, and the reshape pairs
     of keepdim reductions (reduce, reshape to keepdim, reshape back) vanish."""
-    from uopc.uopdialect.ops import OP  # the records hold these rules: import at use
-
     node = ctx.node(g)
-    if node.op is OP.reshape:
+    if node.op is ops.OP.reshape:
         base = node.srcs[0]
         return ctx.tensor(base) if base.sig.shape == shape else ctx.tensor(base).reshape(shape)
     return g.reshape(shape)
@@ -105,10 +106,8 @@ def expand(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
         return [g]
     # g.sum(axes, keepdim=True) built directly: g is a float gradient and the axes are
     # sorted and in range, and the kept shape is the source's
-    from uopc.uopdialect.ops import OP
-
-    summed = ctx.apply(OP.reduce, g, arg=("add", axes))
-    return [ctx.apply(OP.reshape, summed, arg=src_shape)]
+    summed = ctx.apply(ops.OP.reduce, g, arg=("add", axes))
+    return [ctx.apply(ops.OP.reshape, summed, arg=src_shape)]
 
 
 def permute(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
