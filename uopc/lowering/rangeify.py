@@ -476,7 +476,7 @@ class FunctionLowering:
         return self.put(memref.LoadOp.get(buf, [i.value for i in indices]), *indices)
 
     # ---- op rules -----------------------------------------------------------------------------
-    def _const_value(self, op: uop.ConstOp, idx):
+    def _rule_const(self, op: uop.ConstOp, idx):
         arr = dense_to_array(op.value)
         t = op.value.get_type().get_element_type()
         flat = arr.reshape(-1)
@@ -503,7 +503,7 @@ class FunctionLowering:
             scalars.append((yield v, idx))
         return op.INFO.lower(self, sig_of(op.operands[-1].type).dtype, *scalars)
 
-    def _cast(self, op: uop.CastOp, idx):
+    def _rule_cast(self, op: uop.CastOp, idx):
         a = yield op.src, idx
         return self.convert(a, sig_of(op.src.type).dtype, sig_of(op.result.type).dtype)
 
@@ -527,32 +527,32 @@ class FunctionLowering:
         op = arith.ExtFOp(a.value, t) if dst == "f32" else arith.TruncFOp(a.value, t)
         return self.put(op, a)
 
-    def _reshape(self, op: uop.ReshapeOp, idx):
+    def _rule_reshape(self, op: uop.ReshapeOp, idx):
         out = sig_of(op.result.type).shape
         src = sig_of(op.src.type).shape
         return (yield op.src, unflatten(flatten(idx, out), src))
 
-    def _expand(self, op: uop.ExpandOp, idx):
+    def _rule_expand(self, op: uop.ExpandOp, idx):
         src = sig_of(op.src.type).shape
         return (yield op.src, tuple(Ix(0) if n == 1 else ix for ix, n in zip(idx, src)))
 
-    def _permute(self, op: uop.PermuteOp, idx):
+    def _rule_permute(self, op: uop.PermuteOp, idx):
         perm = op.ints("perm")
         src_idx: list[Ix] = [Ix(0)] * len(perm)
         for out_axis, src_axis in enumerate(perm):
             src_idx[src_axis] = idx[out_axis]
         return (yield op.src, tuple(src_idx))
 
-    def _shrink(self, op: uop.ShrinkOp, idx):
+    def _rule_shrink(self, op: uop.ShrinkOp, idx):
         return (yield op.src, tuple(ix + b for ix, b in zip(idx, op.ints("begin"))))
 
-    def _flip(self, op: uop.FlipOp, idx):
+    def _rule_flip(self, op: uop.FlipOp, idx):
         shape = sig_of(op.src.type).shape
         axes = set(op.ints("axes"))
         return (yield op.src, tuple(Ix(shape[a] - 1) - ix if a in axes else ix
                                     for a, ix in enumerate(idx)))
 
-    def _pad(self, op: uop.PadOp, idx):
+    def _rule_pad(self, op: uop.PadOp, idx):
         sig = sig_of(op.src.type)
         if sig.numel == 0:  # padding around nothing: all zeros, and nothing to read
             return self.zero(sig.dtype)
@@ -581,7 +581,7 @@ class FunctionLowering:
             return self.put(arith.CmpiOp(a.value, b.value, pred), a, b)
         return self._memo(("cmp", e, pred, bound), make)
 
-    def _stack(self, op: uop.StackOp, idx):
+    def _rule_stack(self, op: uop.StackOp, idx):
         head, rest = idx[0], idx[1:]
         items = list(op.items)
         if head.is_const:
@@ -595,7 +595,7 @@ class FunctionLowering:
                               cond, item, result)
         return result
 
-    def _index_op(self, op: uop.IndexOp, idx):
+    def _rule_index(self, op: uop.IndexOp, idx):
         sig = sig_of(op.src.type)
         shape = sig.shape
         if sig.numel == 0:  # any index is out of range (undefined): never read
@@ -612,10 +612,10 @@ class FunctionLowering:
             dyn.append(clamped)
         return (yield op.src, (*dyn, *idx))
 
-    def _contiguous(self, op: uop.ContiguousOp, idx):
+    def _rule_contiguous(self, op: uop.ContiguousOp, idx):
         return (yield op.src, idx)
 
-    def _reduce(self, op: uop.ReduceOp, idx):
+    def _rule_reduce(self, op: uop.ReduceOp, idx):
         deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
         level = self._level(deps)
         recompute = math.prod(f.var.size for f in self.stack[1:level + 1] if f.var not in deps)
@@ -699,28 +699,13 @@ def _constant(value: int | float | bool, t: Attribute) -> Operation:
 _ACCUMULATE = {"add": uop.AddOp.INFO.lower, "max": uop.MaxOp.INFO.lower}
 
 
-_HANDLERS = {
-    uop.ConstOp: FunctionLowering._const_value,
-    uop.CastOp: FunctionLowering._cast,
-    uop.ReshapeOp: FunctionLowering._reshape,
-    uop.ExpandOp: FunctionLowering._expand,
-    uop.PermuteOp: FunctionLowering._permute,
-    uop.ShrinkOp: FunctionLowering._shrink,
-    uop.PadOp: FunctionLowering._pad,
-    uop.FlipOp: FunctionLowering._flip,
-    uop.StackOp: FunctionLowering._stack,
-    uop.IndexOp: FunctionLowering._index_op,
-    uop.ReduceOp: FunctionLowering._reduce,
-    uop.ContiguousOp: FunctionLowering._contiguous,
-}
-
-
 def rule_for(info: OpInfo) -> Callable | None:
-    """The rule that computes an element of an op of record `info`, or None when
-    rangeify has none."""
+    """The rule that computes an element of an op of record `info`, or None when rangeify
+    has none: the record's scalar lowering for elementwise ops, else the index rule
+    `FunctionLowering._rule_<op name>` (movement ops, stack, index, reduce, const, cast)."""
     if info.lower is not None:
         return FunctionLowering._elementwise
-    return _HANDLERS.get(info.op)
+    return getattr(FunctionLowering, f"_rule_{info.name}", None)
 
 
 def _is_tensor_function(op: Operation) -> bool:
