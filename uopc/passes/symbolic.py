@@ -279,7 +279,7 @@ class SymbolicRules(RewritePattern):
         if d is None or d <= 0:
             return None
         family = _FAMILY[v.kind]
-        if family != FLOOR and self.bounds.of(x)[0] < 0:
+        if family != FLOOR and d > 1 and self.bounds.of(x)[0] < 0:
             return None  # truncating ops equal the floor ones only on non-negative values
         t = v.op.results[0].type
         algebra = self.algebra(v.width)
