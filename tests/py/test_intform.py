@@ -34,9 +34,9 @@ class Atoms:
     """Variables and quotient atoms; with a width, a quotient atom divides the wrapped
     value of its dividend (as an op on a `width`-bit value does)."""
 
-    def __init__(self, width: int | None):
+    def __init__(self, width: int | None, factor_remainders: bool = True):
         self.width = width
-        self.algebra = Algebra(self, width)
+        self.algebra = Algebra(self, width, factor_remainders=factor_remainders)
 
     def bounds(self, atom):
         if isinstance(atom, Var):
@@ -103,13 +103,14 @@ def build(algebra: Algebra, variables: list[Var], terms, const: int,
 
 @settings(max_examples=400, deadline=None)
 @given(VARIABLES, TERMS, st.integers(-300, 300), st.integers(1, 24), st.booleans(),
-       st.sampled_from([None, WIDTH]), st.booleans(),
+       st.sampled_from([None, WIDTH]), st.booleans(), st.booleans(),
        st.one_of(st.none(), st.tuples(st.booleans(), st.integers(1, 12))))
-def test_div_and_mod_keep_their_value(ranges, terms, const, d, is_div, width, at_once, nest):
+def test_div_and_mod_keep_their_value(ranges, terms, const, d, is_div, width, at_once,
+                                      factor_remainders, nest):
     variables = [Var(f"v{k}", lo, lo + n) for k, (lo, n) in enumerate(ranges)]
     if width is not None:
         variables = [Var(v.name, v.lo, min(v.hi, type_range(width)[1])) for v in variables]
-    atoms = Atoms(width)
+    atoms = Atoms(width, factor_remainders)
     algebra = atoms.algebra
     x = build(algebra, variables, terms, const, nest)
     divide = algebra.floordiv if is_div else algebra.mod
@@ -182,6 +183,12 @@ def test_the_documented_rules():
     assert algebra.floordiv(low, 2, sub) == algebra.atom(Quotient(False, half, 4))
     # nothing to simplify: x // 3 of a plain variable is no rule
     assert algebra.floordiv(form((i, 1)), 3, sub) is None
+    # common factors of remainders: (2*i + 1) mod 8 = (i mod 4)*2 + 1, unless turned off
+    odd = form((i, 2), const=1)
+    assert algebra.mod(odd, 8, sub) == algebra.combine(
+        ((algebra.atom(Quotient(False, form((i, 1)), 4)), 2),), 1)
+    plain = Atoms(None, factor_remainders=False)
+    assert plain.algebra.mod(odd, 8, solver(plain, True)) is None
 
 
 def test_wrapping_blocks_division_rules_but_not_a_power_of_two_remainder():

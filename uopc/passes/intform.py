@@ -14,7 +14,8 @@ does the arithmetic of forms for one client, from what the two clients share:
 
 Division and remainder by a constant d > 0 (`floordiv`, `mod`) take one step of the rules:
 split off the terms that d divides ((8*i + j) // 8 = i + j // 8), range facts (all of x
-in one block [q*d, q*d + d)), common factors ((4*i + j) // 8 = i // 2 when 0 <= j < 4) and
+in one block [q*d, q*d + d)), common factors ((4*i + j) // 8 = i // 2 when 0 <= j < 4; for
+remainders only where the client asks, see `factor_remainders`) and
 nested division ((x // a) // b = x // (a*b), (x mod a) mod b = x mod b and
 (x mod a) // b = (x // b) mod (a/b) when b divides a). What is left to divide is a
 *sub-problem* handed to the client's `sub` callback as a `Quotient`: rangeify solves it
@@ -115,15 +116,20 @@ class _Unbuildable(Exception):
 class Algebra(Generic[A]):
     """Arithmetic of forms over one client's atoms, exact or modulo 2^width."""
 
-    __slots__ = ("atoms", "width", "order", "form")
+    __slots__ = ("atoms", "width", "order", "form", "factor_remainders")
 
     def __init__(self, atoms: Atoms[A], width: int | None = None,
-                 order: Callable[[A], Any] | None = None, form: type[Form] = Form):
+                 order: Callable[[A], Any] | None = None, form: type[Form] = Form,
+                 factor_remainders: bool = True):
         self.atoms = atoms
         self.width = width
         self.order = order
         #: the class of the forms built (a client may add operators to a subclass)
         self.form = form
+        #: whether remainders lose common factors too, (g*y + s) mod d = (y mod d/g)*g + s:
+        #: rangeify's unflatten needs it (the remainder then recombines with a quotient of
+        #: y); on ops it costs a multiply, so uop-symbolic turns it off
+        self.factor_remainders = factor_remainders
 
     # ---- linear arithmetic ------------------------------------------------------------
     def constant(self, value: int) -> Form[A]:
@@ -262,7 +268,7 @@ class Algebra(Generic[A]):
         if lo // d == hi // d:
             q = lo // d
             return self.constant(q) if is_div else self.combine(((rest, 1),), -q * d)
-        coarse = self._coarse(rest, d)
+        coarse = self._coarse(rest, d) if is_div or self.factor_remainders else None
         if coarse is not None:
             y, g, small = coarse
             part = self._floor_sub(sub, Quotient(is_div, y, d // g, family=family))
@@ -329,6 +335,8 @@ class Algebra(Generic[A]):
             return None
         if not is_div:  # (y mod a) mod d = y mod d
             return self._solve(sub, Quotient(False, y, d, inner.source, family))
+        if family != FLOOR:
+            return None  # the next identity holds for truncation too, but is not worth it
         # (y mod a) // d = (y // d) mod (a/d)
         high = self._solve(sub, Quotient(True, y, d, inner.source, family))
         return self._solve(sub, Quotient(False, high, a // d, family=family))

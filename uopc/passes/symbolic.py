@@ -142,7 +142,7 @@ class SymbolicRules(RewritePattern):
         """The algebra of forms that wrap at `width` bits."""
         found = self._algebras.get(width)
         if found is None:
-            found = self._algebras[width] = Algebra(self._atoms, width)
+            found = self._algebras[width] = Algebra(self._atoms, width, factor_remainders=False)
         return found
 
     def _simplify(self, v: IntOp, emit: Emitter) -> SSAValue | None:
@@ -281,19 +281,20 @@ class SymbolicRules(RewritePattern):
         family = _FAMILY[v.kind]
         if family != FLOOR and d > 1 and self.bounds.of(x)[0] < 0:
             return None  # truncating ops equal the floor ones only on non-negative values
-        t = v.op.results[0].type
+        t, is_div = v.op.results[0].type, v.kind in _DIV_KINDS
         algebra = self.algebra(v.width)
 
         def build_quotient(q: Quotient) -> Form | None:
             """What is left to divide, as an op of q's family (visited again later)."""
             dividend = q.source if q.source is not None else self.build(q.x, t, emit)
-            reuse = q.source is None and q.d == d  # the rest of a split, by the same divisor
+            # the rest of a split is divided by the op's own divisor
+            reuse = q.source is None and q.d == d and q.is_div == is_div
             built = emit.binary(_KIND[q.family, q.is_div], dividend,
                                 divisor if reuse else emit.const(q.d, t))
             return None if built is None else algebra.atom(built)
 
         form = self.form(x)
-        divide = algebra.floordiv if v.kind in _DIV_KINDS else algebra.mod
+        divide = algebra.floordiv if is_div else algebra.mod
         found = divide(form, d, build_quotient, family)
         if found is None:
             return None
