@@ -187,8 +187,6 @@ def has_view(op: Operation) -> bool:
 
 def view(op: Operation | None) -> IntOp | None:
     """The integer-expression view of `op`, or None if it is not one we reason about."""
-    if op is None:
-        return None
     make = _VIEWS.get(type(op))
     return make(op) if make is not None else None
 
@@ -204,12 +202,14 @@ class Views:
         self._literals: dict[Operation, IntOp | None] = {}
 
     def view(self, op: Operation | None) -> IntOp | None:
-        if not isinstance(op, _LITERALS):
-            return view(op)
-        found = self._literals.get(op, _UNSEEN)
-        if found is _UNSEEN:
-            found = self._literals[op] = view(op)
-        return found
+        cls = type(op)
+        if cls in _LITERALS:
+            found = self._literals.get(op, _UNSEEN)
+            if found is _UNSEEN:
+                found = self._literals[op] = _VIEWS[cls](op)
+            return found
+        make = _VIEWS.get(cls)
+        return make(op) if make is not None else None
 
     def of_value(self, value: SSAValue) -> IntOp | None:
         owner = value.owner
