@@ -190,6 +190,27 @@ def test_reassociated_constants_print_the_same():
     assert str(a) == str(b) == str(c)
 
 
+def test_a_loop_variable_pinned_by_its_bounds_does_not_make_the_walker_cycle():
+    # j runs once (j = 0): i - j is rebuilt as i + j*-1, j*-1 becomes the literal 0, and
+    # the sum's form must then be read again (it once was rebuilt into i + j*-1 forever)
+    module = simplify("""
+func.func @f(%m: memref<8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c1 step %c1 {
+      %d = arith.subi %i, %j : index
+      memref.store %d, %m[%c0] : memref<8xindex>
+    }
+  }
+  func.return
+}
+""")
+    i, _ = loop_vars(module)
+    assert stored_value(module) is i
+
+
 # ---------------------------------------------------------------------------------------
 # random arith expressions inside loops, run by xDSL's interpreter
 

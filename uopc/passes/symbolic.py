@@ -131,6 +131,12 @@ class SymbolicRules(RewritePattern):
         emit = Emitter(op)
         new = self._simplify(v, emit)
         if new is not None and new is not op.results[0]:
+            # the users' memoized forms were read through this op: the replacement equals
+            # it in value, but may be a different form (a pinned value becomes a literal),
+            # and a stale form would be rebuilt into the chain it came from, forever
+            for use in op.results[0].uses:
+                for result in use.operation.results:
+                    self.forms.pop(result, None)
             rewriter.replace(op, emit.ops, [new])
 
     # ---- helpers -------------------------------------------------------------------------
