@@ -69,7 +69,8 @@ def solver(atoms: Atoms, at_once: bool):
     """The `sub` callback: solve sub-problems with the same rules (rangeify) or make
     them atoms (uop-symbolic)."""
     def sub(q: Quotient) -> Form:
-        if at_once:
+        # the rules need a non-negative dividend outside the floor family
+        if at_once and (q.family == "floor" or atoms.algebra.bounds(q.x)[0] >= 0):
             divide = atoms.algebra.floordiv if q.is_div else atoms.algebra.mod
             found = divide(q.x, q.d, sub, q.family)
             if found is not None:

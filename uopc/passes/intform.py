@@ -336,7 +336,7 @@ class Algebra(Generic[A]):
         if not is_div:  # (y mod a) mod d = y mod d
             return self._solve(sub, Quotient(False, y, d, inner.source, family))
         if family != FLOOR:
-            return None  # the next identity holds for truncation too, but is not worth it
+            return None  # truncation obeys the next identity too; it was never used there
         # (y mod a) // d = (y // d) mod (a/d)
         high = self._solve(sub, Quotient(True, y, d, inner.source, family))
         return self._solve(sub, Quotient(False, high, a // d, family=family))

@@ -20,7 +20,9 @@ families (SPEC §6), by the kind of the op being simplified:
   and x floormod d = x - q*d when all of x lies in one block [q*d, q*d+d)); nested ops
   ((x floordiv a) floordiv b, (x floormod a) floormod b and (x floormod a) floordiv b
   when b divides a); sums ((x*d + y) floordiv d = x + y floordiv d, (x*d + y) floormod
-  d = y floormod d) and common factors ((x*4+2) floordiv 8 = x floordiv 2). These need
+  d = y floormod d) and common factors ((x*4+2) floordiv 8 = x floordiv 2, and
+  (x*4 + y) floordiv 8 = x floordiv 2 when 0 <= y < 4; remainders keep theirs, where
+  splitting them off would cost a multiply). These need
   the sum not to wrap, which the bounds must prove (floormod by a power of two is exact
   even when it wraps).
 * compares: x<x and x!=x are false for ints, x != false is x; a compare of a one-term
