@@ -115,6 +115,17 @@ def test_index_arithmetic_simplifies_completely(body, expected):
         assert isinstance(r.owner, arith.ConstantOp) and r.owner.value.value.data == int(expected)
 
 
+def test_common_factor_with_a_small_rest():
+    # (i*4 + j rem 4) floordiv 8 = i floordiv 2: the rest is in [0, 4), below the factor 4
+    module = simplify(LOOPS.format(body="%x4 = arith.muli %i, %c4 : index\n"
+                                        "%y = arith.remsi %j, %c4 : index\n"
+                                        "%s = arith.addi %x4, %y : index\n"
+                                        "%r = arith.floordivsi %s, %c8 : index"))
+    i, _ = loop_vars(module)
+    half = view(stored_value(module).owner)
+    assert half.kind == "floordiv" and half.args[0] is i and view(half.args[1].owner).value == 2
+
+
 def uop_function(text: str) -> str:
     return ("func.func @f(%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32> {\n"
             + text + "\nfunc.return %r : tensor<4xi32>\n}")
