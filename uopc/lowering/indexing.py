@@ -150,7 +150,8 @@ class Ix(Form):
         return _quotient(Quotient(False, self, d))
 
     def clamp(self, lo: int, hi: int) -> "Ix":
-        if lo <= self.lo and self.hi <= hi:
+        own_lo, own_hi = _ALGEBRA.bounds(self)
+        if lo <= own_lo and own_hi <= hi:
             return self
         if self.is_const or lo == hi:
             return Ix(min(max(self.const, lo), hi) if self.is_const else lo)
