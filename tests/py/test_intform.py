@@ -201,3 +201,23 @@ def test_wrapping_blocks_division_rules_but_not_a_power_of_two_remainder():
     assert algebra.floordiv(x, 4, sub) is None
     assert algebra.mod(x, 3, sub) is None
     assert algebra.mod(x, 4, sub) == algebra.constant(1)
+
+
+def test_sums_of_two_variables_exhaustively():
+    # (a*i + b*j + c) // d and mod d for small coefficients, offsets, divisors and ranges
+    # (j's range decides where the common-factor split applies), exact and at 8 bits
+    for width, factor_remainders in ((None, True), (None, False), (WIDTH, True)):
+        atoms = Atoms(width, factor_remainders)
+        algebra, sub = atoms.algebra, solver(atoms, True)
+        for a, b, c, d, nj in itertools.product(range(1, 9), (1, 2, 3), range(-3, 4),
+                                                range(2, 10), range(1, 5)):
+            i, j = Var("i", 0, 9), Var("j", 0, nj)
+            x = algebra.normal(c, {i: a * 4, j: b})
+            for is_div in (True, False):
+                result = (algebra.floordiv if is_div else algebra.mod)(x, d, sub)
+                if result is None:
+                    continue
+                for env in points([i, j]):
+                    vx = value(x, env, width)
+                    expected = vx // d if is_div else vx % d
+                    assert value(result, env, width) == expected, (a, b, c, d, nj, is_div, env)
