@@ -7,7 +7,8 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uopc.lowering.indexing import Clamp, Div, Ix, LoopVar, Mod, flatten, unflatten
+from uopc.lowering.indexing import Clamp, Ix, LoopVar, flatten, unflatten
+from uopc.passes.intform import Quotient
 
 
 def value(ix: Ix, env: dict[LoopVar, int]) -> int:
@@ -17,9 +18,9 @@ def value(ix: Ix, env: dict[LoopVar, int]) -> int:
 def atom_value(atom, env) -> int:
     if isinstance(atom, LoopVar):
         return env[atom]
-    if isinstance(atom, Div):
+    if isinstance(atom, Quotient) and atom.is_div:
         return value(atom.x, env) // atom.d
-    if isinstance(atom, Mod):
+    if isinstance(atom, Quotient):
         return value(atom.x, env) % atom.d
     if isinstance(atom, Clamp):
         return min(max(value(atom.x, env), atom.lo), atom.hi)

@@ -115,6 +115,17 @@ def test_index_arithmetic_simplifies_completely(body, expected):
         assert isinstance(r.owner, arith.ConstantOp) and r.owner.value.value.data == int(expected)
 
 
+def test_common_factor_with_a_small_rest():
+    # (i*4 + j rem 4) floordiv 8 = i floordiv 2: the rest is in [0, 4), below the factor 4
+    module = simplify(LOOPS.format(body="%x4 = arith.muli %i, %c4 : index\n"
+                                        "%y = arith.remsi %j, %c4 : index\n"
+                                        "%s = arith.addi %x4, %y : index\n"
+                                        "%r = arith.floordivsi %s, %c8 : index"))
+    i, _ = loop_vars(module)
+    half = view(stored_value(module).owner)
+    assert half.kind == "floordiv" and half.args[0] is i and view(half.args[1].owner).value == 2
+
+
 def uop_function(text: str) -> str:
     return ("func.func @f(%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32> {\n"
             + text + "\nfunc.return %r : tensor<4xi32>\n}")
@@ -188,6 +199,27 @@ def test_reassociated_constants_print_the_same():
     b = simplify(uop_function("\n".join([const(7, "c7"), "%r = uop.add %x, %c7 : tensor<4xi32>"])))
     c = simplify(uop_function("\n".join([const(7, "c7"), "%r = uop.add %c7, %x : tensor<4xi32>"])))
     assert str(a) == str(b) == str(c)
+
+
+def test_a_loop_variable_pinned_by_its_bounds_does_not_make_the_walker_cycle():
+    # j runs once (j = 0): i - j is rebuilt as i + j*-1, j*-1 becomes the literal 0, and
+    # the sum's form must then be read again (it once was rebuilt into i + j*-1 forever)
+    module = simplify("""
+func.func @f(%m: memref<8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c1 step %c1 {
+      %d = arith.subi %i, %j : index
+      memref.store %d, %m[%c0] : memref<8xindex>
+    }
+  }
+  func.return
+}
+""")
+    i, _ = loop_vars(module)
+    assert stored_value(module) is i
 
 
 # ---------------------------------------------------------------------------------------

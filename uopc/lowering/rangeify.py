@@ -66,7 +66,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from uopc.lowering.indexing import Clamp, Div, Dynamic, Ix, LoopVar, Mod, flatten, unflatten
+from uopc.lowering.indexing import Clamp, Dynamic, Ix, LoopVar, flatten, unflatten
+from uopc.passes.intform import Quotient
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
@@ -403,11 +404,11 @@ class FunctionLowering:
         if isinstance(atom, Dynamic):
             return S(atom.value, atom.depends)
         x = self.index(atom.x)
-        if isinstance(atom, Div):
+        if isinstance(atom, Quotient) and atom.is_div:
             d = self.index(Ix(atom.d)).value
             op = arith.DivSIOp if atom.x.lo >= 0 else arith.FloorDivSIOp
             return self.put(op(x.value, d), x)
-        if isinstance(atom, Mod):
+        if isinstance(atom, Quotient):
             d = self.index(Ix(atom.d)).value
             if atom.x.lo >= 0:
                 return self.put(arith.RemSIOp(x.value, d), x)

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from uopc.passes.intform import wrap
 from uopc.uopdialect import ops as u
 
 INDEX_WIDTH = 64
@@ -52,21 +53,6 @@ def width_of(t: Attribute) -> int | None:
     return None
 
 
-def type_range(width: int) -> tuple[int, int]:
-    """The values of a `width`-bit integer: signed, except i1 which holds 0 (false) and 1."""
-    if width == 1:
-        return 0, 1
-    return -(1 << (width - 1)), (1 << (width - 1)) - 1
-
-
-def wrap(value: int, width: int) -> int:
-    """`value` modulo 2^width, as the signed representative (0/1 for i1)."""
-    if width == 1:
-        return value & 1
-    half = 1 << (width - 1)
-    return ((value + half) & ((half << 1) - 1)) - half
-
-
 class IntOp:
     """An op seen as an integer expression node."""
 
@@ -78,23 +64,6 @@ class IntOp:
         self.pred, self.value = pred, value
 
 
-_CONST_VIEWS: dict[Operation, IntOp | None] = {}
-
-
-def _cached(read: Callable[[Operation], IntOp | None]) -> Callable[[Operation], IntOp | None]:
-    """Views of literals are cached per op: literals never change and simplification asks
-    for them constantly. The cache is emptied when it grows past 65536 ops."""
-    def view(op: Operation) -> IntOp | None:
-        if op in _CONST_VIEWS:
-            return _CONST_VIEWS[op]
-        if len(_CONST_VIEWS) > 65536:
-            _CONST_VIEWS.clear()
-        found = _CONST_VIEWS[op] = read(op)
-        return found
-    return view
-
-
-@_cached
 def _uop_const(op: u.ConstOp) -> IntOp | None:
     """const (a splat) or dense (min, max) view of an integer literal."""
     width = width_of(op.result.type)
@@ -134,7 +103,6 @@ def _uop_cast(op: u.CastOp) -> IntOp:
     return IntOp(op, "cast", (op.src,), width_of(op.result.type))
 
 
-@_cached
 def _arith_const(op: arith.ConstantOp) -> IntOp | None:
     value = op.value
     width = width_of(op.result.type)
@@ -207,6 +175,11 @@ _VIEWS: dict[type[Operation], Callable[[Operation], IntOp | None]] = {
 }
 
 
+#: literal ops: their views are what `Views` caches
+_LITERALS = (u.ConstOp, arith.ConstantOp)
+_UNSEEN = object()
+
+
 def has_view(op: Operation) -> bool:
     """Whether `op` is of a type `view` knows (cheaper than building the view)."""
     return type(op) in _VIEWS
@@ -214,25 +187,42 @@ def has_view(op: Operation) -> bool:
 
 def view(op: Operation | None) -> IntOp | None:
     """The integer-expression view of `op`, or None if it is not one we reason about."""
-    if op is None:
-        return None
     make = _VIEWS.get(type(op))
     return make(op) if make is not None else None
 
 
-def view_of_value(value: SSAValue) -> IntOp | None:
-    owner = value.owner
-    return view(owner) if isinstance(owner, Operation) else None
+class Views:
+    """The views of one analysis or pass run. Views of literals are cached: literals never
+    change and simplification asks for them constantly. The cache belongs to this object
+    (a pattern, a bounds analysis), so no IR outlives the run through it."""
 
+    __slots__ = ("_literals",)
 
-def const_value(value: SSAValue) -> int | None:
-    """The integer a value is known to hold everywhere (a scalar or splat literal)."""
-    owner = value.owner
-    if isinstance(owner, (u.ConstOp, arith.ConstantOp)):
-        v = view(owner)
-        if v is not None and v.kind == "const":
-            return v.value
-    return None
+    def __init__(self) -> None:
+        self._literals: dict[Operation, IntOp | None] = {}
+
+    def view(self, op: Operation | None) -> IntOp | None:
+        cls = type(op)
+        if cls in _LITERALS:
+            found = self._literals.get(op, _UNSEEN)
+            if found is _UNSEEN:
+                found = self._literals[op] = _VIEWS[cls](op)
+            return found
+        make = _VIEWS.get(cls)
+        return make(op) if make is not None else None
+
+    def of_value(self, value: SSAValue) -> IntOp | None:
+        owner = value.owner
+        return self.view(owner) if isinstance(owner, Operation) else None
+
+    def const_value(self, value: SSAValue) -> int | None:
+        """The integer a value is known to hold everywhere (a scalar or splat literal)."""
+        owner = value.owner
+        if isinstance(owner, _LITERALS):
+            v = self.view(owner)
+            if v is not None and v.kind == "const":
+                return v.value
+        return None
 
 
 # ---------------------------------------------------------------------------------------

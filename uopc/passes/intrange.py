@@ -24,10 +24,9 @@ from math import prod
 from xdsl.dialects import arith, scf
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from uopc.passes.intexpr import IntOp, const_value, type_range, view, width_of
+from uopc.passes.intexpr import IntOp, Views, width_of
+from uopc.passes.intform import Interval, type_range
 from uopc.uopdialect import ops as u
-
-Interval = tuple[int, int]
 
 _SAME_AS_SOURCE = (u.ReshapeOp, u.ExpandOp, u.PermuteOp, u.ShrinkOp, u.FlipOp,
                    u.ContiguousOp, u.IndexOp)
@@ -124,10 +123,12 @@ def _loop_range(value: BlockArgument) -> tuple[SSAValue, SSAValue, SSAValue] | N
 
 
 class Bounds:
-    """Memoized interval analysis; `of(value)` is None for non-integer values."""
+    """Memoized interval analysis; `of(value)` is None for non-integer values. `views`
+    are the integer views it reads ops through (shared with the pass that owns it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, views: Views | None = None) -> None:
         self._memo: dict[SSAValue, Interval] = {}
+        self.views = Views() if views is None else views
 
     def of(self, value: SSAValue) -> Interval | None:
         found = self._memo.get(value)
@@ -137,22 +138,22 @@ class Bounds:
             return None
         stack = [value]
         memo = self._memo
-        views: dict[SSAValue, IntOp | None] = {}  # each op is viewed once per query
+        viewed: dict[SSAValue, IntOp | None] = {}  # each op is viewed once per query
         while stack:
             top = stack[-1]
             if top in memo:
                 stack.pop()
                 continue
             owner = top.owner
-            if isinstance(owner, Operation) and top not in views:
-                views[top] = view(owner)
-            deps = [d for d in self._inputs(top, views.get(top))
+            if isinstance(owner, Operation) and top not in viewed:
+                viewed[top] = self.views.view(owner)
+            deps = [d for d in self._inputs(top, viewed.get(top))
                     if d not in memo and width_of(d.type) is not None]
             if deps:
                 stack.extend(deps)
                 continue
             stack.pop()
-            memo[top] = self._compute(top, views.get(top))
+            memo[top] = self._compute(top, viewed.get(top))
         return memo[value]
 
     # ---- what a value's bounds depend on --------------------------------------------------
@@ -199,7 +200,7 @@ class Bounds:
         if loop is None:
             return full
         lb, ub, step_value = loop
-        step = const_value(step_value)
+        step = self.views.const_value(step_value)
         (lb0, lb1), (_, ub1) = self._memo[lb], self._memo[ub]
         hi = ub1 - 1
         if lb0 == lb1 and step is not None and step > 0:

@@ -20,7 +20,9 @@ families (SPEC §6), by the kind of the op being simplified:
   and x floormod d = x - q*d when all of x lies in one block [q*d, q*d+d)); nested ops
   ((x floordiv a) floordiv b, (x floormod a) floormod b and (x floormod a) floordiv b
   when b divides a); sums ((x*d + y) floordiv d = x + y floordiv d, (x*d + y) floormod
-  d = y floormod d) and common factors ((x*4+2) floordiv 8 = x floordiv 2). These need
+  d = y floormod d) and common factors ((x*4+2) floordiv 8 = x floordiv 2, and
+  (x*4 + y) floordiv 8 = x floordiv 2 when 0 <= y < 4; remainders keep theirs, where
+  splitting them off would cost a multiply). These need
   the sum not to wrap, which the bounds must prove (floormod by a power of two is exact
   even when it wraps).
 * compares: x<x and x!=x are false for ints, x != false is x; a compare of a one-term
@@ -33,12 +35,17 @@ families (SPEC §6), by the kind of the op being simplified:
 
 Float ops are never reassociated (SPEC §5): only the type-agnostic select, cast and
 max(x, x) rules touch them. Uses one dict-dispatched pattern in xDSL's greedy walker.
+
+The linear forms and the division rules are `uopc.passes.intform`'s, the algebra rangeify
+computes its indices with: here its atoms are SSA values (bounded by `intrange`), it wraps
+at the op's bit width, and what is left to divide is built as an op of the rewritten op's
+kind, which the walker visits again. This module keeps what is particular to IR: reading
+ops as forms, building the canonical chains, compares, select, casts and max/min.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import gcd
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -47,41 +54,63 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from uopc.passes import gc_frozen
 from uopc.passes.constprop import is_alu
-from uopc.passes.intexpr import (
-    SWAPPED,
-    Emitter,
-    IntOp,
-    const_value,
-    has_view,
-    type_range,
-    view,
-    view_of_value,
-    width_of,
-    wrap,
-)
-from uopc.passes.intrange import Bounds, Interval
+from uopc.passes.intexpr import SWAPPED, Emitter, IntOp, Views, has_view, width_of
+from uopc.passes.intform import FLOOR, Algebra, Form, Interval, Quotient, type_range, wrap
+from uopc.passes.intrange import Bounds
 from uopc.uopdialect import ops as u
 
 #: most atoms one linear form may hold; a longer sum is an atom of its users
 CAP = 16
 
-Form = tuple[dict[SSAValue, int], int]
 _DIV_KINDS = frozenset({"floordiv", "divs", "divu"})
-_FLOOR_KINDS = frozenset({"floordiv", "floormod"})
+#: the division family (see `intform`) of each division and remainder kind
+_FAMILY = {"floordiv": FLOOR, "floormod": FLOOR, "divs": "trunc", "rems": "trunc",
+           "divu": "unsigned", "remu": "unsigned"}
+#: the kind that computes (family, is a division)
+_KIND = {(family, kind in _DIV_KINDS): kind for kind, family in _FAMILY.items()}
+#: the ops read as quotients by recombination and the nested rules (unsigned ones are not)
+_QUOTIENT_KINDS = frozenset({"floordiv", "floormod", "divs", "rems"})
 
 
 def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
+class _ValueAtoms:
+    """The algebra's view of SSA-value atoms: their `intrange` bounds, and the division
+    and remainder ops by a positive constant as quotients of their dividend's form."""
+
+    __slots__ = ("rules",)
+
+    def __init__(self, rules: "SymbolicRules") -> None:
+        self.rules = rules
+
+    def bounds(self, value: SSAValue) -> Interval:
+        return self.rules.bounds.of(value)
+
+    def quotient(self, value: SSAValue) -> Quotient | None:
+        rules = self.rules
+        v = rules.views.of_value(value)
+        if v is None or v.kind not in _QUOTIENT_KINDS:
+            return None
+        d = rules.views.const_value(v.args[1])
+        if d is None or d <= 0:
+            return None
+        return Quotient(v.kind in _DIV_KINDS, rules.form(v.args[0]), d, v.args[0],
+                        _FAMILY[v.kind])
+
+
 class SymbolicRules(RewritePattern):
     """All rule families, dispatched on the kind of the op's integer view."""
 
     def __init__(self) -> None:
-        self.bounds = Bounds()
+        #: integer views, bounds and forms of this pass run (none outlive it)
+        self.views = Views()
+        self.bounds = Bounds(self.views)
         self.forms: dict[SSAValue, Form] = {}
+        self._atoms = _ValueAtoms(self)
+        self._algebras: dict[int, Algebra] = {}
         self.rules = {
             "add": self._linear, "sub": self._linear, "mul": self._linear,
             "floordiv": self._divmod, "floormod": self._divmod, "divs": self._divmod,
@@ -96,7 +125,7 @@ class SymbolicRules(RewritePattern):
         if op.results[0].first_use is None:
             rewriter.erase(op)  # every op with a view is pure
             return
-        v = view(op)
+        v = self.views.view(op)
         if v is None:
             return
         if v.kind in ("const", "dense"):
@@ -104,12 +133,25 @@ class SymbolicRules(RewritePattern):
         emit = Emitter(op)
         new = self._simplify(v, emit)
         if new is not None and new is not op.results[0]:
+            # the users' memoized forms were read through this op: the replacement equals
+            # it in value, but may be a different form (a pinned value becomes a literal),
+            # and a stale form would be rebuilt into the chain it came from, forever
+            for use in op.results[0].uses:
+                for result in use.operation.results:
+                    self.forms.pop(result, None)
             rewriter.replace(op, emit.ops, [new])
 
     # ---- helpers -------------------------------------------------------------------------
     def _fits(self, bounds: Interval, width: int) -> bool:
         lo, hi = type_range(width)
         return lo <= bounds[0] and bounds[1] <= hi
+
+    def algebra(self, width: int) -> Algebra:
+        """The algebra of forms that wrap at `width` bits."""
+        found = self._algebras.get(width)
+        if found is None:
+            found = self._algebras[width] = Algebra(self._atoms, width, factor_remainders=False)
+        return found
 
     def _simplify(self, v: IntOp, emit: Emitter) -> SSAValue | None:
         root = v.op.results[0]
@@ -133,9 +175,9 @@ class SymbolicRules(RewritePattern):
         if v.kind in ("add", "sub"):
             return list(v.args)
         if v.kind == "mul":
-            if const_value(v.args[1]) is not None:
+            if self.views.const_value(v.args[1]) is not None:
                 return [v.args[0]]
-            if const_value(v.args[0]) is not None:
+            if self.views.const_value(v.args[0]) is not None:
                 return [v.args[1]]
         return None
 
@@ -148,10 +190,10 @@ class SymbolicRules(RewritePattern):
             if self._known(top):
                 stack.pop()
                 continue
-            v = view_of_value(top)
+            v = self.views.of_value(top)
             children = self._linear_children(v)
             if children is None:
-                memo[top] = ({top: 1}, 0)
+                memo[top] = Form(0, ((top, 1),))
                 stack.pop()
                 continue
             missing = [c for c in children if not self._known(c)]
@@ -167,118 +209,71 @@ class SymbolicRules(RewritePattern):
         found = self.forms.get(value)
         if found is None:
             return False
-        if all(not isinstance(t, OpResult) or t.op.parent is not None for t in found[0]):
+        if all(not isinstance(t, OpResult) or t.op.parent is not None for t, _ in found.terms):
             return True
         del self.forms[value]
         return False
 
     def _combine(self, top: SSAValue, v: IntOp) -> Form:
-        width = v.width
+        algebra = self.algebra(v.width)
         if v.kind == "const":
-            return {}, v.value
-        terms: dict[SSAValue, int] = {}
-        const = 0
+            return algebra.constant(v.value)
         if v.kind == "mul":
-            k = const_value(v.args[1])
+            k = self.views.const_value(v.args[1])
             x = v.args[0]
             if k is None:
-                k, x = const_value(v.args[0]), v.args[1]
-            parts = [(x, k)]
+                k, x = self.views.const_value(v.args[0]), v.args[1]
+            parts = ((self.forms[x], k),)
         else:
-            parts = [(v.args[0], 1), (v.args[1], 1 if v.kind == "add" else -1)]
-        for value, scale in parts:
-            sub_terms, sub_const = self.forms[value]
-            const += scale * sub_const
-            for t, k in sub_terms.items():
-                terms[t] = terms.get(t, 0) + scale * k
-        terms = {t: wrap(k, width) for t, k in terms.items() if wrap(k, width)}
-        const = wrap(const, width)
-        if len(terms) >= 2:
-            terms, extra = self._recombine(terms, width)
-            const = wrap(const + extra, width)
-        if len(terms) > CAP:
-            return {top: 1}, 0
-        return terms, const
-
-    def _recombine(self, terms: dict[SSAValue, int], width: int) -> tuple[dict[SSAValue, int], int]:
-        """(x floordiv d)*(k*d) + (x floormod d)*k -> x*k (and divsi/remsi likewise)."""
-        extra = 0
-        for m in list(terms):
-            vm = view_of_value(m)
-            if m not in terms or vm is None or vm.kind not in ("floormod", "rems"):
-                continue
-            d = const_value(vm.args[1])
-            if d is None or d <= 0:
-                continue
-            k = terms[m]
-            partner = "floordiv" if vm.kind == "floormod" else "divs"
-            for q, kq in terms.items():
-                vq = view_of_value(q)
-                if (vq is not None and vq.kind == partner and vq.args[0] is vm.args[0]
-                        and const_value(vq.args[1]) == d and kq == wrap(k * d, width)):
-                    del terms[m], terms[q]
-                    x_terms, x_const = self.form(vm.args[0])
-                    for t, kt in x_terms.items():
-                        terms[t] = wrap(terms.get(t, 0) + k * kt, width)
-                    extra += k * x_const
-                    break
-        return {t: k for t, k in terms.items() if k}, extra
-
-    def form_bounds(self, form: Form) -> Interval:
-        """Exact bounds of sum(k*t) + c over the integers (no wrapping)."""
-        terms, const = form
-        lo = hi = const
-        for t, k in terms.items():
-            t0, t1 = self.bounds.of(t)
-            a, b = k * t0, k * t1
-            lo += min(a, b)
-            hi += max(a, b)
-        return lo, hi
+            parts = ((self.forms[v.args[0]], 1),
+                     (self.forms[v.args[1]], 1 if v.kind == "add" else -1))
+        found = algebra.combine(parts)
+        if len(found.terms) > CAP:
+            return algebra.atom(top)
+        return found
 
     def build(self, form: Form, t: object, emit: Emitter) -> SSAValue:
         """The canonical chain t1*k1 + t2*k2 + ... + c."""
-        terms, const = form
         acc = None
-        for atom, k in terms.items():
+        for atom, k in form.terms:
             term = atom if k == 1 else emit.binary("mul", atom, emit.const(k, t))
             acc = term if acc is None else emit.binary("add", acc, term)
-        if const or acc is None:
-            c = emit.const(const, t)
+        if form.const or acc is None:
+            c = emit.const(form.const, t)
             acc = c if acc is None else emit.binary("add", acc, c)
         return acc
 
     def _is_built(self, value: SSAValue, form: Form) -> bool:
         """Whether `value` already is the canonical chain of `form`."""
-        terms, const = form
-        items = list(terms.items())
-        if const:
-            v = view_of_value(value)
-            if v is None or v.kind != "add" or const_value(v.args[1]) != const or not items:
+        items = form.terms
+        if form.const:
+            v = self.views.of_value(value)
+            if (v is None or v.kind != "add" or self.views.const_value(v.args[1]) != form.const
+                    or not items):
                 return False
             value = v.args[0]
         if not items:
             return False
         for atom, k in reversed(items[1:]):
-            v = view_of_value(value)
+            v = self.views.of_value(value)
             if v is None or v.kind != "add" or not self._is_term(v.args[1], atom, k):
                 return False
             value = v.args[0]
         return self._is_term(value, *items[0])
 
-    @staticmethod
-    def _is_term(value: SSAValue, atom: SSAValue, k: int) -> bool:
+    def _is_term(self, value: SSAValue, atom: SSAValue, k: int) -> bool:
         if k == 1:
             return value is atom
-        v = view_of_value(value)
+        v = self.views.of_value(value)
         return (v is not None and v.kind == "mul" and v.args[0] is atom
-                and const_value(v.args[1]) == k)
+                and self.views.const_value(v.args[1]) == k)
 
     def _linear(self, v: IntOp, emit: Emitter) -> SSAValue | None:
         root = v.op.results[0]
         form = self.form(root)
-        if form[0] == {root: 1}:
+        if form.terms == ((root, 1),):
             return None  # not linear (x*y) or too long
-        lo, hi = self.form_bounds(form)
+        lo, hi = self.algebra(v.width).bounds(form)
         if lo == hi:
             return emit.const(lo, root.type)
         if self._is_built(root, form):
@@ -288,94 +283,32 @@ class SymbolicRules(RewritePattern):
     # ---- division and remainder by a constant ----------------------------------------------
     def _divmod(self, v: IntOp, emit: Emitter) -> SSAValue | None:
         x, divisor = v.args
-        d = const_value(divisor)
-        kind, width, t = v.kind, v.width, v.op.results[0].type
+        d = self.views.const_value(divisor)
         if d is None or d <= 0:
             return None
-        is_div = kind in _DIV_KINDS
-        if d == 1:
-            return x if is_div else emit.const(0, t)
-        x_lo, x_hi = self.bounds.of(x)
-        floor = kind in _FLOOR_KINDS
-        if not floor and x_lo < 0:
+        family = _FAMILY[v.kind]
+        if family != FLOOR and d > 1 and self.bounds.of(x)[0] < 0:
             return None  # truncating ops equal the floor ones only on non-negative values
-        q = x_lo // d
-        if not is_div and q == x_hi // d:
-            return x if q == 0 else self.build(self._shift(self.form(x), -q * d, width), t, emit)
-        nested = self._nested(v, x, d, emit)
-        if nested is not None:
-            return nested
-        return self._split_sum(v, x, d, emit)
+        t, is_div = v.op.results[0].type, v.kind in _DIV_KINDS
+        algebra = self.algebra(v.width)
 
-    @staticmethod
-    def _shift(form: Form, delta: int, width: int) -> Form:
-        return dict(form[0]), wrap(form[1] + delta, width)
+        def build_quotient(q: Quotient) -> Form | None:
+            """What is left to divide, as an op of q's family (visited again later)."""
+            dividend = q.source if q.source is not None else self.build(q.x, t, emit)
+            # the rest of a split is divided by the op's own divisor
+            reuse = q.source is None and q.d == d and q.is_div == is_div
+            built = emit.binary(_KIND[q.family, q.is_div], dividend,
+                                divisor if reuse else emit.const(q.d, t))
+            return None if built is None else algebra.atom(built)
 
-    def _nested(self, v: IntOp, x: SSAValue, d: int, emit: Emitter) -> SSAValue | None:
-        inner = view_of_value(x)
-        if inner is None or inner.kind not in ("floordiv", "floormod", "divs", "rems"):
-            return None
-        a = const_value(inner.args[1])
-        if a is None or a <= 0:
-            return None
-        y, t = inner.args[0], v.op.results[0].type
-        floor_family = {inner.kind, v.kind} <= {"floordiv", "floormod"}
-        trunc_family = {inner.kind, v.kind} <= {"divs", "rems"}
-        if not (floor_family or trunc_family):
-            return None  # unsigned ops, or floor mixed with truncation
-        inner_div, outer_div = inner.kind in _DIV_KINDS, v.kind in _DIV_KINDS
-        if inner_div and outer_div and self._fits((a * d, a * d), v.width):
-            return emit.binary(v.kind, y, emit.const(a * d, t))
-        if not inner_div and not outer_div and a % d == 0:
-            return emit.binary(v.kind, y, emit.const(d, t))
-        if not inner_div and outer_div and a % d == 0 and v.kind == "floordiv":
-            quotient = emit.binary("floordiv", y, emit.const(d, t))
-            return emit.binary("floormod", quotient, emit.const(a // d, t))
-        return None
-
-    def _split_sum(self, v: IntOp, x: SSAValue, d: int, emit: Emitter) -> SSAValue | None:
         form = self.form(x)
-        terms, const = form
-        if terms == {x: 1}:
+        divide = algebra.floordiv if is_div else algebra.mod
+        found = divide(form, d, build_quotient, family)
+        if found is None:
             return None
-        width, t, kind = v.width, v.op.results[0].type, v.kind
-        is_div = kind in _DIV_KINDS
-        whole_fits = self._fits(self.form_bounds(form), width)
-        q_terms = {a: k // d for a, k in terms.items() if k % d == 0}
-        r_terms = {a: k for a, k in terms.items() if k % d}
-        q_const, r_const = divmod(const, d)
-        rest: Form = (r_terms, r_const)
-        r_lo, r_hi = self.form_bounds(rest)
-        if not q_terms and q_const == 0:
-            return self._common_factor(v, form, d, whole_fits, emit) if is_div else None
-        exact = whole_fits and self._fits((r_lo, r_hi), width)
-        if kind in _FLOOR_KINDS:
-            power_of_two = d & (d - 1) == 0
-            if not (exact or (not is_div and power_of_two)):
-                return None
-        elif not (exact and r_lo >= 0):
-            return None
-        rest_in_block = 0 <= r_lo and r_hi < d
-        if not is_div:
-            rest_value = self.build(rest, t, emit)
-            return rest_value if rest_in_block else emit.binary(kind, rest_value, v.args[1])
-        quotient: dict[SSAValue, int] = dict(q_terms)
-        if not rest_in_block:
-            divided = emit.binary(kind, self.build(rest, t, emit), v.args[1])
-            quotient[divided] = 1
-        return self.build((quotient, wrap(q_const, width)), t, emit)
-
-    def _common_factor(self, v: IntOp, form: Form, d: int, whole_fits: bool,
-                       emit: Emitter) -> SSAValue | None:
-        """(g*A + c) floordiv d = (A + c floordiv g) floordiv (d/g) for g = gcd(d, k_i)."""
-        terms, const = form
-        g = gcd(d, *terms.values())
-        if g == 1 or not whole_fits:
-            return None
-        t = v.op.results[0].type
-        reduced = ({a: k // g for a, k in terms.items()}, const // g)
-        inner = self.build(reduced, t, emit)
-        return inner if d == g else emit.binary(v.kind, inner, emit.const(d // g, t))
+        if found == form:
+            return x
+        return self.build(found, t, emit)
 
     # ---- compares -----------------------------------------------------------------------
     def _compare(self, v: IntOp, emit: Emitter) -> SSAValue | None:
@@ -384,7 +317,7 @@ class SymbolicRules(RewritePattern):
         t = v.op.results[0].type
         if a is b and (width > 1 or pred in ("eq", "ne")):
             return emit.const(int(pred in ("eq", "sle", "sge", "ule", "uge")), t)
-        ca, cb = const_value(a), const_value(b)
+        ca, cb = self.views.const_value(a), self.views.const_value(b)
         if width == 1:
             if cb is not None and (pred, cb) in (("ne", 0), ("eq", 1)):
                 return a
@@ -409,17 +342,17 @@ class SymbolicRules(RewritePattern):
         if width == 1:
             return None
         form = self.form(lhs)
-        terms, c0 = form
-        if len(terms) != 1 or terms == {lhs: 1}:
+        if len(form.terms) != 1 or form.terms == ((lhs, 1),):
             return None
-        ((x, k),) = terms.items()
+        ((x, k),) = form.terms
+        c0 = form.const
         if pred in ("eq", "ne"):
             if k != 1:
                 return None
             return emit.cmp(pred, x, emit.const(wrap(c - c0, width), x.type))
         if pred not in ("slt", "sle", "sgt", "sge") or k <= 0:
             return None
-        if not self._fits(self.form_bounds(form), width):
+        if not self._fits(self.algebra(width).bounds(form), width):
             return None
         diff = c - c0
         bound, new_pred = {
@@ -442,7 +375,7 @@ class SymbolicRules(RewritePattern):
             return a
         if known == (0, 0):
             return b
-        va, vb = view_of_value(a), view_of_value(b)
+        va, vb = self.views.of_value(a), self.views.of_value(b)
         if va is not None and va.kind == "select" and va.args[0] is cond:
             return emit.select(cond, va.args[1], b)
         if vb is not None and vb.kind == "select" and vb.args[0] is cond:
@@ -454,7 +387,7 @@ class SymbolicRules(RewritePattern):
         t = v.op.results[0].type
         if x.type == t:
             return x
-        inner = view_of_value(x)
+        inner = self.views.of_value(x)
         if inner is None or inner.kind != "cast" or inner.args[0].type != t:
             return None
         y = inner.args[0]
@@ -486,7 +419,7 @@ class SymbolicRules(RewritePattern):
                 return a
             if b1 <= a0:
                 return b
-        if const_value(a) is not None and const_value(b) is None:
+        if self.views.const_value(a) is not None and self.views.const_value(b) is None:
             return emit.binary(v.kind, b, a)
         return None
 
@@ -498,5 +431,4 @@ class UopSymbolicPass(ModulePass):
     name = "uop-symbolic"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with gc_frozen():
-            PatternRewriteWalker(SymbolicRules()).rewrite_module(op)
+        PatternRewriteWalker(SymbolicRules()).rewrite_module(op)
