@@ -144,17 +144,21 @@ def _arith_cast(op: Operation) -> IntOp | None:
     return IntOp(op, "cast", (op.operands[0],), width)
 
 
+def _uop_view(int_view: str) -> Callable[[Operation], IntOp | None]:
+    """The view of a uop op from its record's `int_view` ("add", "cmp:slt", ...)."""
+    kind, _, pred = int_view.partition(":")
+    if kind == "cmp":
+        return _uop_compare(pred)
+    if kind == "select":
+        return _uop_where
+    if kind == "cast":
+        return _uop_cast
+    return _uop_binary(kind)
+
+
 _VIEWS: dict[type[Operation], Callable[[Operation], IntOp | None]] = {
     u.ConstOp: _uop_const,
-    u.AddOp: _uop_binary("add"),
-    u.MulOp: _uop_binary("mul"),
-    u.MaxOp: _uop_binary("max"),
-    u.FloorDivOp: _uop_binary("floordiv"),
-    u.FloorModOp: _uop_binary("floormod"),
-    u.CmpLtOp: _uop_compare("slt"),
-    u.CmpNeOp: _uop_compare("ne"),
-    u.WhereOp: _uop_where,
-    u.CastOp: _uop_cast,
+    **{info.op: _uop_view(info.int_view) for info in u.OPS.values() if info.int_view},
     arith.ConstantOp: _arith_const,
     arith.AddiOp: _arith_binary("add"),
     arith.SubiOp: _arith_binary("sub"),
@@ -229,8 +233,9 @@ class Views:
 # building
 
 
-_UOP_BINARY = {"add": u.AddOp, "mul": u.MulOp, "max": u.MaxOp,
-               "floordiv": u.FloorDivOp, "floormod": u.FloorModOp}
+#: the uop op of each binary kind the emitter builds (add, mul, max, floordiv, floormod)
+_UOP_BINARY = {info.int_view: info.op for info in u.OPS.values()
+               if info.group == "binary" and info.int_view and ":" not in info.int_view}
 _ARITH_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
                  "floordiv": arith.FloorDivSIOp, "divs": arith.DivSIOp,
                  "rems": arith.RemSIOp, "divu": arith.DivUIOp, "remu": arith.RemUIOp,

@@ -28,8 +28,10 @@ from uopc.passes.intexpr import IntOp, Views, width_of
 from uopc.passes.intform import Interval, type_range
 from uopc.uopdialect import ops as u
 
-_SAME_AS_SOURCE = (u.ReshapeOp, u.ExpandOp, u.PermuteOp, u.ShrinkOp, u.FlipOp,
-                   u.ContiguousOp, u.IndexOp)
+#: ops whose elements are elements of their first operand: views, copies and index (pad
+#: also brings in zeros, stack and reduce combine operands: each has its own rule below)
+_SAME_AS_SOURCE = tuple(info.op for info in u.OPS.values()
+                        if info.group in ("movement", "staging", "index") and info is not u.OP.pad)
 
 
 def _fit(lo: int, hi: int, width: int) -> Interval:
