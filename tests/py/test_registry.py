@@ -137,3 +137,14 @@ def test_records_give_the_graph_and_the_ir_one_argument_convention():
     cast = OP.cast.op.make(fn.body.block.args[0], result=Sig(x.shape, "i32"))
     assert OP.cast.arg_of(cast) == "i32"
     assert np.array_equal(OP.add.evaluate([np.int32([1]), np.int32([2])], None), [3])
+
+
+def test_commutative_flags_match_the_semantics():
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(-50, 50, (2, 64)).astype(np.int32)
+    a[a == 0], b[b == 0] = 7, 3  # keep floordiv/floormod defined both ways
+    for info in OPS.values():
+        if info.group != "binary":
+            continue
+        swapped = np.array_equal(info.evaluate([a, b], None), info.evaluate([b, a], None))
+        assert swapped == info.commutative, f"{info.name}: commutative flag is {info.commutative}"

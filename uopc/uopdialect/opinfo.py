@@ -7,8 +7,9 @@ rule all sit in that one entry. Every per-op table of the package is derived fro
 records (the verifiers, the graph's type rule, the constant folder and evaluator, the graph
 reference executor, the IR builder of traced graphs, rangeify's scalar ops, the simplifier's
 integer views, the .uir importer's op names, the autodiff rules): adding a float unary op is
-one entry plus its tests, and `tests/py/test_registry.py` fails, naming the op and the hook,
-when an entry lacks one.
+one op class with its record (whose semantics and gradient functions sit next to their
+kin in `semantics.py` and `gradients.py`) plus its tests, and `tests/py/test_registry.py`
+fails, naming the op and the hook, when an entry lacks one.
 
 Facts that need a later layer are written against an interface that layer provides, so that
 the dialect imports nothing above it:
@@ -153,19 +154,11 @@ class OpInfo:
         return self.group == "movement"
 
     @property
-    def reduce(self) -> bool:
-        return self.group == "reduce"
-
-    @property
     def commutative(self) -> bool:
+        """The op class's `Commutative` trait (what xDSL's canonicalization reads)."""
         from xdsl.traits import Commutative
 
         return self.op is not None and self.op.has_trait(Commutative)
-
-    @property
-    def differentiable(self) -> bool:
-        """Whether gradients flow through the op (compares and integer ops pass none)."""
-        return self.gradient is not None
 
     def bind(self, op_class: type[Operation], params: tuple[str, ...]) -> None:
         """Link the record to its op class and property names (once, by `ops._register`)."""
