@@ -71,7 +71,7 @@ from uopc.passes.intform import Quotient
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.ops import dense_to_array
+from uopc.uopdialect.ops import dense_to_array, splat_value
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
 
@@ -480,9 +480,13 @@ class FunctionLowering:
     def _rule_const(self, op: uop.ConstOp, idx):
         arr = dense_to_array(op.value)
         t = op.value.get_type().get_element_type()
-        flat = arr.reshape(-1)
-        if flat.size <= 1 or _all_same(flat):
-            return self.const(_py(flat[0]) if flat.size else 0, t)
+        one = splat_value(arr)
+        if one is None and arr.size == 0:
+            return self.const(0, t)
+        if one is None and _all_same(arr.reshape(-1)):
+            one = arr.reshape(-1)[:1]
+        if one is not None:
+            return self.const(_py(one[0]), t)
         g = self._global(op)
         return self._load(g, idx)
 

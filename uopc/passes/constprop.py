@@ -29,11 +29,8 @@ from uopc.uopdialect.types import sig_of
 Arrays = Sequence[np.ndarray]
 
 
-def evaluate(op: Operation, arrays: Arrays) -> np.ndarray:
-    """The value of uop op `op` on operand arrays, with its record's reference semantics
-    (raises UndefinedBehavior where SPEC §5 leaves the result undefined)."""
-    info = op.INFO
-    return info.evaluate(arrays, info.arg_of(op))
+#: the value of a uop op on operand arrays (splats stay splats; see `ops.evaluate`)
+evaluate = u.evaluate
 
 
 def is_alu(op: Operation) -> bool:

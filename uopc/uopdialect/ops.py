@@ -21,12 +21,13 @@ one (`OP.add`); the traced graph's nodes hold these records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     StringAttr,
@@ -281,15 +282,29 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         return cls.create(result_types=[value.get_type()], properties={"value": value})
 
     @classmethod
+    def create(cls, *, properties: Mapping[str, Attribute] = {}, **kwargs) -> "ConstOp":
+        """Every way of making the op (builders, both parsers, clones) comes through here:
+        a splat literal is stored as its one element (`splat_attr`), so that equal
+        literals are equal attributes and a splat's size costs no memory."""
+        value = properties.get("value")
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            properties = {**properties, "value": compact_splat(value)}
+        return super().create(properties=properties, **kwargs)
+
+    @classmethod
     def from_array(cls, array: np.ndarray | float | int | bool, sig: Sig) -> "ConstOp":
         """A constant of type `sig` from a numpy array (or a scalar to splat)."""
         values = np.broadcast_to(np.asarray(array, dtype=NUMPY_DTYPES[sig.dtype]), sig.shape)
-        flat = values.reshape(-1)
-        if flat.size > 1 and np.all(flat == flat[0]) and _same_bits(flat):
-            flat = flat[:1]
+        flat = splat_value(values)
+        if flat is None:
+            flat = values.reshape(-1)
+            if flat.size > 1 and np.all(flat == flat[0]) and _same_bits(flat):
+                flat = flat[:1]
         data = [bool(v) if sig.dtype == "i1" else v.item() for v in flat]
-        attr = DenseIntOrFPElementsAttr.from_list(tensor_type(sig), data)
-        return cls.of(attr)
+        t = tensor_type(sig)
+        if len(data) == 1 and sig.numel > 1:
+            return cls.of(splat_attr(t, data[0]))
+        return cls.of(DenseIntOrFPElementsAttr.from_list(t, data))
 
     def fold(self):
         return (self.value,)
@@ -353,7 +368,9 @@ def _same_bits(flat: np.ndarray) -> bool:
 
 
 def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """A dense literal as a numpy array of its shape (splats broadcast, writeable)."""
+    """A dense literal as a numpy array of its shape. A splat is a read-only broadcast of
+    its one element (no memory per element: a splat over 2**31 elements stays small);
+    other literals are writeable copies."""
     sig = sig_of(attr.get_type())
     raw = attr.data.data
     if sig.dtype == "i1":
@@ -361,8 +378,36 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     else:
         arr = np.frombuffer(raw, dtype=NUMPY_DTYPES[sig.dtype])
     if arr.size == 1 and sig.numel != 1:
-        arr = np.broadcast_to(arr, (sig.numel,))
+        return np.broadcast_to(arr.reshape(()), sig.shape)
     return np.array(arr.reshape(sig.shape))
+
+
+def splat_attr(t: TensorType, value: bool | int | float) -> DenseIntOrFPElementsAttr:
+    """A splat literal stored as its one element, as MLIR stores splats: xDSL's `from_list`
+    repeats the element once per element of the type (8 GiB for ones(2**31))."""
+    one = DenseIntOrFPElementsAttr.from_list(TensorType(t.get_element_type(), []), [value])
+    return DenseIntOrFPElementsAttr(t, one.data)
+
+
+def compact_splat(attr: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
+    """`attr` with a splat stored as one element (any other literal unchanged)."""
+    raw = attr.data.data
+    count = len(attr)
+    if count <= 1:
+        return attr
+    rows = np.frombuffer(raw, dtype=np.uint8).reshape(count, len(raw) // count)
+    if not (rows == rows[0]).all():  # bitwise: 0.0 and -0.0 are different elements
+        return attr
+    return DenseIntOrFPElementsAttr(attr.get_type(), BytesAttr(bytes(rows[0])))
+
+
+def splat_value(values: np.ndarray) -> np.ndarray | None:
+    """The one element (as a 1-element array) of `values` when it is a splat by
+    construction: a single element or a broadcast view (every stride 0). None otherwise,
+    also for an empty array. Reading it costs nothing per element."""
+    if values.size == 0 or (values.size > 1 and any(values.strides)):
+        return None
+    return np.asarray(values.flat[0]).reshape(1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -382,13 +427,30 @@ def fold_alu(op: "UopOp") -> tuple[DenseIntOrFPElementsAttr] | None:
     materializer turns the literal into a `uop.const`."""
     if not all(isinstance(v.owner, ConstOp) for v in op.operands):
         return None
-    info = op.INFO
-    arrays = [v.owner.as_array() for v in op.operands]
     try:
-        result = info.evaluate(arrays, info.arg_of(op))
+        result = evaluate(op, [v.owner.as_array() for v in op.operands])
     except semantics.UndefinedBehavior:
         return None
     return (ConstOp.from_array(result, sig_of(op.results[0].type)).value,)
+
+
+def evaluate(op: "UopOp", arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The value of uop op `op` on operand arrays, with its record's reference semantics
+    (raises UndefinedBehavior where SPEC §5 leaves the result undefined).
+
+    An elementwise op on splats, and a view or copy of a splat (every movement op but pad,
+    and contiguous), is computed on the one element and broadcast: folding constants costs
+    nothing per element, whatever their size."""
+    info = op.INFO
+    arg = info.arg_of(op)
+    moves = info.group == "staging" or (info.movement and info is not PadOp.INFO)
+    if info.elementwise or moves:
+        ones = [splat_value(a) for a in arrays]
+        if ones and all(one is not None for one in ones):
+            one = ones[0] if moves else info.evaluate(ones, arg)
+            shape = tuple(op.results[0].type.get_shape())
+            return np.broadcast_to(one.reshape(()), shape)
+    return info.evaluate(arrays, arg)
 
 
 def _binary(name: str, rule, lower, gradient=None, int_view: str | None = None,

@@ -1,0 +1,69 @@
+"""Splat literals stay one element through every pass: a compile's memory does not grow
+with the number of elements a constant covers (issue 11, item 4)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from uopc import Tensor
+from uopc.passes.eval import UopEvalPass
+from uopc.passes.fold import UopFoldPass
+from uopc.uopdialect.context import make_context
+from uopc.uopdialect.ops import OP, ConstOp
+from uopc.uopdialect.shapes import Sig
+from uopc.uopdialect.types import tensor_type
+
+BIG = 2**26  # 256 MiB of f32 if a splat were expanded anywhere
+LIMIT = 32 * 2**20  # what a compile of a two-op program may allocate at its peak
+
+
+def peak_bytes(run) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_summing_a_huge_splat_compiles_in_small_memory():
+    result = {}
+    peak = peak_bytes(lambda: result.setdefault("sum", Tensor.ones(BIG).sum().item()))
+    assert result["sum"] == 16777216.0  # f32 sums of ones stop growing at 2**24
+    assert peak < LIMIT, f"compile peaked at {peak / 2**20:.0f} MiB"
+
+
+def test_a_splat_literal_is_stored_as_one_element():
+    op = ConstOp.from_array(1.5, Sig((BIG,), "f32"))
+    assert len(op.value) == 1 and op.value.get_type() == tensor_type(Sig((BIG,), "f32"))
+    assert op.as_array().shape == (BIG,) and op.as_array().strides == (0,)
+    # a splat written out element by element becomes the same one-element literal
+    small = np.full(8, -0.0, np.float32)
+    assert len(ConstOp.from_array(small, Sig((8,), "f32")).value) == 1
+    mixed = np.array([0.0, -0.0] * 4, np.float32)  # equal values, different bits
+    assert len(ConstOp.from_array(mixed, Sig((8,), "f32")).value) == 8
+
+
+def _splat_program() -> tuple[func.FuncOp, ModuleOp]:
+    """sqrt(a * a) of a huge splat a, reshaped: elementwise ops and a view of splats."""
+    fn = func.FuncOp("main", ([], [tensor_type(Sig((BIG // 2, 2), "f32"))]))
+    a = ConstOp.from_array(3.0, Sig((BIG,), "f32"))
+    square = OP.mul.op.make(a, a)
+    root = OP.sqrt.op.make(square)
+    view = OP.reshape.op.make(root, result=Sig((BIG // 2, 2), "f32"))
+    fn.body.block.add_ops([a, square, root, view, func.ReturnOp(view)])
+    return fn, ModuleOp([fn])
+
+
+def test_folding_and_evaluating_splats_keeps_them_splats():
+    for apply in (UopFoldPass().apply, UopEvalPass().apply):
+        fn, module = _splat_program()
+        peak = peak_bytes(lambda: apply(make_context(), module))
+        literals = [op for op in fn.walk() if isinstance(op, ConstOp)]
+        assert len(literals) == 1, module
+        assert len(literals[0].value) == 1 and literals[0].as_array().flat[0] == 3.0
+        assert peak < LIMIT, f"{apply.__self__.name} peaked at {peak / 2**20:.0f} MiB"
