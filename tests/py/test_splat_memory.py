@@ -3,6 +3,8 @@ with the number of elements a constant covers (issue 11, item 4)."""
 
 from __future__ import annotations
 
+import resource
+import subprocess
 import tracemalloc
 
 import numpy as np
@@ -67,3 +69,29 @@ def test_folding_and_evaluating_splats_keeps_them_splats():
         assert len(literals) == 1, module
         assert len(literals[0].value) == 1 and literals[0].as_array().flat[0] == 3.0
         assert peak < LIMIT, f"{apply.__self__.name} peaked at {peak / 2**20:.0f} MiB"
+
+
+def _opt(text: str, tmp_path, limit_bytes: int) -> subprocess.CompletedProcess:
+    """uopc-opt on a .uir program, lowered to C, in a process of bounded address space."""
+    path = tmp_path / "prog.uir"
+    path.write_text(text)
+
+    def bound() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return subprocess.run(["uopc-opt", str(path), "-p", "uop-to-c", "-t", "c"],
+                          capture_output=True, text=True, timeout=120, preexec_fn=bound)
+
+
+def test_a_program_over_2_31_elements_compiles_in_bounded_memory(tmp_path):
+    done = _opt("%x = buffer 2147483648 : dtype=f32 slot=0\n%y = mul %x, 2\n", tmp_path, 3 * 2**30)
+    assert done.returncode == 0, done.stderr
+    assert "* 2.0f;" in done.stdout and "< INT64_C(2147483648);" in done.stdout
+
+
+def test_a_tensor_too_large_to_address_is_a_clear_error(tmp_path):
+    done = _opt("%x = buffer 4611686018427387904 : dtype=f32 slot=0\n%y = mul %x, 2\n",
+                tmp_path, 3 * 2**30)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "buffers are addressed with 64-bit offsets" in done.stderr

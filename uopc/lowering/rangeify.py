@@ -71,7 +71,7 @@ from uopc.passes.intform import Quotient
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.ops import dense_to_array, splat_value
+from uopc.uopdialect.ops import dense_to_array
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
 
@@ -92,10 +92,22 @@ class RangeifyError(DiagnosticException):
     """A function cannot be lowered; the message names the op and the fix."""
 
 
+#: the largest buffer the C backend can address: it indexes with 64-bit signed offsets
+MAX_BUFFER_BYTES = 2**63 - 1
+
+
 @functools.lru_cache(maxsize=4096)
 def memref_of(t: TensorType) -> MemRefType:
     """The memref type with the shape and element type of tensor type `t` (cached: type
-    construction verifies attributes and is slow)."""
+    construction verifies attributes and is slow). A tensor too large to address is an
+    error here, before any loop is built."""
+    sig = sig_of(t)
+    if sig.numel * BYTES[sig.dtype] > MAX_BUFFER_BYTES:
+        raise RangeifyError(
+            f"{t} holds {sig.numel} elements ({sig.numel * BYTES[sig.dtype]} bytes): buffers "
+            f"are addressed with 64-bit offsets, at most {MAX_BUFFER_BYTES} bytes; split the "
+            f"tensor into smaller ones"
+        )
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
@@ -478,15 +490,16 @@ class FunctionLowering:
 
     # ---- op rules -----------------------------------------------------------------------------
     def _rule_const(self, op: uop.ConstOp, idx):
-        arr = dense_to_array(op.value)
         t = op.value.get_type().get_element_type()
-        one = splat_value(arr)
-        if one is None and arr.size == 0:
-            return self.const(0, t)
-        if one is None and _all_same(arr.reshape(-1)):
-            one = arr.reshape(-1)[:1]
+        one = op.splat()
         if one is not None:
-            return self.const(_py(one[0]), t)
+            return self.const(_py(one), t)
+        arr = dense_to_array(op.value)
+        if arr.size == 0:
+            return self.const(0, t)
+        flat = arr.reshape(-1)
+        if _all_same(flat):
+            return self.const(_py(flat[0]), t)
         g = self._global(op)
         return self._load(g, idx)
 

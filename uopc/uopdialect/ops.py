@@ -294,9 +294,11 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     @classmethod
     def from_array(cls, array: np.ndarray | float | int | bool, sig: Sig) -> "ConstOp":
         """A constant of type `sig` from a numpy array (or a scalar to splat)."""
-        values = np.broadcast_to(np.asarray(array, dtype=NUMPY_DTYPES[sig.dtype]), sig.shape)
-        flat = splat_value(values)
+        values = np.asarray(array, dtype=NUMPY_DTYPES[sig.dtype])
+        # a scalar is a splat of any size: never broadcast it (2**62 elements would not fit)
+        flat = values.reshape(1) if values.ndim == 0 else splat_value(values)
         if flat is None:
+            values = np.broadcast_to(values, sig.shape)
             flat = values.reshape(-1)
             if flat.size > 1 and np.all(flat == flat[0]) and _same_bits(flat):
                 flat = flat[:1]
@@ -357,6 +359,17 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     def as_array(self) -> np.ndarray:
         """The literal as a numpy array of the result's shape."""
         return dense_to_array(self.value)
+
+    def splat(self) -> np.generic | None:
+        """The element of a scalar or splat literal (read without building an array of the
+        result's shape, which may be too large for numpy); None for other literals."""
+        if len(self.value) != 1:
+            return None
+        dtype = sig_of(self.result.type).dtype
+        raw = self.value.data.data
+        if dtype == "i1":
+            return np.bool_(raw[0] != 0)
+        return np.frombuffer(raw, dtype=NUMPY_DTYPES[dtype])[0]
 
 
 def _same_bits(flat: np.ndarray) -> bool:
