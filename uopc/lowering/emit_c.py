@@ -342,8 +342,9 @@ class CEmitter:
             )
         body = op.body.block
         n = len(body.args)
-        collapse = f" collapse({n})" if n > 1 else ""
-        self.line(f"#pragma omp parallel for{collapse}")
+        pragma = self.parallel_pragma(n)
+        if pragma:
+            self.line(pragma)
         for iv, lb, ub, step in zip(body.args, op.lowerBound, op.upperBound, op.step):
             i = self.fresh(iv, "i")
             self.line(f"for (int64_t {i} = {self.name(lb)}; {i} < {self.name(ub)}; "
@@ -355,6 +356,10 @@ class CEmitter:
         for _ in range(n):
             self.level -= 1
             self.line("}")
+
+    def parallel_pragma(self, depth: int) -> str:
+        """The line before a parallel nest of `depth` loops (empty: run it serially)."""
+        return "#pragma omp parallel for" + (f" collapse({depth})" if depth > 1 else "")
 
     def return_(self, op: func.ReturnOp) -> None:
         if op.operands:

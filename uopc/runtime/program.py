@@ -52,6 +52,7 @@ from xdsl.traits import SymbolTable
 from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, default_backend
+from uopc.uopdialect.loop_steps import verify_loop_steps
 
 
 class ArgumentError(ValueError):
@@ -289,6 +290,7 @@ def compile_program(module: ModuleOp, entry: str | None = "main",
 def compile_entries(module: ModuleOp, entries: Sequence[str | None],
                     backend: Backend | None = None) -> list[Program]:
     """One Program per entry function of `module`, from one lowering and one library."""
+    verify_loop_steps(module)
     backend = backend or default_backend()
     work = module.clone()
     names = [_find_entry(work, entry).sym_name.data for entry in entries]
@@ -324,4 +326,5 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
     module.verify()
+    verify_loop_steps(module)
     return module
