@@ -12,7 +12,8 @@ record and `longjmp`s out of the whole call: the kernel stops before the access 
 division happens, and the function Python called returns at once. The runtime reads the
 record after every call (`uopc_fault_take`) and raises an error built from `checks`:
 check k + 1 is described by `checks[k]`, a message with `{value}` and `{limit}` fields
-(the op's name, function and op number are in it).
+that names the op, its function and its op number there (counted in the compiled
+function, after `uop-to-loops`: for hand-written loops usually the source's numbering).
 
 Every function keeps a depth counter: the outermost one (the one Python called) sets the
 jump target, and each `func.return` leaves a level. Parallel loops run serially here, as
@@ -21,11 +22,12 @@ a jump out of an OpenMP region is undefined. Without check mode none of this is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitter, c_type
 from uopc.uopdialect.loop_steps import op_place
@@ -82,7 +84,8 @@ class CheckedCEmitter(CEmitter):
     def parallel_pragma(self, depth: int) -> str:
         return ""
 
-    def bounds_checks(self, op: Operation, mem, indices) -> None:
+    def bounds_checks(self, op: Operation, mem: SSAValue, indices: Sequence[SSAValue]) -> None:
+        """Print one check per index of `op`'s access to `mem`: 0 <= index < dimension."""
         shape = mem.type.get_shape()
         for dim, (ix, n) in enumerate(zip(indices, shape)):
             name = self.name(ix)
@@ -104,6 +107,8 @@ class CheckedCEmitter(CEmitter):
         return super().expression(op)
 
     def divisor_checks(self, op: Operation) -> None:
+        """Print the checks of integer division or remainder `op`: the divisor is not 0,
+        and a signed one does not divide the type's minimum by -1."""
         a, b = self.name(op.lhs), self.name(op.rhs)
         self.check(f"{b} != 0", a, 0,
                    f"{op.name}{op_place(op)}: division of {{value}} by zero: guard the "
