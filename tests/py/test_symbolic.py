@@ -301,6 +301,14 @@ def test_uopc_opt_reports_an_exhausted_budget_without_a_traceback(monkeypatch, t
     assert "Traceback" not in err
 
 
+def test_a_negative_rewrite_budget_is_a_clean_option_error(tmp_path, capsys):
+    program = tmp_path / "select.mlir"
+    program.write_text(SELECT_PROGRAM)
+    assert uopc_opt([str(program), "-p", "uop-symbolic{rewrites-per-op=-1}"]) == 1
+    assert capsys.readouterr().err == ("uopc-opt: error: uop-symbolic: rewrites-per-op is -1, "
+                                       "expected a count >= 0 (the default is 64)\n")
+
+
 # ---------------------------------------------------------------------------------------
 # random arith expressions inside loops, run by xDSL's interpreter
 
@@ -605,3 +613,4 @@ def test_random_wrapping_arithmetic_keeps_its_value(seed, nx, ny):
     for x in range(*xs):
         for y in range(*ys):
             assert run_body(before, x, y) == run_body(after, x, y), (x, y, text, str(after))
+

@@ -474,6 +474,11 @@ class UopSymbolicPass(ModulePass):
     #: rewrites allowed per op of the input module (see the module docstring)
     rewrites_per_op: int = 64
 
+    def __post_init__(self) -> None:
+        if self.rewrites_per_op < 0:
+            raise ValueError(f"uop-symbolic: rewrites-per-op is {self.rewrites_per_op}, "
+                             f"expected a count >= 0 (the default is 64)")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         budget = self.rewrites_per_op * sum(1 for _ in op.walk()) + BUDGET_ALLOWANCE
         PatternRewriteWalker(SymbolicRules(budget)).rewrite_module(op)
