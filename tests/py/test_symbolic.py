@@ -390,10 +390,10 @@ def run_loops(module: ModuleOp, shape: tuple[int, int]) -> list[int]:
 
 
 #: trip counts of the random loops: 0 and 1 pin or empty a loop variable's bounds
-TRIP_COUNTS = st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+TRIP_COUNTS = st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), t=st.sampled_from(ARITH_TYPES), nx=TRIP_COUNTS,
        ny=TRIP_COUNTS)
 def test_random_loop_arithmetic_keeps_its_value(seed, t, nx, ny):
