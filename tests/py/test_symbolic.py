@@ -11,11 +11,17 @@
 * Random arith programs using every op the pass knows, with constants at the i32/i64
   limits so that values wrap, run at every loop point by a small evaluator written here
   from MLIR's definitions of the ops (xDSL's interpreter lacks several of them).
+* Termination: every run of the pass on a random expression has a time limit (loops of
+  trip count 0 and 1 included), the programs that once made it hang compile in time, and
+  a pair of rules that undo each other fails the pass by its rewrite budget.
 """
 
 from __future__ import annotations
 
 import random
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -30,21 +36,46 @@ from xdsl.interpreters.utils.ptr import TypedPtr
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
+from uopc import Tensor
 from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
 from uopc.passes.eval import UopEvalPass
 from uopc.passes.intexpr import view
-from uopc.passes.symbolic import UopSymbolicPass
+from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicRules, UopSymbolicPass
+from uopc.tools.opt import main as uopc_opt
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 
 CTX = make_context()
+#: wall-clock seconds one run of the pass may take (they take milliseconds; a hang is forever)
+PASS_TIME_LIMIT = 10.0
+
+
+@contextmanager
+def time_limit(seconds: float, what: str) -> Iterator[None]:
+    """Fail with TimeoutError, instead of hanging, when the block runs past `seconds`."""
+    def expire(signum, frame):
+        raise TimeoutError(f"{what} did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def symbolic(module: ModuleOp) -> None:
+    """Run uop-symbolic on `module` under the time limit."""
+    with time_limit(PASS_TIME_LIMIT, "uop-symbolic"):
+        UopSymbolicPass().apply(CTX, module)
 
 
 def simplify(text: str) -> ModuleOp:
     module = Parser(CTX, text).parse_module()
-    UopSymbolicPass().apply(CTX, module)
+    symbolic(module)
     module.verify()
     return module
 
@@ -222,6 +253,62 @@ func.func @f(%m: memref<8xindex>) {
     assert stored_value(module) is i
 
 
+@pytest.mark.parametrize("expression, expected", [
+    (lambda z: (z - 2) * 3, lambda z: (z - 2) * 3),
+    (lambda z: -(z - 2), lambda z: -(z - 2)),
+    (lambda z: z.minimum(z - 2), lambda z: np.minimum(z, z - 2)),
+])
+def test_integer_expressions_that_once_hung_compile_in_time(expression, expected):
+    # on i32 (not f32) these made uop-symbolic rebuild one chain forever (stale forms)
+    z = np.array([-(2**30), -3, 0, 2, 7, 2**31 - 1], np.int32)
+    with time_limit(4 * PASS_TIME_LIMIT, "compiling the expression"):
+        got = expression(Tensor(z)).numpy()
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, expected(z))
+
+
+SELECT_PROGRAM = """
+func.func @f(%c: i1, %a: index, %b: index) -> index {
+  %r = arith.select %c, %a, %b : index
+  func.return %r : index
+}
+"""
+
+
+def test_rules_that_keep_firing_exhaust_the_budget_and_name_the_family(monkeypatch):
+    # a select rule that rebuilds its op every time it sees it would never stop
+    monkeypatch.setattr(SymbolicRules, "_select",
+                        lambda self, v, emit: emit.select(*v.args))
+    module = Parser(CTX, SELECT_PROGRAM).parse_module()
+    with pytest.raises(RewriteBudgetExceeded) as err, time_limit(PASS_TIME_LIMIT, "the pass"):
+        UopSymbolicPass(rewrites_per_op=2).apply(CTX, module)
+    message = str(err.value)
+    # module, function, select, return: 2 rewrites per op + the allowance of 1000
+    assert "rewrite budget of 1008 exhausted: the select rules fired 1009 times on " \
+           "arith.select ops, last on `%r = arith.select %c, %a, %b : index`" in message
+
+
+def test_uopc_opt_reports_an_exhausted_budget_without_a_traceback(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(SymbolicRules, "_select",
+                        lambda self, v, emit: emit.select(*v.args))
+    program = tmp_path / "select.mlir"
+    program.write_text(SELECT_PROGRAM)
+    with time_limit(PASS_TIME_LIMIT, "uopc-opt"):
+        status = uopc_opt([str(program), "-p", "uop-symbolic"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "uop-symbolic: rewrite budget of 1256 exhausted: the select rules" in err
+    assert "Traceback" not in err
+
+
+def test_a_negative_rewrite_budget_is_a_clean_option_error(tmp_path, capsys):
+    program = tmp_path / "select.mlir"
+    program.write_text(SELECT_PROGRAM)
+    assert uopc_opt([str(program), "-p", "uop-symbolic{rewrites-per-op=-1}"]) == 1
+    assert capsys.readouterr().err == ("uopc-opt: error: uop-symbolic: rewrites-per-op is -1, "
+                                       "expected a count >= 0 (the default is 64)\n")
+
+
 # ---------------------------------------------------------------------------------------
 # random arith expressions inside loops, run by xDSL's interpreter
 
@@ -302,13 +389,18 @@ def run_loops(module: ModuleOp, shape: tuple[int, int]) -> list[int]:
     return out.data
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32 - 1), t=st.sampled_from(ARITH_TYPES))
-def test_random_loop_arithmetic_keeps_its_value(seed, t):
+#: trip counts of the random loops: 0 and 1 pin or empty a loop variable's bounds
+TRIP_COUNTS = st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6])
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1), t=st.sampled_from(ARITH_TYPES), nx=TRIP_COUNTS,
+       ny=TRIP_COUNTS)
+def test_random_loop_arithmetic_keeps_its_value(seed, t, nx, ny):
     rng = random.Random(seed)
     x0 = rng.randint(-6, 3)
     y0 = rng.randint(-3, 2)
-    xs, ys = (x0, x0 + rng.randint(1, 6)), (y0, y0 + rng.randint(1, 9))
+    xs, ys = (x0, x0 + nx), (y0, y0 + ny)
     text = loop_program(random_arith(rng, rng.randint(2, 10), t), t, xs, ys)
     shape = (xs[1] - xs[0], ys[1] - ys[0])
     before = run_loops(Parser(CTX, text).parse_module(), shape)
@@ -380,7 +472,7 @@ def test_random_uop_expressions_keep_their_value_under_wraparound(seed):
     block.add_op(func.ReturnOp(result))
     fn = func.FuncOp("f", ([t, t], [t]), Region(block))
     module = ModuleOp([fn])
-    UopSymbolicPass().apply(CTX, module)
+    symbolic(module)
     module.verify()
     # bind the arguments to the samples and evaluate what is left
     for arg, name in zip(block.args, ("x", "y")):
@@ -509,11 +601,11 @@ def random_wide_arith(rng: random.Random, n_ops: int) -> list[str]:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32 - 1))
-def test_random_wrapping_arithmetic_keeps_its_value(seed):
+@given(seed=st.integers(0, 2**32 - 1), nx=TRIP_COUNTS, ny=TRIP_COUNTS)
+def test_random_wrapping_arithmetic_keeps_its_value(seed, nx, ny):
     rng = random.Random(seed)
     x0, y0 = rng.randint(-8, 4), rng.randint(-3, 2)
-    xs, ys = (x0, x0 + rng.randint(1, 6)), (y0, y0 + rng.randint(1, 6))
+    xs, ys = (x0, x0 + nx), (y0, y0 + ny)
     lines = random_wide_arith(rng, rng.randint(3, 14))
     text = loop_program(lines, "index", xs, ys)
     before = Parser(CTX, text).parse_module()
@@ -521,3 +613,4 @@ def test_random_wrapping_arithmetic_keeps_its_value(seed):
     for x in range(*xs):
         for y in range(*ys):
             assert run_body(before, x, y) == run_body(after, x, y), (x, y, text, str(after))
+

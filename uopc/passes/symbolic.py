@@ -36,6 +36,15 @@ families (SPEC §6), by the kind of the op being simplified:
 Float ops are never reassociated (SPEC §5): only the type-agnostic select, cast and
 max(x, x) rules touch them. Uses one dict-dispatched pattern in xDSL's greedy walker.
 
+Termination is guaranteed by a budget, not only argued: xDSL's walker repeats until no
+rule fires, so a pair of rules that undo each other would spin forever. Every rewrite
+(a replacement or a dead op erased) is counted, and a run may make at most
+`rewrites_per_op` rewrites per op the module had when the pass started (plus a small
+allowance). Past that the pass fails with a diagnostic naming the rule family that fired
+most and the op it last rewrote, instead of hanging. The walker does nothing between
+rewrites but visit ops the previous rewrites queued, so a bounded number of rewrites
+bounds the whole run.
+
 The linear forms and the division rules are `uopc.passes.intform`'s, the algebra rangeify
 computes its indices with: here its atoms are SSA values (bounded by `intrange`), it wraps
 at the op's bit width, and what is left to divide is built as an op of the rewritten op's
@@ -45,6 +54,7 @@ ops as forms, building the canonical chains, compares, select, casts and max/min
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -53,6 +63,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.utils.exceptions import PassFailedException
 
 from uopc.passes.constprop import is_alu
 from uopc.passes.intexpr import SWAPPED, Emitter, IntOp, Views, has_view, width_of
@@ -71,6 +82,18 @@ _FAMILY = {"floordiv": FLOOR, "floormod": FLOOR, "divs": "trunc", "rems": "trunc
 _KIND = {(family, kind in _DIV_KINDS): kind for kind, family in _FAMILY.items()}
 #: the ops read as quotients by recombination and the nested rules (unsigned ones are not)
 _QUOTIENT_KINDS = frozenset({"floordiv", "floormod", "divs", "rems"})
+#: the rule family (as the module docstring lists them) of each integer-view kind
+_RULE_FAMILY = {
+    "add": "linear forms", "sub": "linear forms", "mul": "linear forms",
+    **{kind: "division and remainder" for kind in _FAMILY},
+    "cmp": "compares", "select": "select", "cast": "casts", "max": "max/min", "min": "max/min",
+}
+#: rewrites allowed on top of the per-op budget (a tiny module still simplifies fully)
+BUDGET_ALLOWANCE = 1000
+
+
+class RewriteBudgetExceeded(PassFailedException):
+    """uop-symbolic made more rewrites than its budget allows: some rules undo each other."""
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -104,7 +127,10 @@ class _ValueAtoms:
 class SymbolicRules(RewritePattern):
     """All rule families, dispatched on the kind of the op's integer view."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int) -> None:
+        #: how many rewrites this run may make, and how many each (rule family, op) made
+        self.budget = budget
+        self.fired: Counter[tuple[str, str]] = Counter()
         #: integer views, bounds and forms of this pass run (none outlive it)
         self.views = Views()
         self.bounds = Bounds(self.views)
@@ -123,6 +149,7 @@ class SymbolicRules(RewritePattern):
         if not has_view(op):
             return
         if op.results[0].first_use is None:
+            self._count("dead ops", op)
             rewriter.erase(op)  # every op with a view is pure
             return
         v = self.views.view(op)
@@ -131,8 +158,9 @@ class SymbolicRules(RewritePattern):
         if v.kind in ("const", "dense"):
             return
         emit = Emitter(op)
-        new = self._simplify(v, emit)
+        family, new = self._simplify(v, emit)
         if new is not None and new is not op.results[0]:
+            self._count(family, op)
             # the users' memoized forms were read through this op: the replacement equals
             # it in value, but may be a different form (a pinned value becomes a literal),
             # and a stale form would be rebuilt into the chain it came from, forever
@@ -140,6 +168,18 @@ class SymbolicRules(RewritePattern):
                 for result in use.operation.results:
                     self.forms.pop(result, None)
             rewriter.replace(op, emit.ops, [new])
+
+    def _count(self, family: str, op: Operation) -> None:
+        """Count one rewrite of `op` by `family`; past the budget, fail the pass."""
+        self.fired[family, op.name] += 1
+        if self.fired.total() <= self.budget:
+            return
+        (top_family, top_op), times = self.fired.most_common(1)[0]
+        raise RewriteBudgetExceeded(
+            f"uop-symbolic: rewrite budget of {self.budget} exhausted: the {top_family} rules "
+            f"fired {times} times on {top_op} ops, last on `{str(op)}`: these rules keep undoing "
+            f"each other's work (a bug in uop-symbolic); report this program, and leave "
+            f"uop-symbolic out of the pipeline to compile it meanwhile")
 
     # ---- helpers -------------------------------------------------------------------------
     def _fits(self, bounds: Interval, width: int) -> bool:
@@ -153,18 +193,19 @@ class SymbolicRules(RewritePattern):
             found = self._algebras[width] = Algebra(self._atoms, width, factor_remainders=False)
         return found
 
-    def _simplify(self, v: IntOp, emit: Emitter) -> SSAValue | None:
+    def _simplify(self, v: IntOp, emit: Emitter) -> tuple[str, SSAValue | None]:
+        """The rule family that applies to `v` and the value it replaces `v` by (or None)."""
         root = v.op.results[0]
         if is_alu(v.op) and all(isinstance(o.owner, u.ConstOp) for o in v.op.operands):
             folded = u.fold_alu(v.op)
             if folded is None:
-                return None
-            return emit.insert(u.ConstOp.of(folded[0]))
+                return "literal folding", None
+            return "literal folding", emit.insert(u.ConstOp.of(folded[0]))
         if v.width is not None:
             lo, hi = self.bounds.of(root)
             if lo == hi:
-                return emit.const(lo, root.type)
-        return self.rules[v.kind](v, emit)
+                return "pinned bounds", emit.const(lo, root.type)
+        return _RULE_FAMILY[v.kind], self.rules[v.kind](v, emit)
 
     # ---- linear forms ----------------------------------------------------------------------
     def _linear_children(self, v: IntOp | None) -> list[SSAValue] | None:
@@ -430,5 +471,14 @@ class UopSymbolicPass(ModulePass):
 
     name = "uop-symbolic"
 
+    #: rewrites allowed per op of the input module (see the module docstring)
+    rewrites_per_op: int = 64
+
+    def __post_init__(self) -> None:
+        if self.rewrites_per_op < 0:
+            raise ValueError(f"uop-symbolic: rewrites-per-op is {self.rewrites_per_op}, "
+                             f"expected a count >= 0 (the default is 64)")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SymbolicRules()).rewrite_module(op)
+        budget = self.rewrites_per_op * sum(1 for _ in op.walk()) + BUDGET_ALLOWANCE
+        PatternRewriteWalker(SymbolicRules(budget)).rewrite_module(op)

@@ -36,6 +36,9 @@ class SourceUnit:
 
     text: str  # the source the backend compiles
     declarations: str  # what the loader needs to find its functions (C: cffi cdefs)
+    #: messages of the run-time checks the source makes (check k + 1 at k; `{value}` and
+    #: `{limit}` are the values the failed check reports); empty without check mode
+    checks: tuple[str, ...] = ()
 
 
 class Library(ABC):

@@ -49,8 +49,7 @@ class CBackend(Backend):
         self.emitter = emitter
 
     def emit(self, module: ModuleOp) -> SourceUnit:
-        text, declarations = emit_c_unit(module, self.emitter)
-        return SourceUnit(text, declarations)
+        return SourceUnit(*emit_c_unit(module, self.emitter))
 
     def load(self, unit: SourceUnit) -> CLibrary:
         ffi = cffi.FFI()

@@ -52,6 +52,7 @@ from xdsl.traits import SymbolTable
 from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, default_backend
+from uopc.uopdialect.loop_steps import verify_loop_steps
 
 
 class ArgumentError(ValueError):
@@ -60,6 +61,11 @@ class ArgumentError(ValueError):
 
 class ProgramError(ValueError):
     """A module cannot become a Program (no such entry, unsupported signature)."""
+
+
+class CheckFailure(ValueError):
+    """A run-time check of a Program compiled with `check=True` failed: the message names
+    the op, where it is, and the offending index or value. The call stopped at that op."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +181,7 @@ class Program:
     """A compiled entry point, callable on numpy arrays (see the module docstring)."""
 
     def __init__(self, backend: Backend, library: Library, source: str, entry: str,
-                 signature: Signature):
+                 signature: Signature, checks: Sequence[str] = ()):
         self.backend = backend
         self.library = library
         self.source = source
@@ -189,6 +195,8 @@ class Program:
                                f"library: its signature is not callable from Python")
         self._fn = fn
         self._bind = library.bind
+        #: the messages of the source's run-time checks (empty: compiled without checks)
+        self.checks = tuple(checks)
         self._expect = tuple((s.dtype, s.count) for s in (*self.outputs, *self.inputs))
         self._tail: tuple = ()
         if self.arena_bytes:
@@ -231,6 +239,17 @@ class Program:
                 raise ArgumentError(f"output {k} of @{self.entry} is read-only")
         bind = self._bind
         self._fn(*[bind(b) for b in buffers], *self._tail)
+        if self.checks:
+            self._raise_failed_check()
+
+    def _raise_failed_check(self) -> None:
+        """Raise CheckFailure if the last call stopped at a failed check."""
+        take = self.library.function("uopc_fault_take")
+        failed = take()
+        if failed:
+            value = self.library.function("uopc_fault_value_of")()
+            limit = self.library.function("uopc_fault_limit_of")()
+            raise CheckFailure(self.checks[failed - 1].format(value=value, limit=limit))
 
     def _count_error(self, outputs, inputs) -> None:
         raise ArgumentError(
@@ -280,23 +299,38 @@ def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
 
 
 def compile_program(module: ModuleOp, entry: str | None = "main",
-                    backend: Backend | None = None) -> Program:
+                    backend: Backend | None = None, check: bool = False) -> Program:
     """Lower, emit, compile and load `module` (left unchanged) with `backend` (default:
-    C); `entry` names the function to call (None: `main` if present, else the last)."""
-    return compile_entries(module, [entry], backend)[0]
+    C); `entry` names the function to call (None: `main` if present, else the last).
+    `check=True` compiles with bounds and divisor checks (`checking_backend`)."""
+    return compile_entries(module, [entry], backend, check)[0]
+
+
+def checking_backend() -> Backend:
+    """The C backend whose code checks every memref index and integer divisor and makes
+    the call raise CheckFailure, naming the op, instead of crashing
+    (`uopc.lowering.emit_c_checked`)."""
+    from uopc.lowering.emit_c_checked import CheckedCEmitter
+    from uopc.runtime.c_backend import CBackend
+
+    return CBackend(CheckedCEmitter)
 
 
 def compile_entries(module: ModuleOp, entries: Sequence[str | None],
-                    backend: Backend | None = None) -> list[Program]:
+                    backend: Backend | None = None, check: bool = False) -> list[Program]:
     """One Program per entry function of `module`, from one lowering and one library."""
-    backend = backend or default_backend()
+    verify_loop_steps(module)
+    if check and backend is not None:
+        raise ProgramError("check=True compiles with its own backend (checking_backend()); "
+                           "pass either a backend or check=True, not both")
+    backend = checking_backend() if check else backend or default_backend()
     work = module.clone()
     names = [_find_entry(work, entry).sym_name.data for entry in entries]
     lower_to_loops(work)
     unit = backend.emit(work)
     library = backend.load(unit)
     return [Program(backend, library, unit.text, name,
-                    entry_signature(_find_entry(work, name))) for name in names]
+                    entry_signature(_find_entry(work, name)), unit.checks) for name in names]
 
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
@@ -324,4 +358,5 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
     module.verify()
+    verify_loop_steps(module)
     return module

@@ -19,12 +19,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from uopc.lowering.registry import UNIVERSE
 from uopc.passes import gc_frozen
 from uopc.uopdialect.context import register_uopc_dialects
+from uopc.uopdialect.loop_steps import verify_loop_steps
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
 
@@ -49,6 +51,13 @@ class UopcOptMain(xDSLOptMain):
         super().register_all_frontends()
         for name, factory in UNIVERSE.all_frontends.items():
             self.available_frontends.setdefault(name, factory)
+
+    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        """xDSL's parse, then the loop-step verifier xDSL lacks (unless --disable-verify)."""
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        if module is not None and not self.args.disable_verify:
+            verify_loop_steps(module)
+        return module
 
     def run(self) -> None:
         with gc_frozen():

@@ -1,6 +1,6 @@
 """`uopc-run`: compile a `.mlir` or `.uir` program to C and run it on .npy inputs.
 
-    uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c]
+    uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c] [--check]
 
 - PROGRAM is `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, or hand-written loop
   functions on memrefs (outputs are the leading memref arguments the function writes).
@@ -13,6 +13,10 @@
 - The results are printed (numpy format, one block per result); `-o OUT.npy` (once per
   result, in order) saves them. `--emit-c` prints the generated C instead of running.
 - The entry is `--entry NAME`, else `main`, else the last function of the module.
+- `--check` compiles with run-time checks: every memref index in bounds, no integer
+  division or remainder by 0 (or of INT_MIN by -1). A failed check stops the program with
+  an error naming the op, its function and op number, and the offending value, instead
+  of a crash; with `--emit-c` it prints the checked C.
 
 Any bad input (unreadable or malformed program, missing or extra inputs, wrong dtype or
 size, compiler failure) prints one `uopc-run: error: ...` message and exits with 1,
@@ -52,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fill", action="store_true",
                    help="run without input files on deterministic data")
     p.add_argument("--emit-c", action="store_true", help="print the generated C and exit")
+    p.add_argument("--check", action="store_true",
+                   help="check memref indices and integer divisors at run time")
     return p
 
 
@@ -69,7 +75,12 @@ def _load_input(path: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
-    from uopc.runtime.program import compile_program, lower_and_emit, parse_program
+    from uopc.runtime.program import (
+        checking_backend,
+        compile_program,
+        lower_and_emit,
+        parse_program,
+    )
 
     path = Path(args.program)
     try:
@@ -81,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = {".uir": "uir", ".mlir": "mlir"}.get(path.suffix)
     module = parse_program(text, fmt, str(path))
     if args.emit_c:
-        print(lower_and_emit(module), end="")
+        print(lower_and_emit(module, checking_backend() if args.check else None), end="")
         return 0
-    program = compile_program(module, args.entry)
+    program = compile_program(module, args.entry, check=args.check)
     inputs = [_load_input(p) for p in args.inputs]
     if not inputs and args.fill:
         inputs = [fill(spec.shape, spec.dtype) for spec in program.inputs]

@@ -1,0 +1,157 @@
+"""Hand-written loop programs fail cleanly instead of crashing or hanging the process.
+
+* Check mode (`compile_program(check=True)`, `uopc-run --check`): out-of-bounds accesses
+  and integer division by zero (or INT_MIN by -1) raise CheckFailure naming the op and
+  the value; without it the C has no checks.
+* A constant loop step <= 0 is a verification error at every entry point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
+
+from uopc.lowering.emit_c import emit_c
+from uopc.runtime.program import CheckFailure, compile_program, parse_program
+from uopc.tools.run import main as uopc_run
+from uopc.uopdialect.context import make_context
+
+COPY = """
+func.func @main(%out: memref<4xf32>, %x: memref<4xf32>, %params: memref<2xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n64 = memref.load %params[%c0] : memref<2xi64>
+  %shift64 = memref.load %params[%c1] : memref<2xi64>
+  %n = arith.index_cast %n64 : i64 to index
+  %shift = arith.index_cast %shift64 : i64 to index
+  scf.for %i = %c0 to %n step %c1 {
+    %j = arith.addi %i, %shift : index
+    %v = memref.load %x[%j] : memref<4xf32>
+    memref.store %v, %out[%i] : memref<4xf32>
+  }
+  func.return
+}
+"""
+
+DIVIDE = """
+func.func @divide(%a: {t}, %b: {t}) -> {t} {{
+  %q = arith.{op} %a, %b : {t}
+  func.return %q : {t}
+}}
+func.func @main(%out: memref<1x{t}>, %x: memref<2x{t}>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.load %x[%c0] : memref<2x{t}>
+  %b = memref.load %x[%c1] : memref<2x{t}>
+  %q = func.call @divide(%a, %b) : ({t}, {t}) -> {t}
+  memref.store %q, %out[%c0] : memref<1x{t}>
+  func.return
+}}
+"""
+
+
+def checked(text: str):
+    return compile_program(parse_program(text), "main", check=True)
+
+
+def test_an_out_of_bounds_load_names_the_op_and_index_and_the_program_runs_again():
+    program = checked(COPY)
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(CheckFailure, match=r"memref\.load in @main \(op \d+\): index 0 is 4, "
+                                           r"outside \[0, 4\) of memref<4xf32>"):
+        program(x, [4, 1])
+    with pytest.raises(CheckFailure, match=r"index 0 is -1, outside \[0, 4\)"):
+        program(x, [4, -1])
+    # a failed check leaves nothing behind: in-bounds calls work afterwards
+    (out,) = program(x, [4, 0])
+    np.testing.assert_array_equal(out, x)
+
+
+def test_an_out_of_bounds_store_is_caught_before_it_writes():
+    program = checked(COPY)
+    with pytest.raises(CheckFailure, match=r"memref\.(load|store) in @main .* index 0 is 4"):
+        program(np.zeros(4, np.float32), [5, 0])
+
+
+@pytest.mark.parametrize("op, t, a, b, message", [
+    ("divsi", "i32", 7, 0, r"arith\.divsi in @divide \(op 1\): division of 7 by zero"),
+    ("remsi", "i32", -(2**31), -1, r"arith\.remsi .*: -2147483648 divided by -1 overflows i32"),
+    ("divsi", "i64", -(2**63), -1, r"-9223372036854775808 divided by -1 overflows i64"),
+    ("floordivsi", "i64", 5, 0, r"arith\.floordivsi .*division of 5 by zero"),
+    ("ceildivsi", "i32", 5, 0, r"arith\.ceildivsi .*division of 5 by zero"),
+    ("divui", "i32", 9, 0, r"arith\.divui .*division of 9 by zero"),
+    ("remui", "i64", 9, 0, r"arith\.remui .*division of 9 by zero"),
+])
+def test_integer_division_by_zero_or_overflowing_stops_inside_a_called_function(op, t, a, b,
+                                                                                 message):
+    dtype = {"i32": np.int32, "i64": np.int64}[t]
+    program = checked(DIVIDE.format(op=op, t=t))
+    with pytest.raises(CheckFailure, match=message):
+        program(np.array([a, b], dtype))
+    (out,) = program(np.array([12, 5], dtype))
+    assert out.tolist() == [{"divsi": 2, "remsi": 2, "floordivsi": 2, "ceildivsi": 3,
+                             "divui": 2, "remui": 2}[op]]
+
+
+def test_tensor_programs_compile_and_run_the_same_with_checks():
+    text = """
+func.func @main(%x: tensor<3x4xi32>, %y: tensor<3x4xi32>) -> tensor<3x4xi32> {
+  %q = uop.floordiv %x, %y : tensor<3x4xi32>
+  %r = uop.add %q, %x : tensor<3x4xi32>
+  func.return %r : tensor<3x4xi32>
+}
+"""
+    x = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
+    y = np.arange(12, dtype=np.int32).reshape(3, 4) % 5 + 1
+    plain = compile_program(parse_program(text))
+    assert compile_program(parse_program(text), check=True)(x, y)[0].tolist() == \
+        plain(x, y)[0].tolist() == (x // y + x).tolist()
+    assert plain.checks == ()
+
+
+def test_without_check_mode_the_c_has_no_checks():
+    assert "uopc_fail" not in emit_c(parse_program(COPY))
+    assert "uopc_fail" not in compile_program(parse_program(COPY)).source
+
+
+def test_uopc_run_check_reports_the_op_instead_of_crashing(tmp_path, capsys):
+    program = tmp_path / "divide.mlir"
+    program.write_text(DIVIDE.format(op="divsi", t="i32"))
+    inputs = tmp_path / "x.npy"
+    np.save(inputs, np.array([3, 0], np.int32))
+    assert uopc_run([str(program), str(inputs), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("uopc-run: error: arith.divsi in @divide (op 1): division of 3 by zero")
+    assert "Traceback" not in err
+    assert uopc_run([str(program), "--check", "--emit-c"]) == 0
+    assert "uopc_fail(" in capsys.readouterr().out
+
+
+STEP_ZERO = """
+func.func @main(%out: memref<4xi64>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %seven = arith.constant 7 : i64
+  scf.for %i = %c0 to %c4 step %c0 {
+    memref.store %seven, %out[%i] : memref<4xi64>
+  }
+  func.return
+}
+"""
+STEP_ERROR = "scf.for in @main (op 4): the step is the constant 0, expected a positive step"
+
+
+def test_a_constant_step_of_zero_is_rejected_by_every_entry_point(tmp_path, capsys):
+    with pytest.raises(VerifyException, match=STEP_ERROR.replace("(", r"\(").replace(")", r"\)")):
+        parse_program(STEP_ZERO)
+    built = Parser(make_context(), STEP_ZERO).parse_module()  # xDSL's verifier accepts it
+    built.verify()
+    with pytest.raises(VerifyException, match="the step is the constant 0"):
+        compile_program(built)
+    program = tmp_path / "step.mlir"
+    program.write_text(STEP_ZERO)
+    assert uopc_run([str(program), "--fill"]) == 1
+    assert capsys.readouterr().err == f"uopc-run: error: {STEP_ERROR} (a step of 0 never " \
+                                      f"ends the loop): use a step of 1 or more\n"

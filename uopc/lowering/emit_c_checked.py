@@ -1,0 +1,122 @@
+"""C with run-time checks (`uopc-run --check`, `compile_program(..., check=True)`).
+
+`CheckedCEmitter` prints the same C as `CEmitter`, plus, before the op they guard:
+
+- every `memref.load` and `memref.store`: each index lies in [0, size of its dimension);
+- every integer division and remainder (divsi, remsi, floordivsi, ceildivsi, divui,
+  remui): the divisor is not 0, and for the signed ones the quotient of INT_MIN by -1
+  (which overflows) is not asked for.
+
+A failed check records which one failed and the offending value in a per-thread fault
+record and `longjmp`s out of the whole call: the kernel stops before the access or
+division happens, and the function Python called returns at once. The runtime reads the
+record after every call (`uopc_fault_take`) and raises an error built from `checks`:
+check k + 1 is described by `checks[k]`, a message with `{value}` and `{limit}` fields
+that names the op, its function and its op number there (counted in the compiled
+function, after `uop-to-loops`: for hand-written loops usually the source's numbering).
+
+Every function keeps a depth counter: the outermost one (the one Python called) sets the
+jump target, and each `func.return` leaves a level. Parallel loops run serially here, as
+a jump out of an OpenMP region is undefined. Without check mode none of this is printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Operation, SSAValue
+
+from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitter, c_type
+from uopc.uopdialect.loop_steps import op_place
+
+#: the fault record, the jump target and the accessors the runtime declares
+CHECK_PRELUDE = r"""
+#include <setjmp.h>
+static _Thread_local jmp_buf uopc_trap;
+static _Thread_local int64_t uopc_depth, uopc_fault_check, uopc_fault_value, uopc_fault_limit;
+static void uopc_fail(int64_t check, int64_t value, int64_t limit) {
+  uopc_fault_check = check; uopc_fault_value = value; uopc_fault_limit = limit;
+  longjmp(uopc_trap, 1);
+}
+int64_t uopc_fault_take(void) { int64_t k = uopc_fault_check; uopc_fault_check = 0; return k; }
+int64_t uopc_fault_value_of(void) { return uopc_fault_value; }
+int64_t uopc_fault_limit_of(void) { return uopc_fault_limit; }
+"""
+#: the cffi declarations of the accessors
+CHECK_DECLARATIONS = ("int64_t uopc_fault_take(void);\nint64_t uopc_fault_value_of(void);\n"
+                      "int64_t uopc_fault_limit_of(void);")
+
+_SIGNED_DIVISIONS = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
+_DIVISIONS = (*_SIGNED_DIVISIONS, arith.DivUIOp, arith.RemUIOp)
+_INT_MIN = {16: "INT16_MIN", 32: "INT32_MIN", 64: "INT64_MIN"}
+
+
+class CheckedCEmitter(CEmitter):
+    """CEmitter with bounds checks on memref accesses and divisor checks (see the module
+    docstring); `checks` describes each check, in the order of their numbers."""
+
+    prelude: ClassVar[str] = EXTRA_PRELUDE + CHECK_PRELUDE
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.declarations["uopc_fault_take"] = CHECK_DECLARATIONS
+
+    def check(self, condition: str, value: str, limit: str, message: str) -> None:
+        """Print: if `condition` fails, stop with check `message` and these values."""
+        self.checks.append(message)
+        self.line(f"if (!({condition})) uopc_fail({len(self.checks)}, (int64_t)({value}), "
+                  f"(int64_t)({limit}));")
+
+    def prologue(self, f: func.FuncOp) -> None:
+        # the outermost call sets the jump target; a failed check returns from it at once
+        outputs = f.function_type.outputs.data
+        bail = f"return ({c_type(outputs[0])}){{0}};" if outputs else "return;"
+        self.line(f"if (uopc_depth++ == 0) {{ if (setjmp(uopc_trap) != 0) "
+                  f"{{ uopc_depth = 0; {bail} }} }}")
+
+    def return_(self, op: func.ReturnOp) -> None:
+        self.line("uopc_depth--;")
+        super().return_(op)
+
+    def parallel_pragma(self, depth: int) -> str:
+        return ""
+
+    def bounds_checks(self, op: Operation, mem: SSAValue, indices: Sequence[SSAValue]) -> None:
+        """Print one check per index of `op`'s access to `mem`: 0 <= index < dimension."""
+        shape = mem.type.get_shape()
+        for dim, (ix, n) in enumerate(zip(indices, shape)):
+            name = self.name(ix)
+            self.check(f"(uint64_t)({name}) < (uint64_t){n}", name, n,
+                       f"{op.name}{op_place(op)}: index {dim} is {{value}}, outside [0, "
+                       f"{{limit}}) of {mem.type}: fix the index or the loop bounds")
+
+    def load(self, op: memref.LoadOp) -> str:
+        self.bounds_checks(op, op.memref, op.indices)
+        return super().load(op)
+
+    def store(self, op: memref.StoreOp) -> None:
+        self.bounds_checks(op, op.memref, op.indices)
+        super().store(op)
+
+    def expression(self, op: Operation) -> str | None:
+        if isinstance(op, _DIVISIONS):
+            self.divisor_checks(op)
+        return super().expression(op)
+
+    def divisor_checks(self, op: Operation) -> None:
+        """Print the checks of integer division or remainder `op`: the divisor is not 0,
+        and a signed one does not divide the type's minimum by -1."""
+        a, b = self.name(op.lhs), self.name(op.rhs)
+        self.check(f"{b} != 0", a, 0,
+                   f"{op.name}{op_place(op)}: division of {{value}} by zero: guard the "
+                   f"divisor, or divide by a value that cannot be 0")
+        t = op.result.type
+        width = 64 if not isinstance(t, IntegerType) else t.width.data
+        if isinstance(op, _SIGNED_DIVISIONS) and width in _INT_MIN:
+            self.check(f"!({a} == {_INT_MIN[width]} && {b} == -1)", a, -1,
+                       f"{op.name}{op_place(op)}: {{value}} divided by {{limit}} overflows "
+                       f"i{width}: keep the dividend above the type's minimum or the "
+                       f"divisor away from -1")
