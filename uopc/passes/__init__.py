@@ -24,4 +24,26 @@ def gc_frozen() -> Iterator[None]:
         yield
     finally:
         if not already_frozen:
+            frozen = gc.get_freeze_count()
             gc.unfreeze()
+            _collect_unfrozen_garbage(frozen)
+
+
+class _FullCollections:
+    """When `gc_frozen` last ran a full collection, measured in tracked objects."""
+
+    live_objects = 0  # the objects that survived it
+
+
+def _collect_unfrozen_garbage(unfrozen: int) -> None:
+    """A full collection once the heap has grown by a quarter since the last one.
+
+    `gc.unfreeze` moves the frozen objects into the oldest generation without counting
+    them towards its next collection, so garbage that was frozen (the IR of a finished
+    compile, young leftovers of the one before) would never be collected: a process
+    compiling again and again grew without bound (measured: +0.1 MB RSS per engine
+    compile). Collecting when the heap has grown by 25% is CPython's own rule for the
+    oldest generation, which keeps the cost proportional to the growth."""
+    if unfrozen > 1.25 * _FullCollections.live_objects:
+        gc.collect()
+        _FullCollections.live_objects = len(gc.get_objects())

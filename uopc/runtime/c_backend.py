@@ -2,7 +2,8 @@
 cffi functions on numpy buffers (SPEC §9).
 
 Compilation goes through the on-disk cache of `uopc.runtime.compiler` (CC, CFLAGS,
-UOPC_CACHE); a cached library that does not load (truncated, corrupt) is rebuilt once.
+UOPC_CACHE), which checks a cached library against its recorded digest and rebuilds a
+damaged one before it is loaded.
 Buffers are numpy arrays, passed to C as pointers to their data (`ffi.from_buffer`).
 """
 
@@ -18,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from uopc.lowering.emit_c import CEmitter, c_function_name, emit_c_unit
 from uopc.lowering.rangeify import ARENA_ALIGN
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
-from uopc.runtime.compiler import build_library, compile_into, library_path
+from uopc.runtime.compiler import CompileError, build_library
 
 
 class CLibrary(Library):
@@ -57,11 +58,9 @@ class CBackend(Backend):
         path = build_library(unit.text)
         try:
             return CLibrary(ffi, ffi.dlopen(str(path)))
-        except OSError:
-            path.unlink(missing_ok=True)
-            path = library_path(unit.text)
-            compile_into(unit.text, path)
-            return CLibrary(ffi, ffi.dlopen(str(path)))
+        except OSError as err:  # e.g. $CFLAGS linked a library the loader cannot find
+            raise CompileError(f"cannot load the compiled library {path}: {err}; check "
+                               f"$CC and $CFLAGS") from None
 
     def allocate(self, nbytes: int) -> np.ndarray:
         raw = np.zeros(nbytes + ARENA_ALIGN, dtype=np.uint8)

@@ -9,7 +9,13 @@
 - Writes are atomic: the compiler writes a private temporary file in the cache directory
   that is then renamed over the final name (`os.replace`), so processes compiling the same
   kernel at once each produce a complete library and the last rename wins.
-- A cache entry that does not load (truncated, corrupt) is deleted and rebuilt once.
+- Each library has a SHA-256 digest of its bytes beside it (`<key>.sha256`), renamed into
+  place just before the library itself. `build_library` checks the library against it
+  before handing out the path and compiles the entry anew when the digest is missing or
+  does not match: a truncated file, flipped bytes or another entry's library copied over
+  this one are rebuilt instead of being loaded (loading them crashes the process with
+  SIGBUS or SIGSEGV, which no Python handler can catch). Two processes writing one entry
+  at once can leave one's digest beside the other's library; that only costs a rebuild.
 - A failed compile raises `CompileError` with the compiler's message and the numbered
   source.
 """
@@ -99,10 +105,30 @@ def library_path(source: str) -> Path:
     return cache_dir() / key[:2] / f"{key}.so"
 
 
+def digest_path(library: Path) -> Path:
+    """Where the digest of a cached library is recorded."""
+    return library.with_suffix(".sha256")
+
+
+def file_digest(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def entry_is_intact(library: Path) -> bool:
+    """Whether `library` exists and matches the digest recorded when it was written."""
+    try:
+        return digest_path(library).read_text().strip() == file_digest(library)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def build_library(source: str) -> Path:
-    """Compile `source` into the cache unless it is there already; returns the path."""
+    """Compile `source` into the cache unless an intact entry is there already (see the
+    module docstring); returns the path of the verified library."""
     path = library_path(source)
-    if not path.exists():
+    if not entry_is_intact(path):
         try:
             compile_into(source, path)
         except OSError as err:
@@ -114,12 +140,15 @@ def build_library(source: str) -> Path:
 
 
 def compile_into(source: str, path: Path) -> None:
-    """Compile `source` to `path` atomically (temporary file, then rename)."""
+    """Compile `source` to `path` atomically (temporary file, then rename), its digest
+    renamed into place first."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_src = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=".c")
     with os.fdopen(fd, "w") as f:
         f.write(source)
     fd, tmp_lib = tempfile.mkstemp(dir=path.parent, prefix=".lib-", suffix=".so")
+    os.close(fd)
+    fd, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=".digest-", suffix=".sha256")
     os.close(fd)
     cmd = [*compiler(), *cflags(), *ALWAYS_FLAGS, tmp_src, "-o", tmp_lib, *LIBS]
     try:
@@ -135,8 +164,10 @@ def compile_into(source: str, path: Path) -> None:
                 f"C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
                 f"{proc.stderr.strip()}\n--- generated source ---\n{numbered(source)}"
             )
+        Path(tmp_digest).write_text(file_digest(tmp_lib) + "\n")
+        os.replace(tmp_digest, digest_path(path))
         os.replace(tmp_lib, path)
     finally:
-        for leftover in (tmp_src, tmp_lib):
+        for leftover in (tmp_src, tmp_lib, tmp_digest):
             if os.path.exists(leftover):
                 os.unlink(leftover)

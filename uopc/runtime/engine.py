@@ -142,13 +142,25 @@ def debug_level() -> int:
     return int(value) if value.isdigit() else 0
 
 
-class Engine:
-    """A plan cache (least recently compiled plans are dropped beyond `max_plans`)."""
+#: what one entry of a structural key costs in the plan cache (a tuple of 4-5 shared
+#: items: about 80 bytes, rounded up)
+KEY_ENTRY_BYTES = 96
 
-    def __init__(self, max_plans: int = 512, backend: Backend | None = None):
+
+class Engine:
+    """A plan cache bounded twice: the least recently compiled plans are dropped while
+    more than `max_plans` are cached or they hold more than `max_bytes` together. A plan's
+    bytes are `Plan.nbytes` (arena, source texts, the loaded library and records) plus its
+    key (KEY_ENTRY_BYTES per graph node); the newest plan is kept even when it alone is
+    over the byte bound."""
+
+    def __init__(self, max_plans: int = 512, backend: Backend | None = None,
+                 max_bytes: int = 512 * 2**20):
         self.max_plans = max_plans
+        self.max_bytes = max_bytes
         self.backend = backend or default_backend()
         self.plans: OrderedDict[tuple[Any, ...], Plan] = OrderedDict()
+        self.plan_bytes = 0  # what the cached plans hold, by the estimate above
         self.compiles = 0
         self.hits = 0
         self._ctx = None
@@ -162,9 +174,7 @@ class Engine:
         hit = plan is not None
         if plan is None:
             plan = self._compile(tr, roots, debug)
-            self.plans[tr.key] = plan
-            if len(self.plans) > self.max_plans:
-                self.plans.popitem(last=False)
+            self._cache(tr.key, plan)
             self.compiles += 1
         else:
             self.hits += 1
@@ -177,6 +187,15 @@ class Engine:
                   f"({plan.backend}), {what}, trace+lookup {(looked - start) * 1e3:.3f} ms, "
                   f"run {(done - ready) * 1e3:.3f} ms", file=sys.stderr)
         return outs
+
+    def _cache(self, key: tuple[Any, ...], plan: Plan) -> None:
+        """Add `plan`, then drop the oldest plans until both bounds hold."""
+        self.plans[key] = plan
+        self.plan_bytes += cached_bytes(key, plan)
+        while len(self.plans) > 1 and (len(self.plans) > self.max_plans
+                                       or self.plan_bytes > self.max_bytes):
+            old_key, old_plan = self.plans.popitem(last=False)
+            self.plan_bytes -= cached_bytes(old_key, old_plan)
 
     # ---- compile (cache miss) --------------------------------------------------------
     def _compile(self, tr: Trace, roots: Sequence[UOp], debug: int) -> Plan:
@@ -194,7 +213,8 @@ class Engine:
             kernels = kernel_infos(module, "main")
             program = self._native(module)
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
-                    self.backend.name, time.perf_counter() - start, [program.source])
+                    self.backend.name, time.perf_counter() - start, [program.source],
+                    program.arena_bytes)
         if debug >= 2:
             for k, seconds in zip(kernels, time_kernels(program, kernels)):
                 timing = "" if seconds is None else (
@@ -217,6 +237,11 @@ class Engine:
         """One native entry point running every kernel of the kernelized `module`
         (LOOP_PIPELINE, then the backend)."""
         return compile_program(module, "main", self.backend)
+
+
+def cached_bytes(key: tuple[Any, ...], plan: Plan) -> int:
+    """What a plan cache entry holds: the plan and its structural key."""
+    return plan.nbytes + KEY_ENTRY_BYTES * len(key)
 
 
 def plan_pipeline() -> str:

@@ -2,8 +2,9 @@
 
 It behaves like `xdsl-opt` (pipelines with `-p`, `--split-input-file`,
 `--verify-diagnostics`, `--parsing-diagnostics`, `-t` targets, generic printing), and
-turns every user error into a one-line diagnostic and exit status 1 instead of a
-Python traceback. `-p` takes uopc's passes and its named pipelines
+turns every user error (running out of memory included) into a one-line diagnostic and
+exit status 1 instead of a Python traceback (`UOPC_TRACEBACK=1` shows it; see
+`uopc.tools.failure`). `-p` takes uopc's passes and its named pipelines
 (`uopc.lowering.registry.PIPELINES`: `-p uop-to-c -t c` prints the C the engine
 compiles for the same module).
 
@@ -25,6 +26,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from uopc.lowering.registry import UNIVERSE
 from uopc.passes import gc_frozen
+from uopc.tools.failure import fail, out_of_memory, report
 from uopc.uopdialect.context import register_uopc_dialects
 from uopc.uopdialect.loop_steps import verify_loop_steps
 from uopc.uopdialect.xdsl_fixes import exact_constants
@@ -65,8 +67,7 @@ class UopcOptMain(xDSLOptMain):
 
 
 def _fail(message: str) -> int:
-    print(f"uopc-opt: error: {message}", file=sys.stderr)
-    return 1
+    return fail("uopc-opt", message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,8 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             UopcOptMain(description="uopc optimizer: runs uop/xDSL pass pipelines", args=argv).run()
     except (ParseError, DiagnosticException) as err:
         # these carry the source line (or the annotated IR) in their message
-        print(err, file=sys.stderr)
-        return 1
+        return report(str(err))
     except ArgSpecParseError as err:
         # a malformed -p/-t spec; it derives from BaseException and shows the spec position
         return _fail(str(err))
@@ -86,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"the input is not UTF-8 text ({err.reason} at byte {err.start})")
     except (ValueError, TypeError, KeyError, NotImplementedError) as err:
         return _fail(str(err) or type(err).__name__)
+    except MemoryError as err:
+        return _fail(out_of_memory(err))
     except RecursionError:
         return _fail("input nests too deeply to process")
     return 0

@@ -18,9 +18,10 @@
   an error naming the op, its function and op number, and the offending value, instead
   of a crash; with `--emit-c` it prints the checked C.
 
-Any bad input (unreadable or malformed program, missing or extra inputs, wrong dtype or
-size, compiler failure) prints one `uopc-run: error: ...` message and exits with 1,
-without a Python traceback.
+Any bad input (unreadable or malformed program, missing or extra inputs, empty,
+malformed or pickled .npy files, wrong dtype or size, compiler failure, running out of
+memory) prints one `uopc-run: error: ...` message and exits with 1, without a Python
+traceback (`UOPC_TRACEBACK=1` shows it; see `uopc.tools.failure`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from uopc.tools.failure import fail, out_of_memory
 
 
 def fill(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -70,7 +73,10 @@ def _load_input(path: str) -> np.ndarray:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise UsageError(f"cannot open input {path}: no such file") from None
-    except (ValueError, OSError) as err:
+    except EOFError:
+        raise UsageError(f"cannot read input {path} as a .npy array: the file is empty or "
+                         f"truncated") from None
+    except (ValueError, OSError) as err:  # pickled objects are a ValueError: refused
         raise UsageError(f"cannot read input {path} as a .npy array: {err}") from None
 
 
@@ -132,13 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except (ParseError, DiagnosticException, VerifyException, UsageError, CompileError,
             ValueError, TypeError) as err:
-        print(f"uopc-run: error: {err}", file=sys.stderr)
+        return fail("uopc-run", str(err))
+    except MemoryError as err:
+        return fail("uopc-run", out_of_memory(err))
     except RecursionError:
-        print("uopc-run: error: program nests too deeply to process", file=sys.stderr)
+        return fail("uopc-run", "program nests too deeply to process")
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (uopc-run ... | head): not an error
         return 0
-    return 1
 
 
 if __name__ == "__main__":
