@@ -12,6 +12,8 @@ _EXPORTS = {
     "manual_seed": ("uopc.frontend.tensor", "manual_seed"),
     "nn": ("uopc.frontend.nn", None),
     "optim": ("uopc.frontend.optim", None),
+    "save": ("uopc.frontend.checkpoint", "save"),
+    "load": ("uopc.frontend.checkpoint", "load"),
 }
 
 __all__ = list(_EXPORTS)
