@@ -85,17 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         return model(Tensor(digits.train_images[batch])).cross_entropy(
             Tensor(digits.train_labels[batch]))
 
-    first_step, checkpoint = 1, None
     try:
-        if args.checkpoint:
-            checkpoint = TrainingCheckpoint(args.checkpoint, model, opt, None,
-                                            args.checkpoint_every, args.steps)
-            if args.resume:
-                first_step = checkpoint.resume()
-                print(f"resumed {args.checkpoint} after step {first_step - 1}")
+        first_step, checkpoint = TrainingCheckpoint.start(
+            args.checkpoint, args.resume, model, opt, None, args.checkpoint_every, args.steps)
     except CheckpointError as e:
         print(f"mnist_mlp: {e}", file=sys.stderr)
         return 1
+    if args.resume:
+        print(f"resumed {args.checkpoint} after step {first_step - 1}")
 
     started = time.perf_counter()
     train(opt, batch_loss, args.steps, args.log_every, first_step=first_step,

@@ -188,3 +188,29 @@ def test_training_killed_mid_run_resumes_to_the_same_losses(tmp_path):
         assert np.array_equal(after_crash["model"][name], value), name
     # the same generator state afterwards: the same sampled text
     assert resumed.split("---- sample ----")[1] == uninterrupted.split("---- sample ----")[1]
+
+
+def test_mnist_example_resumes_across_an_epoch_boundary(tmp_path, capsys):
+    from test_datasets import fake_mnist, run_example
+
+    fake_mnist(tmp_path)  # 512 digits: 8 batches of 64 per epoch
+    run = ["--data", str(tmp_path), "--batch", "64", "--log-every", "0",
+           "--checkpoint-every", "3", "--checkpoint"]
+    assert run_example("mnist_mlp", [*run, str(tmp_path / "full"), "--steps", "12"]) == 0
+    assert run_example("mnist_mlp", [*run, str(tmp_path / "part"), "--steps", "7"]) == 0
+    assert run_example("mnist_mlp", [*run, str(tmp_path / "part"), "--steps", "12",
+                                     "--resume"]) == 0
+    assert "after step 7" in capsys.readouterr().out
+    full, part = uopc.load(tmp_path / "full"), uopc.load(tmp_path / "part")
+    assert part["losses"] == full["losses"] and len(full["losses"]) == 12
+    for name, value in full["model"].items():
+        assert np.array_equal(part["model"][name], value), name
+
+
+def test_resume_without_a_checkpoint_file_is_a_clean_error(tmp_path, capsys):
+    from test_datasets import fake_mnist, run_example
+
+    fake_mnist(tmp_path, n_train=64, n_test=16)
+    assert run_example("mnist_mlp", ["--data", str(tmp_path), "--checkpoint",
+                                     str(tmp_path / "none"), "--resume"]) == 1
+    assert "none: no such checkpoint file" in capsys.readouterr().err

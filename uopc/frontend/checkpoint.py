@@ -243,6 +243,17 @@ class TrainingCheckpoint:
         self.losses = [float(x) for x in state["losses"]]
         return self.optimizer.steps + 1
 
+    @staticmethod
+    def start(path: str | os.PathLike | None, resume: bool, model: Any, optimizer: Any,
+              rng: np.random.Generator | None, every: int,
+              last_step: int) -> tuple[int, "TrainingCheckpoint | None"]:
+        """(first step, checkpoint) of a run: (1, None) without a `path`, the step after
+        the saved one when resuming, else step 1 with a checkpoint that will be written."""
+        if path is None:
+            return 1, None
+        checkpoint = TrainingCheckpoint(path, model, optimizer, rng, every, last_step)
+        return (checkpoint.resume() if resume else 1), checkpoint
+
     def __call__(self, step: int, loss: float) -> None:
         self.losses.append(loss)
         if step % self.every == 0 or step == self.last_step:
