@@ -98,8 +98,6 @@ def main(argv: list[str] | None = None) -> int:
     except CheckpointError as e:
         print(f"gpt: {e}", file=sys.stderr)
         return 1
-    if args.resume:
-        print(f"resumed {args.checkpoint} after step {first_step - 1}")
 
     started = time.perf_counter()
     train(opt, batch_loss, args.steps, args.log_every, first_step=first_step,

@@ -91,8 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     except CheckpointError as e:
         print(f"mnist_mlp: {e}", file=sys.stderr)
         return 1
-    if args.resume:
-        print(f"resumed {args.checkpoint} after step {first_step - 1}")
 
     started = time.perf_counter()
     train(opt, batch_loss, args.steps, args.log_every, first_step=first_step,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -246,13 +246,19 @@ class TrainingCheckpoint:
     @staticmethod
     def start(path: str | os.PathLike | None, resume: bool, model: Any, optimizer: Any,
               rng: np.random.Generator | None, every: int,
-              last_step: int) -> tuple[int, "TrainingCheckpoint | None"]:
+              last_step: int, log: Callable[[str], None] = print
+              ) -> tuple[int, "TrainingCheckpoint | None"]:
         """(first step, checkpoint) of a run: (1, None) without a `path`, the step after
-        the saved one when resuming, else step 1 with a checkpoint that will be written."""
+        the saved one when resuming (reported through `log`), else step 1 with a
+        checkpoint that will be written."""
         if path is None:
             return 1, None
         checkpoint = TrainingCheckpoint(path, model, optimizer, rng, every, last_step)
-        return (checkpoint.resume() if resume else 1), checkpoint
+        if not resume:
+            return 1, checkpoint
+        first_step = checkpoint.resume()
+        log(f"resumed {path} after step {first_step - 1}")
+        return first_step, checkpoint
 
     def __call__(self, step: int, loss: float) -> None:
         self.losses.append(loss)
