@@ -214,3 +214,14 @@ def test_resume_without_a_checkpoint_file_is_a_clean_error(tmp_path, capsys):
     assert run_example("mnist_mlp", ["--data", str(tmp_path), "--checkpoint",
                                      str(tmp_path / "none"), "--resume"]) == 1
     assert "none: no such checkpoint file" in capsys.readouterr().err
+
+
+def test_optimizer_load_refuses_malformed_state():
+    manual_seed(0)
+    opt = SGD(nn.parameters(nn.Linear(3, 2)), momentum=0.9)
+    state = opt.state_dict()
+    with pytest.raises(CheckpointError, match="SGD lr: expected a number, found 'fast'"):
+        opt.load_state_dict({**state, "hyperparameters": {**state["hyperparameters"],
+                                                          "lr": "fast"}})
+    with pytest.raises(CheckpointError, match="SGD state of parameter 0: expected a dict"):
+        opt.load_state_dict({**state, "state": {**state["state"], "0": np.zeros(3)}})

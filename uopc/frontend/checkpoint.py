@@ -153,7 +153,10 @@ def check_tensor(what: str, found: Any, shape: tuple[int, ...], dtype: str) -> n
 
 
 def check_keys(what: str, found: Mapping[str, Any], expected: list[str]) -> None:
-    """A CheckpointError naming the missing and unexpected keys of `found`."""
+    """A CheckpointError naming the missing and unexpected keys of `found` (a dict)."""
+    if not isinstance(found, Mapping):
+        raise CheckpointError(f"{what}: expected a dict with keys {expected}, found a "
+                              f"{type(found).__name__}")
     missing = [k for k in expected if k not in found]
     unexpected = [k for k in found if k not in expected]
     if missing or unexpected:
@@ -240,7 +243,10 @@ class TrainingCheckpoint:
             except (TypeError, ValueError, KeyError) as e:
                 raise CheckpointError(f"{self.path}: 'rng' is not a state of this run's "
                                       f"{type(self.rng.bit_generator).__name__} ({e})") from None
-        self.losses = [float(x) for x in state["losses"]]
+        losses = state["losses"]
+        if not isinstance(losses, list) or not all(isinstance(x, float) for x in losses):
+            raise CheckpointError(f"{self.path}: 'losses' is not a list of numbers")
+        self.losses = losses
         return self.optimizer.steps + 1
 
     @staticmethod

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from uopc.frontend.checkpoint import check_keys, check_tensor
+from uopc.frontend.checkpoint import CheckpointError, check_keys, check_tensor
 from uopc.frontend.tensor import Tensor
 
 
@@ -76,14 +76,14 @@ class Optimizer:
         """The per-parameter state tensors by torch's names (e.g. `exp_avg`)."""
         raise NotImplementedError
 
-    def _scalar_state(self) -> dict[str, Tensor]:
+    def _shared_state(self) -> dict[str, Tensor]:
         """State tensors shared by all parameters (e.g. Adam's bias-correction powers)."""
         return {}
 
     def state_dict(self) -> dict:
         """A snapshot (numpy copies): {"step": steps taken, "hyperparameters": {...},
         "state": {"<parameter index>": {name: array}}, "shared": {name: array}}."""
-        named, shared = self._named_state(), self._scalar_state()
+        named, shared = self._named_state(), self._shared_state()
         Tensor.realize_all(*(t for ts in named.values() for t in ts), *shared.values())
         return {"step": self.steps, "hyperparameters": self.hyperparameters(),
                 "state": {str(i): {name: ts[i].numpy() for name, ts in named.items()}
@@ -98,7 +98,7 @@ class Optimizer:
                    ["step", "hyperparameters", "state", "shared"])
         check_keys(f"{kind} hyperparameters", state["hyperparameters"],
                    list(self.hyperparameters()))
-        named, shared = self._named_state(), self._scalar_state()
+        named, shared = self._named_state(), self._shared_state()
         check_keys(f"{kind} state (one entry per parameter)", state["state"],
                    [str(i) for i in range(len(self.params))])
         check_keys(f"{kind} shared state", state["shared"], list(shared))
@@ -112,6 +112,9 @@ class Optimizer:
         for name, t in shared.items():
             targets.append((t, check_tensor(f"optimizer state 'shared/{name}'",
                                             state["shared"][name], t.shape, t.dtype)))
+        for key, value in [*state["hyperparameters"].items(), ("step", state["step"])]:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CheckpointError(f"{kind} {key}: expected a number, found {value!r}")
         for t, value in targets:
             t.assign(Tensor(value))
         for key, value in state["hyperparameters"].items():
@@ -169,7 +172,7 @@ class AdamW(Optimizer):
     def _named_state(self) -> dict[str, list[Tensor]]:
         return {"exp_avg": self.m, "exp_avg_sq": self.v}
 
-    def _scalar_state(self) -> dict[str, Tensor]:
+    def _shared_state(self) -> dict[str, Tensor]:
         return {"b1_power": self.b1_power, "b2_power": self.b2_power}
 
     def _update(self) -> None:
