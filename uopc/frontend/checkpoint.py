@@ -50,13 +50,20 @@ def save(obj: Mapping[str, Any], path: str | os.PathLike) -> None:
     tensors: dict[str, np.ndarray] = {}
     tree = _split(obj, (), tensors)
     metadata = {_TREE_KEY: json.dumps(tree)}
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise CheckpointError(f"{path}: cannot write a checkpoint there ({e})") from None
     os.close(fd)
     try:
         safetensors.numpy.save_file(tensors, temp, metadata)
         with open(temp, "rb+") as written:
             os.fsync(written.fileno())
         os.replace(temp, path)
+    except OSError as e:
+        Path(temp).unlink(missing_ok=True)
+        raise CheckpointError(f"{path}: writing the checkpoint failed ({e}); the previous "
+                              f"checkpoint, if any, is unchanged") from None
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
@@ -228,6 +235,8 @@ class TrainingCheckpoint:
         if every < 1:
             raise CheckpointError(f"checkpoint interval {every}: save every N >= 1 steps")
         self.path, self.model, self.optimizer, self.rng = Path(path), model, optimizer, rng
+        if not self.path.parent.is_dir():
+            raise CheckpointError(f"{self.path}: the folder {self.path.parent} does not exist")
         self.every, self.last_step = every, last_step
         self.losses: list[float] = []
 
