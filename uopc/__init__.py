@@ -1,7 +1,7 @@
 """uopc: a machine-learning compiler on xDSL (see README and SPEC).
 
-The frontend is exported lazily (`from uopc import Tensor, nn, optim`), so that tools which
-only handle text IR do not pay for importing it.
+The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load`), so that
+tools which only handle text IR do not pay for importing it.
 """
 
 from importlib import import_module
