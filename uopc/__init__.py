@@ -1,7 +1,7 @@
 """uopc: a machine-learning compiler on xDSL (see README and SPEC).
 
-The frontend is exported lazily (`from uopc import Tensor, nn, optim`), so that tools which
-only handle text IR do not pay for importing it.
+The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load`), so that
+tools which only handle text IR do not pay for importing it.
 """
 
 from importlib import import_module
@@ -12,6 +12,8 @@ _EXPORTS = {
     "manual_seed": ("uopc.frontend.tensor", "manual_seed"),
     "nn": ("uopc.frontend.nn", None),
     "optim": ("uopc.frontend.optim", None),
+    "save": ("uopc.frontend.checkpoint", "save"),
+    "load": ("uopc.frontend.checkpoint", "load"),
 }
 
 __all__ = list(_EXPORTS)

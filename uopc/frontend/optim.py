@@ -5,6 +5,9 @@ and realizes them together with `extra` (e.g. the loss) in one engine call. The 
 of a step has the same structure every time: the learning rate, the step count and the
 Adam bias corrections are data buffers, not constants, so changing the learning rate or
 taking the next step reuses the compiled plan.
+
+`state_dict()` / `load_state_dict()` snapshot and restore the step count, the
+hyperparameters and the state tensors (numpy copies), for `uopc.save` / `uopc.load`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from uopc.frontend.checkpoint import CheckpointError, check_keys, check_tensor
 from uopc.frontend.tensor import Tensor
 
 
@@ -31,6 +35,7 @@ class Optimizer:
         for p in self.params:
             p.requires_grad = True
         self._lr = _scalar(lr)
+        self.steps = 0  # optimizer steps taken
 
     @property
     def lr(self) -> float:
@@ -61,6 +66,60 @@ class Optimizer:
     def step(self, *extra: Tensor) -> None:
         self._update()
         Tensor.realize_all(*self.params, *self._state(), *extra)
+        self.steps += 1
+
+    def hyperparameters(self) -> dict[str, float]:
+        """The settings `state_dict` records and `load_state_dict` restores."""
+        raise NotImplementedError
+
+    def _named_state(self) -> dict[str, list[Tensor]]:
+        """The per-parameter state tensors by torch's names (e.g. `exp_avg`)."""
+        raise NotImplementedError
+
+    def _shared_state(self) -> dict[str, Tensor]:
+        """State tensors shared by all parameters (e.g. Adam's bias-correction powers)."""
+        return {}
+
+    def state_dict(self) -> dict:
+        """A snapshot (numpy copies): {"step": steps taken, "hyperparameters": {...},
+        "state": {"<parameter index>": {name: array}}, "shared": {name: array}}."""
+        named, shared = self._named_state(), self._shared_state()
+        Tensor.realize_all(*(t for ts in named.values() for t in ts), *shared.values())
+        return {"step": self.steps, "hyperparameters": self.hyperparameters(),
+                "state": {str(i): {name: ts[i].numpy() for name, ts in named.items()}
+                          for i in range(len(self.params))},
+                "shared": {name: t.numpy() for name, t in shared.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what `state_dict` returned, after checking that the parameter count and
+        every state tensor's name, shape and dtype match this optimizer."""
+        kind = type(self).__name__
+        check_keys(f"{kind}.load_state_dict", state,
+                   ["step", "hyperparameters", "state", "shared"])
+        check_keys(f"{kind} hyperparameters", state["hyperparameters"],
+                   list(self.hyperparameters()))
+        named, shared = self._named_state(), self._shared_state()
+        check_keys(f"{kind} state (one entry per parameter)", state["state"],
+                   [str(i) for i in range(len(self.params))])
+        check_keys(f"{kind} shared state", state["shared"], list(shared))
+        targets: list[tuple[Tensor, np.ndarray]] = []
+        for i in range(len(self.params)):
+            entry = state["state"][str(i)]
+            check_keys(f"{kind} state of parameter {i}", entry, list(named))
+            for name, ts in named.items():
+                targets.append((ts[i], check_tensor(f"optimizer state '{i}/{name}'",
+                                                    entry[name], ts[i].shape, ts[i].dtype)))
+        for name, t in shared.items():
+            targets.append((t, check_tensor(f"optimizer state 'shared/{name}'",
+                                            state["shared"][name], t.shape, t.dtype)))
+        for key, value in [*state["hyperparameters"].items(), ("step", state["step"])]:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CheckpointError(f"{kind} {key}: expected a number, found {value!r}")
+        for t, value in targets:
+            t.assign(Tensor(value))
+        for key, value in state["hyperparameters"].items():
+            setattr(self, key, value)
+        self.steps = int(state["step"])
 
 
 class SGD(Optimizer):
@@ -75,6 +134,12 @@ class SGD(Optimizer):
 
     def _state(self) -> list[Tensor]:
         return self.velocity
+
+    def hyperparameters(self) -> dict[str, float]:
+        return {"lr": self.lr, "momentum": self.momentum, "weight_decay": self.weight_decay}
+
+    def _named_state(self) -> dict[str, list[Tensor]]:
+        return {"momentum_buffer": self.velocity} if self.momentum else {}
 
     def _update(self) -> None:
         for i, (p, g) in enumerate(zip(self.params, self._grads())):
@@ -100,6 +165,15 @@ class AdamW(Optimizer):
 
     def _state(self) -> list[Tensor]:
         return [*self.m, *self.v, self.b1_power, self.b2_power]
+
+    def hyperparameters(self) -> dict[str, float]:
+        return {"lr": self.lr, "b1": self.b1, "b2": self.b2, "eps": self.eps, "wd": self.wd}
+
+    def _named_state(self) -> dict[str, list[Tensor]]:
+        return {"exp_avg": self.m, "exp_avg_sq": self.v}
+
+    def _shared_state(self) -> dict[str, Tensor]:
+        return {"b1_power": self.b1_power, "b2_power": self.b2_power}
 
     def _update(self) -> None:
         b1_power = self.b1_power.assign(self.b1_power * self.b1)
@@ -148,14 +222,16 @@ class _AdamOperands(NamedTuple):
 
 
 def train(optimizer: Optimizer, compute_loss: Callable[[int], Tensor], steps: int,
-          log_every: int = 0, log: Callable[[str], None] = print) -> list[float]:
-    """Run `steps` optimizer steps on `compute_loss(step)` (step counts from 1) and return
-    the losses. With `log_every`, report the first step's time (trace + compile + run)
-    and then every `log_every` steps the loss and the median ms/step since the last
-    report."""
+          log_every: int = 0, log: Callable[[str], None] = print, first_step: int = 1,
+          after_step: Callable[[int, float], None] | None = None) -> list[float]:
+    """Run optimizer steps `first_step`..`steps` on `compute_loss(step)` (step counts from
+    1; a resumed run starts past the checkpoint's step) and return their losses, calling
+    `after_step(step, loss)` after each (e.g. to save a checkpoint). With `log_every`,
+    report the first step's time (trace + compile + run) and then every `log_every` steps
+    the loss and the median ms/step since the last report."""
     losses: list[float] = []
     window: list[float] = []
-    for step in range(1, steps + 1):
+    for step in range(first_step, steps + 1):
         started = time.perf_counter()
         optimizer.zero_grad()
         loss = compute_loss(step)
@@ -163,10 +239,12 @@ def train(optimizer: Optimizer, compute_loss: Callable[[int], Tensor], steps: in
         optimizer.step(loss)
         ms = (time.perf_counter() - started) * 1e3
         losses.append(float(loss.item()))
+        if after_step is not None:
+            after_step(step, losses[-1])
         if not log_every:
             continue
-        if step == 1:
-            log(f"step    1  loss {losses[-1]:.4f}  {ms:8.1f} ms (first step: compile)")
+        if step == first_step:
+            log(f"step {step:4d}  loss {losses[-1]:.4f}  {ms:8.1f} ms (first step: compile)")
             continue
         window.append(ms)
         if step % log_every == 0 or step == steps:
