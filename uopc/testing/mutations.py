@@ -21,9 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-import uopc
-
-SOURCE_TREE = Path(uopc.__file__).resolve().parents[1]
+SOURCE_TREE = Path(__file__).resolve().parents[2]  # holds uopc/, tests/, examples/
 TIME_LIMIT_S = 30.0
 TRACEBACK = "Traceback (most recent call last)"
 # What each command line runs on the mutated file (substituted for FILE).

@@ -24,7 +24,7 @@ class Result:
 
 def _serve(conn: Connection) -> None:
     """The worker's loop: run each (program, gradient) it receives on uopc.Tensor."""
-    from uopc import Tensor
+    from uopc.frontend.tensor import Tensor
 
     while True:
         program, gradient = conn.recv()
