@@ -102,9 +102,6 @@ class Mutant:
     command: tuple[str, ...]
     origin: str
 
-    def text(self) -> str:
-        return self.data.decode("utf-8", "backslashreplace")
-
 
 @dataclass(frozen=True)
 class Outcome:
