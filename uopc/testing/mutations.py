@@ -12,6 +12,7 @@ status) or a hang.
 from __future__ import annotations
 
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,9 @@ import numpy as np
 
 SOURCE_TREE = Path(__file__).resolve().parents[2]  # holds uopc/, tests/, examples/
 TIME_LIMIT_S = 30.0
+# Address-space limit of each run: a mutant declaring a huge shape must fail cleanly within
+# it (as a diagnostic, not a MemoryError traceback) and never squeezes the machine.
+MEMORY_LIMIT_BYTES = 4 << 30
 TRACEBACK = "Traceback (most recent call last)"
 # What each command line runs on the mutated file (substituted for FILE).
 COMMANDS = (
@@ -131,15 +135,21 @@ def _executable(name: str) -> str:
     return str(local) if local.exists() else name
 
 
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+
 def check(mutant: Mutant, time_limit_s: float = TIME_LIMIT_S) -> Outcome:
-    """Run the mutant's command on it and classify how it ended."""
+    """Run the mutant's command on it (within `MEMORY_LIMIT_BYTES`) and classify how it
+    ended."""
     with tempfile.TemporaryDirectory(prefix="uopc-fuzz-") as tmp:
         path = Path(tmp) / f"input{mutant.suffix}"
         path.write_bytes(mutant.data)
         argv = [_executable(mutant.command[0])] + [
             str(path) if a == "FILE" else a for a in mutant.command[1:]]
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=time_limit_s, cwd=tmp)
+            done = subprocess.run(argv, capture_output=True, timeout=time_limit_s, cwd=tmp,
+                                  preexec_fn=_limit_memory)
         except subprocess.TimeoutExpired:
             return Outcome("hang", f"no exit after {time_limit_s:.0f} s")
     stderr = done.stderr.decode("utf-8", "replace")
