@@ -9,7 +9,7 @@ import numpy as np
 from uopc.testing import mutations
 from uopc.testing.fuzz import KNOWN_ISSUES, Summary, fuzz_cli, fuzz_programs, program_failure, shrink
 from uopc.testing.programs import ALL_OPS, Program, Step, generate, smaller
-from uopc.testing.sandbox import Result
+from uopc.testing.sandbox import Result, Sandbox
 
 SUITE_OPS = [op for op in ALL_OPS if op not in KNOWN_ISSUES]
 
@@ -30,6 +30,13 @@ def test_mutated_cli_inputs_fail_cleanly():
     summary = Summary()
     fuzz_cli(8, 0, 20.0, summary, lambda text: None)
     _assert_clean(summary)
+
+
+def test_an_f16_round_trip_is_computed_back_in_f32():
+    """`.float()` keeps f16, so the round trip must cast to f32 (found by the fuzzer, seed 1397)."""
+    program = Program(((1, 1, 3),), (Step("half", (0,)), Step("cos", (1,))), seed=1397)
+    with Sandbox(60.0) as sandbox:
+        assert program_failure(sandbox, program, False) is None
 
 
 class _Answers:
