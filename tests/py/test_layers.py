@@ -25,6 +25,7 @@ LAYERS = {
     "uopc.runtime": 3,
     "uopc.frontend": 4,
     "uopc.tools": 5,
+    "uopc.testing": 6,
 }
 TOP = max(LAYERS.values()) + 1  # `uopc/__init__.py`, which re-exports the frontend
 
