@@ -91,7 +91,9 @@ class Bounded:
         interval (widened by the rounding of f's argument), exact for monotone f."""
         reach = self.err + FUNCTION_ROUNDING * U * (np.abs(self.value) + 2.0)
         lo, hi = self.value - reach, self.value + reach
-        if domain is not None and not np.all(domain(lo)):
+        # the whole interval must lie in the domain: its ends and the value itself (a value
+        # of 0 between two ends past 0.05 would make reciprocal's bound infinite)
+        if domain is not None and not np.all(domain(lo) & domain(self.value) & domain(hi)):
             raise Invalid("argument near the edge of the function's domain")
         value = f(self.value)
         err = np.maximum(np.abs(f(lo) - value), np.abs(f(hi) - value))
