@@ -71,7 +71,6 @@ from uopc.passes.intform import Quotient
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.ops import dense_to_array
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
 
@@ -491,15 +490,13 @@ class FunctionLowering:
     # ---- op rules -----------------------------------------------------------------------------
     def _rule_const(self, op: uop.ConstOp, idx):
         t = op.value.get_type().get_element_type()
+        # uop.const stores every splat as one element when it is created (bitwise equal
+        # elements: 0.0 and -0.0 differ), so a literal of several elements is not one
         one = op.splat()
         if one is not None:
             return self.const(_py(one), t)
-        arr = dense_to_array(op.value)
-        if arr.size == 0:
-            return self.const(0, t)
-        flat = arr.reshape(-1)
-        if _all_same(flat):
-            return self.const(_py(flat[0]), t)
+        if 0 in op.value.get_type().get_shape():
+            return self.const(0, t)  # nothing to read
         g = self._global(op)
         return self._load(g, idx)
 
@@ -691,13 +688,6 @@ def _with_anchor(stack: list[Frame], level: int) -> Frame:
 
 def _align(n: int) -> int:
     return -(-n // ARENA_ALIGN) * ARENA_ALIGN
-
-
-def _all_same(flat) -> bool:
-    if flat.dtype.kind == "f":
-        raw = flat.view({2: "uint16", 4: "uint32", 8: "uint64"}[flat.dtype.itemsize])
-        return bool((raw == raw[0]).all())
-    return bool((flat == flat[0]).all())
 
 
 def _py(x):
