@@ -57,9 +57,23 @@ def test_every_elementwise_op_folds_and_lowers_to_scalars():
     assert not lacking, missing("a rangeify rule (scalar lowering or index rule)", lacking)
 
 
+def _takes(info, dtype: str) -> bool:
+    """Whether the binary or ALU op accepts operands of `dtype`."""
+    x = Sig((2,), dtype)
+    operands = {"where": [Sig((2,), "i1"), x, x], "cast": [x]}.get(info.name, [x, x])
+    try:
+        info.shape(operands, "f32" if info.name == "cast" else None)
+    except ShapeError:
+        return False
+    return True
+
+
 def test_integer_ops_have_a_symbolic_view():
-    # every op that applies to integers (all binary ops, cast, where) is read by uop-symbolic
-    integer_ops = [i for i in OPS.values() if i.group in ("binary", "alu")]
+    # every op that applies to integers (the binary ops on i32, cast, where) is read by
+    # uop-symbolic; the float-only ones (div, pow) are not integer expressions
+    integer_ops = [i for i in OPS.values() if i.group in ("binary", "alu") and _takes(i, "i32")]
+    assert {i.name for i in OPS.values() if i.group == "binary" and not _takes(i, "i32")} == \
+        {"div", "pow"}
     lacking = [i.name for i in integer_ops if i.int_view is None]
     assert not lacking, missing("an integer view", lacking)
     fn = func.FuncOp("f", ([tensor_type(Sig((2,), "i32"))] * 2, []))
@@ -90,7 +104,7 @@ def test_every_op_with_float_results_has_a_gradient():
     assert not lacking, missing("a gradient rule", lacking)
     # and the ops without one really never give floats
     assert {i.name for i in COMPUTED if i.gradient is None} == \
-        {"cmplt", "cmpne", "floordiv", "floormod"}
+        {"cmplt", "cmple", "cmpeq", "cmpne", "floordiv", "floormod"}
 
 
 def test_every_op_has_a_uir_statement():
@@ -141,10 +155,12 @@ def test_records_give_the_graph_and_the_ir_one_argument_convention():
 
 def test_commutative_flags_match_the_semantics():
     rng = np.random.default_rng(0)
-    a, b = rng.integers(-50, 50, (2, 64)).astype(np.int32)
-    a[a == 0], b[b == 0] = 7, 3  # keep floordiv/floormod defined both ways
+    ints = rng.integers(-50, 50, (2, 64)).astype(np.int32)
+    ints[ints == 0] = 7  # keep floordiv/floormod defined both ways
+    floats = rng.uniform(0.5, 4, (2, 64)).astype(np.float32)
     for info in OPS.values():
         if info.group != "binary":
             continue
+        a, b = ints if _takes(info, "i32") else floats
         swapped = np.array_equal(info.evaluate([a, b], None), info.evaluate([b, a], None))
         assert swapped == info.commutative, f"{info.name}: commutative flag is {info.commutative}"

@@ -76,12 +76,21 @@ def c_expr(op: str, dtype: str, args: list[str], arg_dtypes: list[str]) -> str:
         return f"({a} < {args[1]})"
     if op == "cmpne":
         return f"({a} != {args[1]})"
+    if op == "cmple":
+        return f"({a} <= {args[1]})"
+    if op == "cmpeq":
+        return f"({a} == {args[1]})"
+    if op == "div":
+        return f"{a} / {args[1]}"
+    if op == "pow":
+        return f"powf((float){a}, (float){args[1]})"
     if op == "where":
         return f"({a} ? {args[1]} : {args[2]})"
     if op == "cast":
         return f"({a} != 0)" if dtype == "i1" else f"({C_TYPE[dtype]}){a}"
     f = {"recip": "1.0f / {}", "sqrt": "sqrtf({})", "exp2": "exp2f({})",
-         "log2": "log2f({})", "sin": "sinf({})"}[op]
+         "log2": "log2f({})", "sin": "sinf({})", "tanh": "tanhf({})",
+         "erf": "erff({})"}[op]
     return f.format(f"(float){a}")
 
 
@@ -222,14 +231,16 @@ def test_ops_match_c_bit_for_bit():
         cases.append((label, out_dtype, arrays, ours))
 
     all_f16 = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    for op in ("recip", "sqrt", "exp2", "log2", "sin"):
+    for op in ("recip", "sqrt", "exp2", "log2", "sin", "tanh", "erf"):
         for dtype, xs in (("f16", all_f16), ("f32", _operands("f32", rng, 3000)[0])):
             case(f"{op}:{dtype}", [dtype], [xs], dtype, semantics.unary(op, xs),
                  lambda n, op=op, d=dtype: c_expr(op, d, n, [d]))
     for dtype in ("i32", "f32", "f16"):
         a, b = _operands(dtype, rng, 3000)
-        for op in ("add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod"):
-            if op.startswith("floor") and dtype != "i32":
+        for op in ("add", "mul", "max", "cmplt", "cmple", "cmpeq", "cmpne", "floordiv",
+                   "floormod", "div", "pow"):
+            if (op.startswith("floor") and dtype != "i32") or \
+                    (op in ("div", "pow") and dtype == "i32"):
                 continue
             (x, y), ours = _defined(lambda p, q, op=op: semantics.binary(op, p, q), a, b)
             rtype = "i1" if op.startswith("cmp") else dtype

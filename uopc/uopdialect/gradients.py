@@ -45,6 +45,24 @@ def mul(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     return [g * ctx.tensor(b) if need[0] else None, g * ctx.tensor(a) if need[1] else None]
 
 
+def div(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """d(a/b) = g/b and -g*(a/b)/b (the quotient itself, so b*b never overflows)."""
+    b = ctx.tensor(node.srcs[1])
+    return [g / b if need[0] else None, -(g * ctx.tensor(node)) / b if need[1] else None]
+
+
+def power(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """d(a**b) = g*b*a**(b-1) and g*a**b*log(a); the exponent's gradient is 0 where a is 0
+    and b >= 0 (PyTorch's rule: 0**b is 0 or 1 there, whatever b does)."""
+    a, b = ctx.tensor(node.srcs[0]), ctx.tensor(node.srcs[1])
+    grad_a = g * b * a.pow(b - 1.0) if need[0] else None
+    grad_b = None
+    if need[1]:
+        flat = a.eq(0.0) * (b >= 0.0)
+        grad_b = flat.where(0.0, g * ctx.tensor(node) * a.log())
+    return [grad_a, grad_b]
+
+
 def maximum(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     a, b = ctx.tensor(node.srcs[0]), ctx.tensor(node.srcs[1])
     share_a = (b < a).where(1.0, a.eq(b).where(0.5, 0.0)).cast(g.dtype)
@@ -82,6 +100,16 @@ def sqrt(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
 
 def sin(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     return [g * ctx.tensor(node.srcs[0]).cos()]
+
+
+def tanh(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    out = ctx.tensor(node)
+    return [g * (1.0 - out * out)]
+
+
+def erf(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    x = ctx.tensor(node.srcs[0])
+    return [g * (x * x * -1.0).exp() * (2.0 / math.sqrt(math.pi))]
 
 
 def _reshaped(ctx: GradientContext, g: Any, shape: tuple[int, ...]) -> Any:

@@ -467,11 +467,12 @@ def evaluate(op: "UopOp", arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _binary(name: str, rule, lower, gradient=None, int_view: str | None = None,
-            compare: bool = False, int_only: bool = False) -> OpInfo:
-    """The record of an elementwise binary op computed by `rule(a, b)`."""
+            compare: bool = False, kind: str | None = None) -> OpInfo:
+    """The record of an elementwise binary op computed by `rule(a, b)`; `kind` "int" or
+    "float" restricts its element type (see `shapes.binary`)."""
     return OpInfo(
         name, "binary",
-        shape=lambda sigs, arg: shapes.binary(name, sigs[0], sigs[1], compare, int_only),
+        shape=lambda sigs, arg: shapes.binary(name, sigs[0], sigs[1], compare, kind),
         evaluate=lambda xs, arg: rule(xs[0], xs[1]),
         int_view=int_view, lower=lower, gradient=gradient,
     )
@@ -526,6 +527,26 @@ class CmpLtOp(BinaryOp):
 
 
 @uop_op
+class CmpLeOp(BinaryOp):
+    """lhs <= rhs, an i1 tensor (false when an operand is NaN)."""
+    name = "uop.cmple"
+    INFO: ClassVar[OpInfo] = _binary(
+        "cmple", semantics.cmple, CompareChoice("sle", "ole", "ule"), int_view="cmp:sle",
+        compare=True)
+    traits = traits_def(Pure())
+
+
+@uop_op
+class CmpEqOp(BinaryOp):
+    """lhs == rhs, an i1 tensor (false when an operand is NaN; +0.0 equals -0.0)."""
+    name = "uop.cmpeq"
+    INFO: ClassVar[OpInfo] = _binary(
+        "cmpeq", semantics.cmpeq, CompareChoice("eq", "oeq", "eq"), int_view="cmp:eq",
+        compare=True)
+    traits = traits_def(Pure(), Commutative())
+
+
+@uop_op
 class CmpNeOp(BinaryOp):
     """lhs != rhs, an i1 tensor (true when an operand is NaN)."""
     name = "uop.cmpne"
@@ -533,6 +554,32 @@ class CmpNeOp(BinaryOp):
         "cmpne", semantics.cmpne, CompareChoice("ne", "une", "ne"), int_view="cmp:ne",
         compare=True)
     traits = traits_def(Pure(), Commutative())
+
+
+def _lower_div(builder, dtype: str, a, b):
+    return builder.put(arith.DivfOp(a.value, b.value), a, b)
+
+
+@uop_op
+class DivOp(BinaryOp):
+    """lhs / rhs, correctly rounded (x/±0 = ±inf, 0/0 = NaN); floats only."""
+    name = "uop.div"
+    INFO: ClassVar[OpInfo] = _binary("div", semantics.div, _lower_div, gradients.div,
+                                     kind="float")
+    traits = traits_def(Pure())
+
+
+def _lower_pow(builder, dtype: str, a, b):
+    return builder.put(mathd.PowFOp(a.value, b.value), a, b)
+
+
+@uop_op
+class PowOp(BinaryOp):
+    """lhs ** rhs, C's powf (NaN for a negative base and a non-integer exponent)."""
+    name = "uop.pow"
+    INFO: ClassVar[OpInfo] = _binary("pow", semantics.power, _lower_pow, gradients.power,
+                                     kind="float")
+    traits = traits_def(Pure())
 
 
 def _lower_floordiv(builder, dtype: str, a, b):
@@ -552,7 +599,7 @@ class FloorDivOp(BinaryOp):
     """Integer division rounding toward negative infinity."""
     name = "uop.floordiv"
     INFO: ClassVar[OpInfo] = _binary(
-        "floordiv", semantics.floordiv, _lower_floordiv, int_view="floordiv", int_only=True)
+        "floordiv", semantics.floordiv, _lower_floordiv, int_view="floordiv", kind="int")
     traits = traits_def(Pure())
 
 
@@ -561,7 +608,7 @@ class FloorModOp(BinaryOp):
     """Integer remainder with the sign of the divisor (pairs with floordiv)."""
     name = "uop.floormod"
     INFO: ClassVar[OpInfo] = _binary(
-        "floormod", semantics.floormod, _lower_floormod, int_view="floormod", int_only=True)
+        "floormod", semantics.floormod, _lower_floormod, int_view="floormod", kind="int")
     traits = traits_def(Pure())
 
 
@@ -624,6 +671,21 @@ class SinOp(UnaryOp):
     """Sine (radians)."""
     name = "uop.sin"
     INFO: ClassVar[OpInfo] = _unary("sin", semantics.sin, MathCall(mathd.SinOp), gradients.sin)
+
+
+@uop_op
+class TanhOp(UnaryOp):
+    """Hyperbolic tangent (C's tanhf)."""
+    name = "uop.tanh"
+    INFO: ClassVar[OpInfo] = _unary("tanh", semantics.tanh, MathCall(mathd.TanhOp),
+                                    gradients.tanh)
+
+
+@uop_op
+class ErfOp(UnaryOp):
+    """The error function (C's erff)."""
+    name = "uop.erf"
+    INFO: ClassVar[OpInfo] = _unary("erf", semantics.erf, MathCall(mathd.ErfOp), gradients.erf)
 
 
 @uop_op

@@ -27,8 +27,12 @@ The rules:
   the f32 function and rounds the result to f16, as C code on `_Float16` does.
   recip(±0) = ±inf, log2(0) = -inf, log2(x<0) = NaN, sqrt(x<0) = NaN, exp2 overflows to
   inf, sin(±inf) = NaN, 0 * inf = NaN: the IEEE results.
+* div is IEEE division, correctly rounded in the element type: x/±0 = ±inf, 0/0 = NaN
+  (f16 divides in f32 and rounds once, exact for the same reason as add and mul).
+* pow is C's `powf` (f16 through f32); tanh and erf are C's `tanhf` and `erff`.
 * max: NaN if either operand is NaN; max(+0.0, -0.0) = +0.0 in either order; otherwise the
-  larger operand. cmplt is false and cmpne is true when an operand is NaN.
+  larger operand. The compares are IEEE: cmplt, cmple and cmpeq are false and cmpne is
+  true when an operand is NaN; cmpeq(+0.0, -0.0) is true.
 * cast: float -> i32 truncates toward zero; NaN, ±inf and values whose truncation lies
   outside i32 are undefined. Any -> i1 is "nonzero" (NaN is nonzero, -0.0 is not).
   i1 -> number is 0 or 1. i32/f32 -> f16 and i32 -> f32 round to nearest even.
@@ -43,6 +47,7 @@ The rules:
 from __future__ import annotations
 
 import ctypes
+import math
 import ctypes.util
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -174,14 +179,17 @@ def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 BinaryFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def _binary_op(name: str, fn: BinaryFn, int_only: bool = False) -> BinaryFn:
-    """The checked form of a binary rule: both operands of one dtype and shape."""
+def _binary_op(name: str, fn: BinaryFn, kind: str | None = None) -> BinaryFn:
+    """The checked form of a binary rule: both operands of one dtype and shape; `kind`
+    "int" or "float" restricts the element type."""
     def apply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = np.asarray(a), np.asarray(b)
         if a.dtype != b.dtype or a.shape != b.shape:
             raise TypeError(f"{name}: operands differ: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
-        if int_only and a.dtype != np.int32:
+        if kind == "int" and a.dtype != np.int32:
             raise TypeError(f"{name} takes i32 operands, found {dtype_name(a)}")
+        if kind == "float" and not _is_float(a):
+            raise TypeError(f"{name} takes float operands, found {dtype_name(a)}")
         with np.errstate(all="ignore"):
             return np.asarray(fn(a, b))
     apply.__name__ = apply.__qualname__ = name
@@ -192,37 +200,51 @@ add = _binary_op("add", _add)
 mul = _binary_op("mul", _mul)
 maximum = _binary_op("max", _maximum)
 cmplt = _binary_op("cmplt", np.less)
+cmple = _binary_op("cmple", np.less_equal)
+cmpeq = _binary_op("cmpeq", np.equal)
 cmpne = _binary_op("cmpne", np.not_equal)
-floordiv = _binary_op("floordiv", _floordiv, int_only=True)
-floormod = _binary_op("floormod", _floormod, int_only=True)
+floordiv = _binary_op("floordiv", _floordiv, kind="int")
+floormod = _binary_op("floormod", _floormod, kind="int")
 
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The binary op named `op` (add, mul, max, cmplt, cmpne, floordiv, floormod) on two
-    arrays of one dtype and shape."""
+    """The binary op named `op` (add, mul, max, div, pow, the compares, floordiv,
+    floormod) on two arrays of one dtype and shape."""
     from uopc.uopdialect.ops import OPS
 
     return OPS[op].evaluate([a, b], None)
 
 
-def _libm(name: str) -> Callable[[np.ndarray], np.ndarray] | None:
-    """The f32 function `name` of the C math library, mapped over an array."""
+def _libm(name: str, arity: int = 1) -> Callable[..., np.ndarray] | None:
+    """The f32 function `name` of the C math library, mapped over arrays of one shape."""
     path = ctypes.util.find_library("m")
     if path is None:
         return None
     fn = getattr(ctypes.CDLL(path), name)
-    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float] * arity
 
-    def apply(x: np.ndarray) -> np.ndarray:
-        flat = x.reshape(-1).tolist()
-        return np.fromiter(map(fn, flat), np.float32, len(flat)).reshape(x.shape)
+    def apply(*xs: np.ndarray) -> np.ndarray:
+        flats = [x.reshape(-1).tolist() for x in xs]
+        return np.fromiter(map(fn, *flats), np.float32, len(flats[0])).reshape(xs[0].shape)
 
     return apply
 
 
-def _numpy_f32(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+def _numpy_f32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     """Fallback without a C math library: the float64 result rounded to f32."""
-    return lambda x: fn(x.astype(np.float64)).astype(np.float32)
+    return lambda *xs: fn(*(x.astype(np.float64) for x in xs)).astype(np.float32)
+
+
+def _float_binary(name: str, on_f32: BinaryFn) -> BinaryFn:
+    """A float binary rule defined on f32; f16 goes through f32 and rounds once."""
+    def on_floats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        result = np.asarray(on_f32(a.astype(np.float32), b.astype(np.float32)), np.float32)
+        return result.astype(a.dtype)
+    return _binary_op(name, on_floats, kind="float")
+
+
+div = _float_binary("div", np.divide)
+power = _float_binary("pow", _libm("powf", 2) or _numpy_f32(np.power))
 
 
 UnaryFn = Callable[[np.ndarray], np.ndarray]
@@ -246,10 +268,12 @@ sqrt = _float_unary("sqrt", np.sqrt)
 exp2 = _float_unary("exp2", _libm("exp2f") or _numpy_f32(np.exp2))
 log2 = _float_unary("log2", _libm("log2f") or _numpy_f32(np.log2))
 sin = _float_unary("sin", _libm("sinf") or _numpy_f32(np.sin))
+tanh = _float_unary("tanh", _libm("tanhf") or _numpy_f32(np.tanh))
+erf = _float_unary("erf", _libm("erff") or _numpy_f32(np.vectorize(math.erf)))
 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
-    """The float op named `op` (recip, exp2, log2, sqrt, sin) on an array."""
+    """The float op named `op` (recip, exp2, log2, sqrt, sin, tanh, erf) on an array."""
     from uopc.uopdialect.ops import OPS
 
     return OPS[op].evaluate([a], None)

@@ -62,9 +62,9 @@ def _check_axes_list(what: str, values: Sequence[int], rank: int) -> None:
         )
 
 
-def binary(op: str, a: Sig, b: Sig, compare: bool = False, int_only: bool = False) -> Sig:
-    """add, mul, max, cmplt, cmpne, floordiv, floormod: identical operand types; a compare
-    gives i1, an integer-only op (floordiv, floormod) rejects floats."""
+def binary(op: str, a: Sig, b: Sig, compare: bool = False, kind: str | None = None) -> Sig:
+    """The binary ops: identical operand types; a compare gives i1; `kind` "int"
+    (floordiv, floormod) rejects floats, "float" (div, pow) rejects integers and bools."""
     if a.shape != b.shape:
         raise ShapeError(
             f"shape mismatch {fmt_shape(a.shape)} vs {fmt_shape(b.shape)}: "
@@ -75,10 +75,15 @@ def binary(op: str, a: Sig, b: Sig, compare: bool = False, int_only: bool = Fals
             f"element type mismatch {a.dtype} vs {b.dtype}: operands of {op} must "
             f"have the same element type; convert one with cast"
         )
-    if int_only and a.dtype not in INT_DTYPES:
+    if kind == "int" and a.dtype not in INT_DTYPES:
         raise ShapeError(
             f"{op} takes integer operands, found {a.dtype}: "
-            f"for floats use mul with recip (and a cast for floor)"
+            f"for floats use div (and a cast for floor)"
+        )
+    if kind == "float" and a.dtype not in FLOAT_DTYPES:
+        raise ShapeError(
+            f"{op} takes float operands, found {a.dtype}: cast them to f32 first"
+            + (" (floordiv divides integers)" if op == "div" else "")
         )
     if compare:
         return Sig(a.shape, "i1")
@@ -86,7 +91,7 @@ def binary(op: str, a: Sig, b: Sig, compare: bool = False, int_only: bool = Fals
 
 
 def unary(op: str, a: Sig) -> Sig:
-    """recip, exp2, log2, sqrt, sin: float operands only."""
+    """The unary ops (recip, exp2, log2, sqrt, sin, tanh, erf): float operands only."""
     if a.dtype not in FLOAT_DTYPES:
         raise ShapeError(
             f"{op} takes a float operand, found {a.dtype}: cast it to f32 first"
