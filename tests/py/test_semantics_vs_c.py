@@ -89,8 +89,8 @@ def c_expr(op: str, dtype: str, args: list[str], arg_dtypes: list[str]) -> str:
     if op == "cast":
         return f"({a} != 0)" if dtype == "i1" else f"({C_TYPE[dtype]}){a}"
     f = {"recip": "1.0f / {}", "sqrt": "sqrtf({})", "exp2": "exp2f({})",
-         "log2": "log2f({})", "sin": "sinf({})", "tanh": "tanhf({})",
-         "erf": "erff({})"}[op]
+         "log2": "log2f({})", "sin": "sinf({})",
+         "round": "rintf({})"}.get(op, op + "f({})")
     return f.format(f"(float){a}")
 
 
@@ -231,7 +231,9 @@ def test_ops_match_c_bit_for_bit():
         cases.append((label, out_dtype, arrays, ours))
 
     all_f16 = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    for op in ("recip", "sqrt", "exp2", "log2", "sin", "tanh", "erf"):
+    for op in ("recip", "sqrt", "exp2", "log2", "sin", "tanh", "erf", "exp", "log", "cos",
+               "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "floor", "ceil",
+               "trunc", "round"):
         for dtype, xs in (("f16", all_f16), ("f32", _operands("f32", rng, 3000)[0])):
             case(f"{op}:{dtype}", [dtype], [xs], dtype, semantics.unary(op, xs),
                  lambda n, op=op, d=dtype: c_expr(op, d, n, [d]))

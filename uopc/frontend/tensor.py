@@ -435,29 +435,70 @@ class Tensor:
         return self - other
 
     def __truediv__(self, other: TensorLike) -> "Tensor":
-        if _is_scalar(other):
-            return self.float() * (1.0 / float(other))
-        a, b = _operands(self.float(), other)
-        broadcast_shape(a.shape, b.shape, "div")
-        return a * b.float().reciprocal()
+        return self._floating()._binary(OP.div, other, what="div")
 
     def __rtruediv__(self, other: TensorLike) -> "Tensor":
-        if _is_scalar(other):
-            return self.reciprocal()._binary(OP.mul, other, reflected=True)
-        a, b = _operands(self.float(), other)
-        return b.float() * a.reciprocal()
+        return self._floating()._binary(OP.div, other, reflected=True, what="div")
 
-    def div(self, other: TensorLike) -> "Tensor":
-        return self / other
+    def div(self, other: TensorLike, rounding_mode: str | None = None) -> "Tensor":
+        """True division (correctly rounded; integers divide as f32); `rounding_mode`
+        "trunc" or "floor" rounds the quotient (integers stay integers), as in PyTorch."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                             f"{rounding_mode!r}")
+        a, b = _operands(self, other)
+        if a.dtype == "i1":
+            a, b = a.cast("i32"), b.cast("i32")
+        if a.dtype in FLOAT_DTYPES:
+            q = a / b
+            return q.floor() if rounding_mode == "floor" else q.trunc()
+        floor = a // b
+        if rounding_mode == "floor":
+            return floor
+        # truncation differs from the floor where the quotient is negative and inexact
+        inexact = (a - floor * b).ne(0) * ((a < 0).ne(b < 0))
+        return floor + inexact.cast("i32")
 
-    def __pow__(self, exponent: Scalar) -> "Tensor":
-        """x ** n: integer n by repeated squaring (any sign of x); other exponents as
-        exp2(n * log2(x)), defined for x > 0."""
-        if not _is_scalar(exponent):
-            raise TypeError("pow takes a Python number exponent")
-        if exponent == 0.5:
-            return self.sqrt()
-        if float(exponent).is_integer():
+    def __floordiv__(self, other: TensorLike) -> "Tensor":
+        return self._intdiv(other, OP.floordiv, "//", reflected=False)
+
+    def __rfloordiv__(self, other: TensorLike) -> "Tensor":
+        return self._intdiv(other, OP.floordiv, "//", reflected=True)
+
+    def __mod__(self, other: TensorLike) -> "Tensor":
+        return self._intdiv(other, OP.floormod, "%", reflected=False)
+
+    def __rmod__(self, other: TensorLike) -> "Tensor":
+        return self._intdiv(other, OP.floormod, "%", reflected=True)
+
+    def _intdiv(self, other: TensorLike, op: OpInfo, what: str, reflected: bool) -> "Tensor":
+        """Python's // and % (rounding toward -inf; % has the divisor's sign) on any type.
+        An integer division by zero is undefined (SPEC §5): it is rejected here where the
+        divisor is a Python number."""
+        a, b = _operands(self, other)
+        if reflected:
+            a, b = b, a
+        if a.dtype == "i1":
+            a, b = a.cast("i32"), b.cast("i32")
+        if a.dtype in FLOAT_DTYPES:
+            q = (a / b).floor()
+            return q if op is OP.floordiv else a - q * b
+        if _is_scalar(other) and int(other) == 0 and not reflected:
+            raise ZeroDivisionError(f"integer {what} by zero: the result is undefined; "
+                                    f"divide floats for inf/nan")
+        return a._binary(op, b, what=what)
+
+    def pow(self, exponent: TensorLike) -> "Tensor":
+        return self ** exponent
+
+    def __pow__(self, exponent: TensorLike) -> "Tensor":
+        """x ** n: a Python integer n by repeated squaring (exact for any sign of x, and
+        integer tensors stay integers); other exponents (floats, tensors) with the pow
+        op, C's powf: NaN for a negative base and a non-integer exponent."""
+        if _is_scalar(exponent) and float(exponent).is_integer() and abs(exponent) <= 64 \
+                and not (exponent < 0 and self.dtype not in FLOAT_DTYPES):
             n = int(exponent)
             k, result, base = abs(n), None, self
             while k:
@@ -468,7 +509,12 @@ class Tensor:
                     base = base * base
             result = self.ones_like() if result is None else result
             return result.reciprocal() if n < 0 else result
-        return (self.log2() * float(exponent)).exp2()
+        if _is_scalar(exponent) and exponent == 0.5:
+            return self.sqrt()
+        return self._floating()._binary(OP.pow, exponent, what="pow")
+
+    def __rpow__(self, base: TensorLike) -> "Tensor":
+        return self._floating()._binary(OP.pow, base, reflected=True, what="pow")
 
     def __lt__(self, other: TensorLike) -> "Tensor":
         return self._binary(OP.cmplt, other, what="<")
@@ -477,16 +523,37 @@ class Tensor:
         return self._binary(OP.cmplt, other, reflected=True, what=">")
 
     def __le__(self, other: TensorLike) -> "Tensor":
-        return (self > other).logical_not()
+        return self._binary(OP.cmple, other, what="<=")
 
     def __ge__(self, other: TensorLike) -> "Tensor":
-        return (self < other).logical_not()
+        return self._binary(OP.cmple, other, reflected=True, what=">=")
+
+    def __eq__(self, other: TensorLike) -> "Tensor":  # type: ignore[override]
+        """Elementwise, as in PyTorch (hashing stays by identity)."""
+        return self.eq(other)
+
+    def __ne__(self, other: TensorLike) -> "Tensor":  # type: ignore[override]
+        return self.ne(other)
+
+    __hash__ = object.__hash__
+
+    def lt(self, other: TensorLike) -> "Tensor":
+        return self < other
+
+    def gt(self, other: TensorLike) -> "Tensor":
+        return self > other
+
+    def le(self, other: TensorLike) -> "Tensor":
+        return self <= other
+
+    def ge(self, other: TensorLike) -> "Tensor":
+        return self >= other
 
     def ne(self, other: TensorLike) -> "Tensor":
         return self._binary(OP.cmpne, other, what="ne")
 
     def eq(self, other: TensorLike) -> "Tensor":
-        return self.ne(other).logical_not()
+        return self._binary(OP.cmpeq, other, what="eq")
 
     def logical_not(self) -> "Tensor":
         return self.cast("i1")._apply(OP.cmpne, Tensor.full(self.shape, True, "i1"))
@@ -496,7 +563,17 @@ class Tensor:
 
     def minimum(self, other: TensorLike) -> "Tensor":
         a, b = _operands(self, other)
-        return -((-a).maximum(-b))
+        return a._reversed_order().maximum(b._reversed_order())._reversed_order()
+
+    def _reversed_order(self) -> "Tensor":
+        """An exact order-reversing map, its own inverse: -x on floats (NaN stays NaN),
+        the bitwise complement on integers (-x - 1, so INT_MIN <-> INT_MAX with no
+        overflow), not on bools. min is max through it."""
+        if self.dtype == "i1":
+            return self.logical_not()
+        if self.dtype in FLOAT_DTYPES:
+            return -self
+        return self * -1 + -1
 
     def where(self, a: TensorLike, b: TensorLike) -> "Tensor":
         """`a` where this condition is true (nonzero), else `b`; all three broadcast.
@@ -526,30 +603,46 @@ class Tensor:
         dt = to_dtype(dtype)
         return self if dt == self.dtype else self._apply(OP.cast, arg=dt)
 
-    def float(self) -> "Tensor":
+    def _floating(self) -> "Tensor":
+        """This tensor if it is float (f16 stays f16), else its f32 cast: what float math
+        computes on."""
         return self if self.dtype in FLOAT_DTYPES else self.cast("f32")
+
+    def float(self) -> "Tensor":
+        """The f32 cast (from f16 too, as in PyTorch)."""
+        return self.cast("f32")
+
+    def half(self) -> "Tensor":
+        return self.cast("f16")
+
+    def bool(self) -> "Tensor":
+        return self.cast("i1")
+
+    def long(self) -> "Tensor":
+        """The i32 cast: uopc's integers are 32-bit (there is no int64)."""
+        return self.cast("i32")
 
     def int(self) -> "Tensor":
         return self.cast("i32")
 
     # ------------------------------------------------------------------ elementwise math
     def reciprocal(self) -> "Tensor":
-        return self.float()._apply(OP.recip)
+        return self._floating()._apply(OP.recip)
 
     def exp2(self) -> "Tensor":
-        return self.float()._apply(OP.exp2)
+        return self._floating()._apply(OP.exp2)
 
     def log2(self) -> "Tensor":
-        return self.float()._apply(OP.log2)
+        return self._floating()._apply(OP.log2)
 
     def sqrt(self) -> "Tensor":
-        return self.float()._apply(OP.sqrt)
+        return self._floating()._apply(OP.sqrt)
 
     def sin(self) -> "Tensor":
-        return self.float()._apply(OP.sin)
+        return self._floating()._apply(OP.sin)
 
     def exp(self) -> "Tensor":
-        return (self.float() * LOG2_E).exp2()
+        return (self._floating() * LOG2_E).exp2()
 
     def log(self) -> "Tensor":
         return self.log2() * LN_2
@@ -558,7 +651,7 @@ class Tensor:
         return self.sqrt().reciprocal()
 
     def cos(self) -> "Tensor":
-        return (self.float() + math.pi / 2).sin()
+        return (self._floating() + math.pi / 2).sin()
 
     def square(self) -> "Tensor":
         return self * self
@@ -570,14 +663,14 @@ class Tensor:
         return self.maximum(0)
 
     def sigmoid(self) -> "Tensor":
-        return ((self.float() * -LOG2_E).exp2() + 1.0).reciprocal()
+        return ((self._floating() * -LOG2_E).exp2() + 1.0).reciprocal()
 
     def tanh(self) -> "Tensor":
-        return 2.0 * (2.0 * self.float()).sigmoid() - 1.0
+        return 2.0 * (2.0 * self._floating()).sigmoid() - 1.0
 
     def gelu(self) -> "Tensor":
         """GELU, tanh approximation."""
-        x = self.float()
+        x = self._floating()
         return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
 
     def silu(self) -> "Tensor":
@@ -742,16 +835,18 @@ class Tensor:
         return self._reduce("max", axis, keepdim, "max")
 
     def min(self, axis: Any = None, keepdim: bool = False) -> "Tensor":
-        return -((-self).max(axis, keepdim))
+        x = self.cast("i32") if self.dtype == "i1" else self
+        out = x._reversed_order().max(axis, keepdim)._reversed_order()
+        return out.cast("i1") if self.dtype == "i1" else out
 
     def mean(self, axis: Any = None, keepdim: bool = False) -> "Tensor":
         count = math.prod(self.shape[a] for a in self._axes(axis, "mean"))
-        return self.float().sum(axis, keepdim) * (1.0 / max(count, 1))
+        return self._floating().sum(axis, keepdim) * (1.0 / max(count, 1))
 
     def var(self, axis: Any = None, keepdim: bool = False, correction: int = 1) -> "Tensor":
         """Variance with Bessel's `correction` (1 by default, as in PyTorch; numpy's ddof)."""
         count = math.prod(self.shape[a] for a in self._axes(axis, "var"))
-        centered = self.float() - self.float().mean(axis, keepdim=True)
+        centered = self._floating() - self._floating().mean(axis, keepdim=True)
         return (centered * centered).sum(axis, keepdim) * (1.0 / max(count - correction, 1))
 
     def std(self, axis: Any = None, keepdim: bool = False, correction: int = 1) -> "Tensor":
@@ -760,7 +855,7 @@ class Tensor:
     def _shifted(self, axis: int) -> tuple["Tensor", "Tensor"]:
         # The shift by the maximum only keeps exp2 in range; it does not change the value,
         # so it is detached and costs no gradient work.
-        x = self.float()
+        x = self._floating()
         m = x.max(axis, keepdim=True).detach()
         return x - m, m
 
@@ -779,22 +874,32 @@ class Tensor:
         return out if keepdim else out.squeeze(axis)
 
     def argmax(self, axis: int | None = None, keepdim: bool = False) -> "Tensor":
-        """Index of the first maximum along `axis` (of the flattened tensor when None), i32."""
+        """Index of the first maximum along `axis` (of the flattened tensor when None), i32;
+        a NaN is the maximum (the first NaN's index), as in PyTorch."""
         if axis is None:
             out = self.flatten().argmax(0)
             return out.reshape((1,) * self.ndim) if keepdim else out
-        ax = _normalize_axis(axis, self.ndim, "argmax")
-        n = self.shape[ax]
-        shape = [1] * self.ndim
+        x = self.cast("i32") if self.dtype == "i1" else self
+        ax = _normalize_axis(axis, x.ndim, "argmax")
+        if x.ndim == 0:
+            return Tensor.full((), 0, "i32")
+        n = x.shape[ax]
+        shape = [1] * x.ndim
         shape[ax] = n
         # n - i for position i, so that the largest candidate is the first maximum.
         countdown = Tensor(np.arange(n, 0, -1, dtype=np.int32).reshape(shape))
-        hit = self.eq(self.max(ax, keepdim=True))
+        hit = x.eq(x.max(ax, keepdim=True))
+        if x.dtype in FLOAT_DTYPES:
+            hit = hit + x.isnan()  # the max of a row with a NaN is NaN, equal to nothing
         first = hit.where(countdown, 0).max(ax, keepdim=keepdim)
         return n - first
 
     def argmin(self, axis: int | None = None, keepdim: bool = False) -> "Tensor":
-        return (-self).argmax(axis, keepdim)
+        x = self.cast("i32") if self.dtype == "i1" else self
+        return x._reversed_order().argmax(axis, keepdim)
+
+    def isnan(self) -> "Tensor":
+        return self.ne(self) if self.dtype in FLOAT_DTYPES else Tensor.full(self.shape, False)
 
     # ------------------------------------------------------------------ linear algebra
     def matmul(self, other: "Tensor") -> "Tensor":

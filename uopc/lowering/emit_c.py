@@ -643,6 +643,7 @@ _MATH: dict[type, tuple[str, int]] = {
     mathd.SinOp: ("sin", 1), mathd.CosOp: ("cos", 1), mathd.TanOp: ("tan", 1),
     mathd.TanhOp: ("tanh", 1), mathd.SinhOp: ("sinh", 1), mathd.CoshOp: ("cosh", 1),
     mathd.AsinOp: ("asin", 1), mathd.AcosOp: ("acos", 1), mathd.AtanOp: ("atan", 1),
+    mathd.AsinhOp: ("asinh", 1),
     mathd.ErfOp: ("erf", 1), mathd.AbsFOp: ("fabs", 1), mathd.FloorOp: ("floor", 1),
     mathd.CeilOp: ("ceil", 1), mathd.RoundOp: ("round", 1), mathd.TruncOp: ("trunc", 1),
     mathd.RoundEvenOp: ("rint", 1), mathd.CbrtOp: ("cbrt", 1), mathd.PowFOp: ("pow", 2),

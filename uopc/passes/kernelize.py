@@ -72,6 +72,7 @@ from uopc.uopdialect.ops import (
     ExpandOp,
     FlipOp,
     PermuteOp,
+    PowOp,
     ReduceOp,
     ReshapeOp,
     UnaryOp,
@@ -442,7 +443,7 @@ def _calls_libm(sink: Operation, reduce: ReduceOp) -> bool:
         if op in seen:
             continue
         seen.add(op)
-        if isinstance(op, UnaryOp):
+        if isinstance(op, (UnaryOp, PowOp)):
             return True
         stack.extend(o for v in op.operands
                      if (o := _uop_owner(v)) is not None and (o is reduce or not _is_buffer(v)))

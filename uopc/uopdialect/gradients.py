@@ -112,6 +112,59 @@ def erf(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     return [g * (x * x * -1.0).exp() * (2.0 / math.sqrt(math.pi))]
 
 
+def exp(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node)]
+
+
+def log(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g / ctx.tensor(node.srcs[0])]
+
+
+def cos(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [-(g * ctx.tensor(node.srcs[0]).sin())]
+
+
+def tan(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    out = ctx.tensor(node)
+    return [g * (out * out + 1.0)]
+
+
+def _one_minus_square(ctx: GradientContext, node: Any) -> Any:
+    x = ctx.tensor(node.srcs[0])
+    return 1.0 - x * x
+
+
+def asin(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * _one_minus_square(ctx, node).rsqrt()]
+
+
+def acos(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [-(g * _one_minus_square(ctx, node).rsqrt())]
+
+
+def atan(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    x = ctx.tensor(node.srcs[0])
+    return [g / (x * x + 1.0)]
+
+
+def sinh(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node.srcs[0]).cosh()]
+
+
+def cosh(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * ctx.tensor(node.srcs[0]).sinh()]
+
+
+def asinh(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    x = ctx.tensor(node.srcs[0])
+    return [g * (x * x + 1.0).rsqrt()]
+
+
+def step(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """floor, ceil, trunc, round: piecewise constant, gradient 0 (as in PyTorch)."""
+    return [g * 0.0]
+
+
 def _reshaped(ctx: GradientContext, g: Any, shape: tuple[int, ...]) -> Any:
     """`g.reshape(shape)`, reading through a reshape that made `g`: a gradient node is
     never a target or a stop, so skipping it changes no gradient, and the reshape pairs

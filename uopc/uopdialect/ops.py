@@ -689,6 +689,114 @@ class ErfOp(UnaryOp):
 
 
 @uop_op
+class ExpOp(UnaryOp):
+    """e^x (C's expf)."""
+    name = "uop.exp"
+    INFO: ClassVar[OpInfo] = _unary("exp", semantics.exp, MathCall(mathd.ExpOp), gradients.exp)
+
+
+@uop_op
+class LogOp(UnaryOp):
+    """Natural logarithm (C's logf); -inf at 0, NaN below."""
+    name = "uop.log"
+    INFO: ClassVar[OpInfo] = _unary("log", semantics.log, MathCall(mathd.LogOp), gradients.log)
+
+
+@uop_op
+class CosOp(UnaryOp):
+    """Cosine (radians)."""
+    name = "uop.cos"
+    INFO: ClassVar[OpInfo] = _unary("cos", semantics.cos, MathCall(mathd.CosOp), gradients.cos)
+
+
+@uop_op
+class TanOp(UnaryOp):
+    """Tangent (radians)."""
+    name = "uop.tan"
+    INFO: ClassVar[OpInfo] = _unary("tan", semantics.tan, MathCall(mathd.TanOp), gradients.tan)
+
+
+@uop_op
+class AsinOp(UnaryOp):
+    """Arcsine; NaN outside [-1, 1]."""
+    name = "uop.asin"
+    INFO: ClassVar[OpInfo] = _unary("asin", semantics.asin, MathCall(mathd.AsinOp),
+                                    gradients.asin)
+
+
+@uop_op
+class AcosOp(UnaryOp):
+    """Arccosine; NaN outside [-1, 1]."""
+    name = "uop.acos"
+    INFO: ClassVar[OpInfo] = _unary("acos", semantics.acos, MathCall(mathd.AcosOp),
+                                    gradients.acos)
+
+
+@uop_op
+class AtanOp(UnaryOp):
+    """Arctangent."""
+    name = "uop.atan"
+    INFO: ClassVar[OpInfo] = _unary("atan", semantics.atan, MathCall(mathd.AtanOp),
+                                    gradients.atan)
+
+
+@uop_op
+class SinhOp(UnaryOp):
+    """Hyperbolic sine."""
+    name = "uop.sinh"
+    INFO: ClassVar[OpInfo] = _unary("sinh", semantics.sinh, MathCall(mathd.SinhOp),
+                                    gradients.sinh)
+
+
+@uop_op
+class CoshOp(UnaryOp):
+    """Hyperbolic cosine."""
+    name = "uop.cosh"
+    INFO: ClassVar[OpInfo] = _unary("cosh", semantics.cosh, MathCall(mathd.CoshOp),
+                                    gradients.cosh)
+
+
+@uop_op
+class AsinhOp(UnaryOp):
+    """Inverse hyperbolic sine."""
+    name = "uop.asinh"
+    INFO: ClassVar[OpInfo] = _unary("asinh", semantics.asinh, MathCall(mathd.AsinhOp),
+                                    gradients.asinh)
+
+
+@uop_op
+class FloorOp(UnaryOp):
+    """The largest integer value <= x (a float)."""
+    name = "uop.floor"
+    INFO: ClassVar[OpInfo] = _unary("floor", semantics.floor, MathCall(mathd.FloorOp),
+                                    gradients.step)
+
+
+@uop_op
+class CeilOp(UnaryOp):
+    """The smallest integer value >= x (a float)."""
+    name = "uop.ceil"
+    INFO: ClassVar[OpInfo] = _unary("ceil", semantics.ceil, MathCall(mathd.CeilOp),
+                                    gradients.step)
+
+
+@uop_op
+class TruncOp(UnaryOp):
+    """x rounded toward zero to an integer value (a float)."""
+    name = "uop.trunc"
+    INFO: ClassVar[OpInfo] = _unary("trunc", semantics.trunc, MathCall(mathd.TruncOp),
+                                    gradients.step)
+
+
+@uop_op
+class RoundOp(UnaryOp):
+    """x rounded to the nearest integer value, halves to even (a float)."""
+    name = "uop.round"
+    INFO: ClassVar[OpInfo] = _unary("round", semantics.round_even, MathCall(mathd.RoundEvenOp),
+                                    gradients.step)
+
+
+@uop_op
 class CastOp(UopOp, FoldsConstants):
     """Element type conversion: float->int truncates, ->i1 is "nonzero", i1-> is 0/1.
 

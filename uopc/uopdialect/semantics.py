@@ -29,7 +29,9 @@ The rules:
   inf, sin(±inf) = NaN, 0 * inf = NaN: the IEEE results.
 * div is IEEE division, correctly rounded in the element type: x/±0 = ±inf, 0/0 = NaN
   (f16 divides in f32 and rounds once, exact for the same reason as add and mul).
-* pow is C's `powf` (f16 through f32); tanh and erf are C's `tanhf` and `erff`.
+* pow is C's `powf`, and exp, log, cos, tan, asin, acos, atan, sinh, cosh, asinh, tanh
+  and erf are the C math library's f32 functions (f16 through f32, as for exp2).
+  floor, ceil, trunc and round (halves to even, C's `rintf`) are exact.
 * max: NaN if either operand is NaN; max(+0.0, -0.0) = +0.0 in either order; otherwise the
   larger operand. The compares are IEEE: cmplt, cmple and cmpeq are false and cmpne is
   true when an operand is NaN; cmpeq(+0.0, -0.0) is true.
@@ -270,10 +272,25 @@ log2 = _float_unary("log2", _libm("log2f") or _numpy_f32(np.log2))
 sin = _float_unary("sin", _libm("sinf") or _numpy_f32(np.sin))
 tanh = _float_unary("tanh", _libm("tanhf") or _numpy_f32(np.tanh))
 erf = _float_unary("erf", _libm("erff") or _numpy_f32(np.vectorize(math.erf)))
+exp = _float_unary("exp", _libm("expf") or _numpy_f32(np.exp))
+log = _float_unary("log", _libm("logf") or _numpy_f32(np.log))
+cos = _float_unary("cos", _libm("cosf") or _numpy_f32(np.cos))
+tan = _float_unary("tan", _libm("tanf") or _numpy_f32(np.tan))
+asin = _float_unary("asin", _libm("asinf") or _numpy_f32(np.arcsin))
+acos = _float_unary("acos", _libm("acosf") or _numpy_f32(np.arccos))
+atan = _float_unary("atan", _libm("atanf") or _numpy_f32(np.arctan))
+sinh = _float_unary("sinh", _libm("sinhf") or _numpy_f32(np.sinh))
+cosh = _float_unary("cosh", _libm("coshf") or _numpy_f32(np.cosh))
+asinh = _float_unary("asinh", _libm("asinhf") or _numpy_f32(np.arcsinh))
+# rounding to an integer value is exact in any float format: numpy's results are C's
+floor = _float_unary("floor", np.floor)
+ceil = _float_unary("ceil", np.ceil)
+trunc = _float_unary("trunc", np.trunc)
+round_even = _float_unary("round", np.rint)  # halves to even, C's rintf in the default mode
 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
-    """The float op named `op` (recip, exp2, log2, sqrt, sin, tanh, erf) on an array."""
+    """The float op named `op` (recip, exp2, log2, sqrt, sin, ...) on an array."""
     from uopc.uopdialect.ops import OPS
 
     return OPS[op].evaluate([a], None)
