@@ -42,14 +42,14 @@ func.func @f(%a: tensor<2xf32>) {
   %r = "uop.floordiv"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   func.return
 }
-// CHECK: uop.floordiv: floordiv takes integer operands, found f32: for floats use mul with recip (and a cast for floor)
+// CHECK: uop.floordiv: floordiv takes integer operands, found f32: for floats use div (and a cast for floor)
 
 // -----
 func.func @f(%a: tensor<2xi1>) {
   %r = "uop.floormod"(%a, %a) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
   func.return
 }
-// CHECK: uop.floormod: floormod takes integer operands, found i1: for floats use mul with recip (and a cast for floor)
+// CHECK: uop.floormod: floormod takes integer operands, found i1: for floats use div (and a cast for floor)
 
 // -----
 func.func @f(%a: tensor<2xf64>) {
@@ -176,7 +176,7 @@ func.func @f(%a: tensor<2xf32>) {
 // CHECK: invalid_elementwise.mlir:[[# @LINE - 3]]:30
 // CHECK-NEXT: %r = uop.floordiv %a, %a : tensor<2xf32>
 // CHECK-NEXT: ^^^^^^^^^^^^^{{$}}
-// CHECK-NEXT: uop.floordiv: floordiv takes integer operands, found f32: for floats use mul with recip (and a cast for floor)
+// CHECK-NEXT: uop.floordiv: floordiv takes integer operands, found f32: for floats use div (and a cast for floor)
 
 // -----
 func.func @f(%a: tensor<2xf64>) {
@@ -218,3 +218,10 @@ func.func @f(%a: tensor<2xf32>) {
 // CHECK: %r = "uop.add"(%a) : (tensor<2xf32>) -> tensor<2xf32>
 // CHECK-NEXT: ^^^^^^^^^^^^^^
 // CHECK-NEXT: | Operation does not verify: Expected 2 operands, but got 1
+
+// -----
+func.func @f(%a: tensor<2xi32>) {
+  %r = "uop.div"(%a, %a) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  func.return
+}
+// CHECK: uop.div: div takes float operands, found i32: cast them to f32 first (floordiv divides integers)
