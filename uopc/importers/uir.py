@@ -30,12 +30,11 @@ Ops (their names are the uop ops' names, plus three pieces of sugar):
                                    its nested shape (reshaped to S if given, same element
                                    count). Without dtype= the literal decides: true/false
                                    i1, ints i32, anything with a float f32.
-    add mul max cmplt cmpne floordiv floormod   a, b
+    add mul max cmplt cmple cmpeq cmpne floordiv floormod div pow   a, b
+                                   (div and pow take floats; for integers use floordiv)
     sub a, b  = add(a, mul(b, -1))     neg a = mul(a, -1)
-    div a, b  = mul(a, recip(b))   (floats only; may differ from a true quotient in the
-                                   last bit; for integers use floordiv)
     where c, a, b
-    recip exp2 log2 sqrt sin x
+    recip exp2 log2 sqrt sin x     and every other unary uop op (exp, log, tanh, erf, ...)
     cast x : dtype=T
     reshape x, SHAPE               one size may be -1 (inferred, as in numpy)
     expand x, SHAPE                permute x, ORDER                flip x, AXES
@@ -596,14 +595,6 @@ def _neg(im: _Importer, st: Statement) -> SSAValue:
     return _negated(im, im.value(st.operands[0]))
 
 
-def _div(im: _Importer, st: Statement) -> SSAValue:
-    a, b = _broadcast_pair(im, st)
-    dtype = sig_of(a.type).dtype
-    if dtype not in shapes.FLOAT_DTYPES:
-        raise im.error(f"div takes float operands, found {dtype}: use floordiv for integers")
-    return im.emit(uop.MulOp, a, im.emit(uop.RecipOp, b))
-
-
 def _where(im: _Importer, st: Statement) -> SSAValue:
     im._check_keys(st, set())
     im._check_arity(st, 3, "condition, value if true, value if false")
@@ -742,7 +733,7 @@ Handler = Callable[[_Importer, Statement], SSAValue]
 #: statements whose syntax is their own: the sugar (sub, neg, div), the graph input, and
 #: the ops whose operands or keys follow no family
 _SPECIAL: dict[str, Handler] = {
-    "sub": _sub, "neg": _neg, "div": _div, "buffer": _buffer,
+    "sub": _sub, "neg": _neg, "buffer": _buffer,
     "where": _where, "cast": _cast, "const": _const,
     "reduce": _reduce, "stack": _stack, "index": _index, "contiguous": _contiguous,
 }
