@@ -232,7 +232,8 @@ def test_ops_match_c_bit_for_bit():
 
     all_f16 = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
     for op in ("recip", "sqrt", "exp2", "log2", "sin", "tanh", "erf", "exp", "log", "cos",
-               "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "floor", "ceil",
+               "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "log10", "log1p", "expm1",
+               "floor", "ceil",
                "trunc", "round"):
         for dtype, xs in (("f16", all_f16), ("f32", _operands("f32", rng, 3000)[0])):
             case(f"{op}:{dtype}", [dtype], [xs], dtype, semantics.unary(op, xs),

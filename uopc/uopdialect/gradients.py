@@ -160,6 +160,18 @@ def asinh(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     return [g * (x * x + 1.0).rsqrt()]
 
 
+def log10(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g / (ctx.tensor(node.srcs[0]) * math.log(10.0))]
+
+
+def log1p(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g / (ctx.tensor(node.srcs[0]) + 1.0)]
+
+
+def expm1(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    return [g * (ctx.tensor(node) + 1.0)]
+
+
 def step(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     """floor, ceil, trunc, round: piecewise constant, gradient 0 (as in PyTorch)."""
     return [g * 0.0]

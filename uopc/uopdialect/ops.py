@@ -765,6 +765,29 @@ class AsinhOp(UnaryOp):
 
 
 @uop_op
+class Log10Op(UnaryOp):
+    """Base-10 logarithm."""
+    name = "uop.log10"
+    INFO: ClassVar[OpInfo] = _unary("log10", semantics.log10, MathCall(mathd.Log10Op),
+                                    gradients.log10)
+
+
+@uop_op
+class Log1pOp(UnaryOp):
+    """log(1 + x), accurate near 0."""
+    name = "uop.log1p"
+    INFO: ClassVar[OpInfo] = _unary("log1p", semantics.log1p, MathCall(mathd.Log1pOp),
+                                    gradients.log1p)
+
+
+@uop_op
+class Expm1Op(UnaryOp):
+    """e^x - 1, accurate near 0."""
+    name = "uop.expm1"
+    INFO: ClassVar[OpInfo] = _unary("expm1", semantics.expm1, MathCall(mathd.ExpM1Op),
+                                    gradients.expm1)
+
+@uop_op
 class FloorOp(UnaryOp):
     """The largest integer value <= x (a float)."""
     name = "uop.floor"

@@ -29,7 +29,7 @@ The rules:
   inf, sin(±inf) = NaN, 0 * inf = NaN: the IEEE results.
 * div is IEEE division, correctly rounded in the element type: x/±0 = ±inf, 0/0 = NaN
   (f16 divides in f32 and rounds once, exact for the same reason as add and mul).
-* pow is C's `powf`, and exp, log, cos, tan, asin, acos, atan, sinh, cosh, asinh, tanh
+* pow is C's `powf`, and exp, log, log10, log1p, expm1, cos, tan, asin, acos, atan, sinh, cosh, asinh, tanh
   and erf are the C math library's f32 functions (f16 through f32, as for exp2).
   floor, ceil, trunc and round (halves to even, C's `rintf`) are exact.
 * max: NaN if either operand is NaN; max(+0.0, -0.0) = +0.0 in either order; otherwise the
@@ -282,6 +282,9 @@ atan = _float_unary("atan", _libm("atanf") or _numpy_f32(np.arctan))
 sinh = _float_unary("sinh", _libm("sinhf") or _numpy_f32(np.sinh))
 cosh = _float_unary("cosh", _libm("coshf") or _numpy_f32(np.cosh))
 asinh = _float_unary("asinh", _libm("asinhf") or _numpy_f32(np.arcsinh))
+log10 = _float_unary("log10", _libm("log10f") or _numpy_f32(np.log10))
+log1p = _float_unary("log1p", _libm("log1pf") or _numpy_f32(np.log1p))
+expm1 = _float_unary("expm1", _libm("expm1f") or _numpy_f32(np.expm1))
 # rounding to an integer value is exact in any float format: numpy's results are C's
 floor = _float_unary("floor", np.floor)
 ceil = _float_unary("ceil", np.ceil)

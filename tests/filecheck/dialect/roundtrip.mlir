@@ -19,6 +19,12 @@ func.func @all_ops(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<i32>) ->
   %q = uop.div %s, %b : tensor<2x3xf32>
   // CHECK-NEXT: %pw = uop.pow %q, %b : tensor<2x3xf32>
   %pw = uop.pow %q, %b : tensor<2x3xf32>
+  // CHECK-NEXT: %l10 = uop.log10 %pw : tensor<2x3xf32>
+  %l10 = uop.log10 %pw : tensor<2x3xf32>
+  // CHECK-NEXT: %l1p = uop.log1p %l10 : tensor<2x3xf32>
+  %l1p = uop.log1p %l10 : tensor<2x3xf32>
+  // CHECK-NEXT: %em1 = uop.expm1 %l1p : tensor<2x3xf32>
+  %em1 = uop.expm1 %l1p : tensor<2x3xf32>
   // CHECK-NEXT: %th = uop.tanh %pw : tensor<2x3xf32>
   %th = uop.tanh %pw : tensor<2x3xf32>
   // CHECK-NEXT: %ef = uop.erf %th : tensor<2x3xf32>
