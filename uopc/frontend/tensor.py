@@ -28,12 +28,14 @@ the engine, and one native call.
 from __future__ import annotations
 
 import math
+import os
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
 import numpy as np
 
+from uopc.frontend.activations import Activations
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
@@ -42,8 +44,6 @@ from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
 Scalar = Union[bool, int, float]
 TensorLike = Union["Tensor", Scalar, np.ndarray, list, tuple]
 
-LOG2_E = 1.0 / math.log(2.0)
-LN_2 = math.log(2.0)
 _NUMPY_OF = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
 _RANK = {"i1": 0, "i32": 1, "f16": 2, "f32": 3}
 
@@ -129,8 +129,22 @@ def _broadcast(a: Sequence[int], b: Sequence[int], what: str) -> tuple[int, ...]
     return tuple(out)
 
 
+#: float sums over more elements than this are summed in blocks (see `Tensor._float_sum`)
+SUM_BLOCK = 4096
+
+
+def _dim(axis: Any, dim: Any, what: str) -> Any:
+    """PyTorch's `dim=` and numpy's `axis=` name the same argument."""
+    if dim is None:
+        return axis
+    if axis is not None:
+        raise TypeError(f"{what}: give axis or dim, not both")
+    return dim
+
+
 def _normalize_axis(axis: int, ndim: int, what: str) -> int:
-    if not -ndim <= axis < max(ndim, 1):
+    """`axis` in [0, ndim); a 0-d tensor takes 0 and -1, as in PyTorch."""
+    if not -max(ndim, 1) <= axis < max(ndim, 1):
         raise ShapeError(f"{what}: axis {axis} is out of range for a tensor of rank {ndim}")
     return axis % ndim if ndim else 0
 
@@ -146,7 +160,7 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(shape)
 
 
-class Tensor:
+class Tensor(Activations):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
     __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "__weakref__")
@@ -626,55 +640,168 @@ class Tensor:
         return self.cast("i32")
 
     # ------------------------------------------------------------------ elementwise math
+    def _unary(self, op: OpInfo) -> "Tensor":
+        return self._floating()._apply(op)
+
     def reciprocal(self) -> "Tensor":
-        return self._floating()._apply(OP.recip)
+        return self._unary(OP.recip)
 
     def exp2(self) -> "Tensor":
-        return self._floating()._apply(OP.exp2)
+        return self._unary(OP.exp2)
 
     def log2(self) -> "Tensor":
-        return self._floating()._apply(OP.log2)
+        return self._unary(OP.log2)
 
     def sqrt(self) -> "Tensor":
-        return self._floating()._apply(OP.sqrt)
+        return self._unary(OP.sqrt)
 
     def sin(self) -> "Tensor":
-        return self._floating()._apply(OP.sin)
+        return self._unary(OP.sin)
+
+    def cos(self) -> "Tensor":
+        return self._unary(OP.cos)
+
+    def tan(self) -> "Tensor":
+        return self._unary(OP.tan)
+
+    def asin(self) -> "Tensor":
+        return self._unary(OP.asin)
+
+    def acos(self) -> "Tensor":
+        return self._unary(OP.acos)
+
+    def atan(self) -> "Tensor":
+        return self._unary(OP.atan)
+
+    def sinh(self) -> "Tensor":
+        return self._unary(OP.sinh)
+
+    def cosh(self) -> "Tensor":
+        return self._unary(OP.cosh)
+
+    def asinh(self) -> "Tensor":
+        return self._unary(OP.asinh)
+
+    def tanh(self) -> "Tensor":
+        return self._unary(OP.tanh)
+
+    def erf(self) -> "Tensor":
+        return self._unary(OP.erf)
 
     def exp(self) -> "Tensor":
-        return (self._floating() * LOG2_E).exp2()
+        return self._unary(OP.exp)
+
+    def expm1(self) -> "Tensor":
+        return self._unary(OP.expm1)
 
     def log(self) -> "Tensor":
-        return self.log2() * LN_2
+        return self._unary(OP.log)
+
+    def log10(self) -> "Tensor":
+        return self._unary(OP.log10)
+
+    def log1p(self) -> "Tensor":
+        return self._unary(OP.log1p)
+
+    def _rounded(self, op: OpInfo) -> "Tensor":
+        """floor/ceil/trunc/round: integers and bools are already whole."""
+        return self if self.dtype not in FLOAT_DTYPES else self._apply(op)
+
+    def floor(self) -> "Tensor":
+        return self._rounded(OP.floor)
+
+    def ceil(self) -> "Tensor":
+        return self._rounded(OP.ceil)
+
+    def trunc(self) -> "Tensor":
+        return self._rounded(OP.trunc)
+
+    def round(self) -> "Tensor":
+        """Round to the nearest integer value, halves to even (as torch.round)."""
+        return self._rounded(OP.round)
 
     def rsqrt(self) -> "Tensor":
         return self.sqrt().reciprocal()
 
-    def cos(self) -> "Tensor":
-        return (self._floating() + math.pi / 2).sin()
-
     def square(self) -> "Tensor":
         return self * self
+
+    def neg(self) -> "Tensor":
+        return -self
 
     def abs(self) -> "Tensor":
         return self.maximum(-self)
 
-    def relu(self) -> "Tensor":
-        return self.maximum(0)
+    def sign(self) -> "Tensor":
+        """-1, 0 or 1 (NaN stays NaN), in this tensor's type."""
+        if self.dtype == "i1":
+            return self
+        s = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+        return self.isnan().where(self, s) if self.dtype in FLOAT_DTYPES else s
 
-    def sigmoid(self) -> "Tensor":
-        return ((self._floating() * -LOG2_E).exp2() + 1.0).reciprocal()
+    def copysign(self, other: TensorLike) -> "Tensor":
+        """|self| with the sign of `other` (also of -0.0)."""
+        a, b = _operands(self._floating(), other)
+        negative = (b < 0) + (b.eq(0) * (b.reciprocal() < 0))
+        return negative.where(-a.abs(), a.abs())
 
-    def tanh(self) -> "Tensor":
-        return 2.0 * (2.0 * self._floating()).sigmoid() - 1.0
+    def fmod(self, other: TensorLike) -> "Tensor":
+        """C's fmod: the remainder with the dividend's sign (integers exactly; floats as
+        a - trunc(a/b)*b, exact while the quotient is below 2**24)."""
+        a, b = _operands(self, other)
+        if a.dtype in FLOAT_DTYPES:
+            return a - (a / b).trunc() * b
+        return a - a.div(b, rounding_mode="trunc") * b
 
-    def gelu(self) -> "Tensor":
-        """GELU, tanh approximation."""
-        x = self._floating()
-        return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+    def remainder(self, other: TensorLike) -> "Tensor":
+        return self % other
 
-    def silu(self) -> "Tensor":
-        return self * self.sigmoid()
+    def logaddexp(self, other: TensorLike) -> "Tensor":
+        a, b = _operands(self._floating(), other)
+        top = a.maximum(b)
+        low = a.minimum(b)
+        gap = (low - top).exp().log1p()
+        return top.eq(-math.inf).where(top, top + gap)
+
+    def lerp(self, end: TensorLike, weight: TensorLike) -> "Tensor":
+        return self + (end - self) * weight
+
+    def isinf(self) -> "Tensor":
+        if self.dtype not in FLOAT_DTYPES:
+            return Tensor.full(self.shape, False)
+        return self.abs().eq(math.inf)
+
+    def isfinite(self) -> "Tensor":
+        if self.dtype not in FLOAT_DTYPES:
+            return Tensor.full(self.shape, True)
+        return (self - self).eq(0)
+
+    def isclose(self, other: TensorLike, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> "Tensor":
+        a, b = _operands(self, other)
+        if a.dtype not in FLOAT_DTYPES:
+            a, b = a.float(), b.float()
+        close = ((a - b).abs() <= atol + rtol * b.abs()) + a.eq(b)
+        return close + (a.isnan() * b.isnan()) if equal_nan else close
+
+    def allclose(self, other: TensorLike, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+
+    def clamp(self, min: TensorLike | None = None, max: TensorLike | None = None) -> "Tensor":
+        """Limit to [min, max]; NaN stays NaN; the gradient is 1 inside [min, max]
+        (bounds included) and 0 outside, as in PyTorch."""
+        if min is None and max is None:
+            raise ValueError("clamp: give min, max or both")
+        out = self
+        if min is not None:
+            out = (out < min).where(min, out)
+        if max is not None:
+            out = (out > max).where(max, out)
+        return out
+
+    def clip(self, min: TensorLike | None = None, max: TensorLike | None = None) -> "Tensor":
+        return self.clamp(min, max)
 
     # ------------------------------------------------------------------ movement
     def reshape(self, *shape: int) -> "Tensor":
@@ -813,44 +940,126 @@ class Tensor:
 
     # ------------------------------------------------------------------ reductions
     def _axes(self, axis: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
+        """Sorted reduce axes; a 0-d tensor accepts axis 0 or -1 and has none to reduce."""
         if axis is None:
             return tuple(range(self.ndim))
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        return tuple(sorted({_normalize_axis(a, self.ndim, what) for a in axes}))
+        found = sorted({_normalize_axis(a, self.ndim, what) for a in axes})
+        return tuple(found) if self.ndim else ()
 
     def _reduce(self, kind: str, axis: Any, keepdim: bool, what: str) -> "Tensor":
         axes = self._axes(axis, what)
         x = self.cast("i32") if self.dtype == "i1" else self
         if not axes:
             return x
-        out = x._apply(OP.reduce, arg=(kind, axes))
+        if kind == "add" and x.dtype in FLOAT_DTYPES:
+            out = x._float_sum(axes)
+        else:
+            out = x._apply(OP.reduce, arg=(kind, axes))
         if keepdim:
             out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)))
         return out
 
-    def sum(self, axis: Any = None, keepdim: bool = False) -> "Tensor":
-        return self._reduce("add", axis, keepdim, "sum")
+    def _float_sum(self, axes: tuple[int, ...]) -> "Tensor":
+        """A float sum over `axes` with PyTorch's accuracy: f16 accumulates in f32 (the
+        result is rounded back to f16 once), and more than SUM_BLOCK elements are summed
+        in blocks of SUM_BLOCK whose partial sums are summed in turn, so that the rounding
+        error grows with SUM_BLOCK + n / SUM_BLOCK instead of n (a sequential f32 sum of
+        2**25 ones stops at 2**24)."""
+        x = self.cast("f32") if self.dtype == "f16" else self
+        count = math.prod(self.shape[a] for a in axes)
+        if count <= SUM_BLOCK:
+            out = x._apply(OP.reduce, arg=("add", axes))
+        else:
+            kept = [i for i in range(self.ndim) if i not in axes]
+            x = x.permute(kept + list(axes)).reshape([self.shape[i] for i in kept] + [count])
+            while count > SUM_BLOCK:
+                blocks = -(-count // SUM_BLOCK)
+                if blocks * SUM_BLOCK != count:
+                    x = x.pad([None] * len(kept) + [(0, blocks * SUM_BLOCK - count)])
+                x = x.reshape(x.shape[:-1] + (blocks, SUM_BLOCK))._apply(
+                    OP.reduce, arg=("add", (len(kept) + 1,)))
+                count = blocks
+            out = x._apply(OP.reduce, arg=("add", (len(kept),)))
+        return out.cast(self.dtype)
 
-    def max(self, axis: Any = None, keepdim: bool = False) -> "Tensor":
-        return self._reduce("max", axis, keepdim, "max")
+    def sum(self, axis: Any = None, keepdim: bool = False, dtype: Any = None, *,
+            dim: Any = None) -> "Tensor":
+        """Sum over `axis` (or `dim`); `dtype` casts the input first, as in PyTorch. Bools
+        sum as i32; f16 accumulates in f32."""
+        x = self if dtype is None else self.cast(dtype)
+        return x._reduce("add", _dim(axis, dim, "sum"), keepdim, "sum")
 
-    def min(self, axis: Any = None, keepdim: bool = False) -> "Tensor":
+    def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+        """The maximum over `axis` (or `dim`): the values only (PyTorch's max(dim) also
+        returns indices; use argmax for those). NaN propagates."""
+        return self._reduce("max", _dim(axis, dim, "max"), keepdim, "max")
+
+    def min(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
         x = self.cast("i32") if self.dtype == "i1" else self
-        out = x._reversed_order().max(axis, keepdim)._reversed_order()
+        out = x._reversed_order().max(_dim(axis, dim, "min"), keepdim)._reversed_order()
         return out.cast("i1") if self.dtype == "i1" else out
 
-    def mean(self, axis: Any = None, keepdim: bool = False) -> "Tensor":
+    def mean(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+        axis = _dim(axis, dim, "mean")
         count = math.prod(self.shape[a] for a in self._axes(axis, "mean"))
-        return self._floating().sum(axis, keepdim) * (1.0 / max(count, 1))
+        x = self._floating()
+        total = x.float().sum(axis, keepdim)
+        return (total / count).cast(x.dtype)  # 0 elements: 0/0 = NaN, as in PyTorch
 
-    def var(self, axis: Any = None, keepdim: bool = False, correction: int = 1) -> "Tensor":
-        """Variance with Bessel's `correction` (1 by default, as in PyTorch; numpy's ddof)."""
+    def var(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
+            dim: Any = None, unbiased: bool | None = None) -> "Tensor":
+        """Variance with Bessel's `correction` (1 by default, as in PyTorch; numpy's ddof);
+        NaN where there are no more elements than the correction."""
+        axis = _dim(axis, dim, "var")
+        if unbiased is not None:
+            correction = int(unbiased)
         count = math.prod(self.shape[a] for a in self._axes(axis, "var"))
-        centered = self._floating() - self._floating().mean(axis, keepdim=True)
-        return (centered * centered).sum(axis, keepdim) * (1.0 / max(count - correction, 1))
+        x = self._floating()
+        centered = x - x.mean(axis, keepdim=True)
+        return (centered * centered).sum(axis, keepdim) / max(count - correction, 0)
 
-    def std(self, axis: Any = None, keepdim: bool = False, correction: int = 1) -> "Tensor":
-        return self.var(axis, keepdim, correction).sqrt()
+    def std(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
+            dim: Any = None, unbiased: bool | None = None) -> "Tensor":
+        return self.var(axis, keepdim, correction, dim=dim, unbiased=unbiased).sqrt()
+
+    def std_mean(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
+                 dim: Any = None) -> tuple["Tensor", "Tensor"]:
+        return (self.std(axis, keepdim, correction, dim=dim),
+                self.mean(axis, keepdim, dim=dim))
+
+    def var_mean(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
+                 dim: Any = None) -> tuple["Tensor", "Tensor"]:
+        return (self.var(axis, keepdim, correction, dim=dim),
+                self.mean(axis, keepdim, dim=dim))
+
+    def prod(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+        """Product over `axis`: a binary tree of elementwise products (no reduce op
+        multiplies), log2(n) levels, exact for integers (wrapping)."""
+        axes = self._axes(_dim(axis, dim, "prod"), "prod")
+        x = self.cast("i32") if self.dtype == "i1" else self
+        if not axes:
+            return x
+        kept = [i for i in range(self.ndim) if i not in axes]
+        count = math.prod(self.shape[a] for a in axes)
+        x = x.permute(kept + list(axes)).reshape([self.shape[i] for i in kept] + [count])
+        while x.shape[-1] > 1:
+            n = x.shape[-1]
+            if n % 2:
+                x = x.pad([None] * len(kept) + [(0, 1)], value=1)
+                n += 1
+            x = x.reshape(x.shape[:-1] + (n // 2, 2))
+            x = x[..., 0] * x[..., 1]
+        out = x.reshape(x.shape[:-1]) if count else Tensor.full(x.shape[:-1], 1, x.dtype)
+        if keepdim:
+            out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)))
+        return out
+
+    def all(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+        return self.eq(0).any(axis, keepdim, dim=dim).logical_not()
+
+    def any(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+        return self.ne(0).cast("i32").max(axis, keepdim, dim=dim).cast("i1")
 
     def _shifted(self, axis: int) -> tuple["Tensor", "Tensor"]:
         # The shift by the maximum only keeps exp2 in range; it does not change the value,
@@ -978,19 +1187,108 @@ class Tensor:
         return cols.max(0)
 
     # ------------------------------------------------------------------ losses
-    def one_hot(self, num_classes: int) -> "Tensor":
-        """(..., num_classes) f32 rows with a 1 at each integer label."""
+    def one_hot(self, num_classes: int = -1, *, what: str = "one_hot") -> "Tensor":
+        """(..., num_classes) f32 rows with a 1 at each integer label (PyTorch gives
+        int64; a float row is what the products that use it want). Labels outside
+        [0, num_classes) raise where they are known on the host (see `index_tensor`);
+        num_classes=-1 takes the largest label + 1 (the labels must be known)."""
+        if num_classes == -1:
+            values = _host_ids(self)
+            if values is None:
+                raise ValueError(f"{what}: num_classes=-1 needs labels known on the host; "
+                                 f"give num_classes")
+            num_classes = int(values.max()) + 1 if values.size else 0
+        ids = index_tensor(self, num_classes, what, wrap=False)
         classes = Tensor(np.arange(num_classes, dtype=np.int32))
-        return self.cast("i32").unsqueeze(-1).eq(classes).cast("f32")
+        return ids.unsqueeze(-1).eq(classes).cast("f32")
 
-    def cross_entropy(self, labels: TensorLike) -> "Tensor":
-        """Mean negative log-likelihood of integer `labels` under these (N, C) logits."""
-        target = labels if isinstance(labels, Tensor) else Tensor(np.asarray(labels), "i32")
-        if target.shape != self.shape[:-1]:
-            raise ShapeError(f"cross_entropy: logits {fmt_shape(self.shape)} need labels of "
-                             f"shape {fmt_shape(self.shape[:-1])}, got {fmt_shape(target.shape)}")
-        picked = (self.log_softmax(-1) * target.one_hot(self.shape[-1])).sum(-1)
-        return -picked.mean()
+    def nll_loss(self, target: TensorLike, reduction: str = "mean",
+                 ignore_index: int = -100) -> "Tensor":
+        """Negative log-likelihood of integer `target` under these (..., C) log-probabilities
+        (the class axis is the last one; PyTorch's is axis 1 for inputs of rank > 2)."""
+        return _nll(self, _labels(self, target, ignore_index, "nll_loss"), reduction,
+                    ignore_index, 0.0, "nll_loss")
+
+    def cross_entropy(self, target: TensorLike, reduction: str = "mean",
+                      label_smoothing: float = 0.0, ignore_index: int = -100) -> "Tensor":
+        """Cross entropy of these (..., C) logits (class axis last) with integer labels, or
+        with class probabilities of the logits' shape; `reduction` mean (over the labels
+        that are not `ignore_index`), sum or none; `label_smoothing` mixes in the uniform
+        distribution, as in PyTorch."""
+        logp = self.log_softmax(-1)
+        n_classes = self.shape[-1] if self.ndim else 1
+        if isinstance(target, (Tensor, np.ndarray)) and target.shape == self.shape and \
+                str(target.dtype) in ("f32", "f16", "float32", "float16", "float64"):
+            probs = target if isinstance(target, Tensor) else Tensor(target)
+            if label_smoothing:
+                probs = probs * (1.0 - label_smoothing) + label_smoothing / n_classes
+            return _reduced(-(logp * probs).sum(-1), reduction, None, "cross_entropy")
+        labels = _labels(self, target, ignore_index, "cross_entropy")
+        return _nll(logp, labels, reduction, ignore_index, label_smoothing, "cross_entropy")
+
+    def binary_cross_entropy(self, target: TensorLike, reduction: str = "mean") -> "Tensor":
+        """-(y log p + (1 - y) log(1 - p)) of these probabilities; each log is clamped at
+        -100, as in PyTorch."""
+        p = self._floating()
+        y = _as_tensor(target, p)
+        log_p = p.log().maximum(-100.0)
+        log_q = (1.0 - p).log().maximum(-100.0)
+        return _reduced(-(y * log_p + (1.0 - y) * log_q), reduction, None,
+                        "binary_cross_entropy")
+
+    def binary_cross_entropy_with_logits(self, target: TensorLike,
+                                         reduction: str = "mean") -> "Tensor":
+        """binary_cross_entropy(sigmoid(x), y), computed stably from the logits."""
+        x = self._floating()
+        y = _as_tensor(target, x)
+        loss = x.maximum(0.0) - x * y + (-x.abs()).exp().log1p()
+        return _reduced(loss, reduction, None, "binary_cross_entropy_with_logits")
+
+
+def _labels(logits: Tensor, target: TensorLike, ignore_index: int, what: str) -> Tensor:
+    """Integer class labels for (..., C) scores, checked against C where known (labels
+    equal to `ignore_index` are skipped)."""
+    expected = logits.shape[:-1]
+    shape = tuple(np.shape(target)) if not isinstance(target, Tensor) else target.shape
+    if shape != expected:
+        raise ShapeError(f"{what}: scores {fmt_shape(logits.shape)} need labels of shape "
+                         f"{fmt_shape(expected)}, got {fmt_shape(shape)}")
+    n_classes = logits.shape[-1]
+    values = _host_ids(target)
+    if values is None:
+        return target.cast("i32")
+    values = np.asarray(values)
+    if values.dtype.kind not in "iub":
+        raise TypeError(f"{what}: labels must be integers, got {values.dtype} (class "
+                        f"probabilities must have the scores' shape {fmt_shape(logits.shape)})")
+    keep = values != ignore_index
+    index_tensor(np.where(keep, values, 0), n_classes, f"{what} labels", wrap=False)
+    return Tensor(values.astype(np.int32))
+
+
+def _reduced(loss: Tensor, reduction: str, count: Tensor | None, what: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction != "mean":
+        raise ValueError(f"{what}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return loss.mean() if count is None else loss.sum() / count
+
+
+def _nll(logp: Tensor, labels: Tensor, reduction: str, ignore_index: int,
+         smoothing: float, what: str) -> Tensor:
+    """The (smoothed) negative log-likelihood of `labels`, 0 where a label is ignored."""
+    n_classes = logp.shape[-1]
+    ignored = labels.eq(ignore_index)
+    safe = ignored.where(0, labels)
+    classes = Tensor(np.arange(n_classes, dtype=np.int32))
+    picked = safe.unsqueeze(-1).eq(classes).where(logp, 0.0).sum(-1)
+    loss = -picked
+    if smoothing:
+        loss = loss * (1.0 - smoothing) - logp.mean(-1) * smoothing
+    loss = ignored.where(0.0, loss)
+    return _reduced(loss, reduction, ignored.logical_not().sum().float(), what)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -1042,17 +1340,57 @@ def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
     return a, b
 
 
-def _gather_rows(t: Tensor, ids: Tensor) -> Tensor:
-    """t[ids] for an integer tensor `ids`: rows of the first axis, shape ids.shape + t.shape[1:].
+def checked_mode() -> bool:
+    """UOPC_CHECK=1: indices only known once computed are computed (realized) where they
+    are used, and checked there, instead of being trusted."""
+    return os.environ.get("UOPC_CHECK", "") not in ("", "0")
+
+
+def _host_ids(ids: Any) -> np.ndarray | None:
+    """The values of integer indices when they are known on the host: numpy data, lists,
+    realized tensors, and (in checked mode) lazy ones, realized here; else None."""
+    if not isinstance(ids, Tensor):
+        return np.asarray(ids)
+    if ids.uop.op is OP.buffer or checked_mode():
+        return ids.numpy()
+    return None
+
+
+def index_tensor(ids: Any, n: int, what: str, wrap: bool = True) -> "Tensor":
+    """Integer indices into an axis of size `n` as an i32 Tensor. Negative indices count
+    from the end when `wrap` (numpy's and PyTorch's indexing); indices out of range raise
+    an IndexError naming `what` wherever their values are known on the host (see
+    `_host_ids`), and never read outside the axis: a lazy index out of range selects
+    nothing (a zero row)."""
+    values = _host_ids(ids)
+    if values is None:
+        t = ids
+        if t.dtype not in ("i32", "i1"):
+            raise TypeError(f"{what}: indices must be integers, got a {t.dtype} tensor")
+        t = t.cast("i32")
+        return (t < 0).where(t + n, t) if wrap else t
+    if values.dtype.kind not in "iub":
+        raise TypeError(f"{what}: indices must be integers, got {values.dtype}")
+    values = values.astype(np.int64)
+    low = -n if wrap else 0
+    bad = (values < low) | (values >= n)
+    if bad.any():
+        first = int(values[bad].flat[0])
+        raise IndexError(f"{what}: index {first} is out of range for size {n} (valid: "
+                         f"{low}..{n - 1})")
+    return Tensor(np.where(values < 0, values + n, values).astype(np.int32))
+
+
+def _gather_rows(t: Tensor, ids: Any) -> Tensor:
+    """t[ids] for integer indices `ids`: rows of the first axis, shape ids.shape + t.shape[1:].
 
     Built from a comparison with the row numbers and a masked sum (no data-dependent
-    addressing), so it differentiates like any other expression. Out-of-range ids give
-    rows of zeros."""
-    if ids.dtype != "i32":
-        raise TypeError(f"tensor indices must be i32, got {ids.dtype}")
+    addressing), so it differentiates like any other expression. Negative ids count from
+    the end; see `index_tensor` for out-of-range ones."""
     if t.ndim == 0:
         raise IndexError("a 0-d tensor cannot be indexed by a tensor")
     n, rest = t.shape[0], t.shape[1:]
+    ids = index_tensor(ids, n, f"indexing a tensor of shape {fmt_shape(t.shape)}")
     hit = ids.unsqueeze(-1).eq(Tensor(np.arange(n, dtype=np.int32)))  # ids.shape + (n,)
     hit = hit.reshape(ids.shape + (n,) + (1,) * len(rest))
     picked = hit.where(t, 0)
@@ -1063,8 +1401,7 @@ def _getitem(t: Tensor, index: Any) -> Tensor:
     """Basic numpy indexing (ints, slices with any step, None, Ellipsis), or one integer
     tensor/array selecting rows of the first axis."""
     if isinstance(index, (Tensor, np.ndarray, list)):
-        ids = index if isinstance(index, Tensor) else Tensor(np.asarray(index), "i32")
-        return _gather_rows(t, ids)
+        return _gather_rows(t, index)
     items = index if isinstance(index, tuple) else (index,)
     if any(isinstance(i, (Tensor, np.ndarray, list)) for i in items):
         raise TypeError("a tensor index must be the only index (it selects rows of the "

@@ -81,8 +81,11 @@ class Embedding:
         self.vocab_size = vocab_size
         self.weight = Tensor.randn(vocab_size, dim, requires_grad=True)
 
-    def __call__(self, ids: Tensor) -> Tensor:
-        return ids.one_hot(self.vocab_size) @ self.weight
+    def __call__(self, ids: Any) -> Tensor:
+        """Rows for integer `ids` (a Tensor, array or list); an id outside
+        [0, vocab_size) raises where the ids are known on the host."""
+        ids = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), "i32")
+        return ids.one_hot(self.vocab_size, what="Embedding") @ self.weight
 
 
 def parameters(obj: Any) -> list[Tensor]:

@@ -1,0 +1,110 @@
+"""Activation functions of the `Tensor` (a mixin class; `Tensor` inherits it).
+
+Each is a short composition of Tensor methods, written in a form that stays finite where
+the textbook form overflows, so that values and gradients match PyTorch's also far out
+on the tails:
+
+- sigmoid uses z = exp(-|x|) <= 1 and picks 1/(1+z) or z/(1+z) by sign, so neither the
+  value nor any gradient term ever sees exp of a large number (the plain 1/(1+exp(-x))
+  has an infinite intermediate below x = -88 and a NaN gradient there);
+- tanh and erf are ops of their own (C's tanhf, erff) whose gradient rules (1 - tanh^2,
+  2/sqrt(pi) exp(-x^2)) are finite everywhere;
+- branches of a `where` that would overflow where they are not selected get an input
+  clamped to their own side (elu's expm1(min(x, 0))): the unselected branch receives a
+  zero gradient, and 0 * inf would still be NaN.
+
+Names, keywords and defaults follow `torch.nn.functional`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: SELU's constants (Klambauer et al.), as PyTorch rounds them
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class Activations:
+    """Activation methods; every one computes on `self._floating()` (f16 stays f16)."""
+
+    __slots__ = ()
+
+    def relu(self) -> Any:
+        """max(x, 0). Its gradient at exactly 0 is 1/2 (max splits ties), not PyTorch's 0."""
+        return self.maximum(0)
+
+    def sigmoid(self) -> Any:
+        x = self._floating()
+        z = (-x.abs()).exp()
+        return (x >= 0).where(1.0, z) / (z + 1.0)
+
+    def logsigmoid(self) -> Any:
+        return -((-self._floating()).softplus())
+
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Any:
+        """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+        x = self._floating()
+        bx = x * beta
+        soft = bx.maximum(0.0) / beta + (-bx.abs()).exp().log1p() / beta
+        return (bx > threshold).where(x, soft)
+
+    def softsign(self) -> Any:
+        x = self._floating()
+        return x / (x.abs() + 1.0)
+
+    def silu(self) -> Any:
+        x = self._floating()
+        return x * x.sigmoid()
+
+    def swish(self) -> Any:
+        return self.silu()
+
+    def quick_gelu(self) -> Any:
+        x = self._floating()
+        return x * (x * 1.702).sigmoid()
+
+    def gelu(self, approximate: str = "none") -> Any:
+        """GELU: x * Phi(x) with the exact erf form by default, or PyTorch's tanh
+        approximation with approximate="tanh"."""
+        x = self._floating()
+        if approximate == "none":
+            return x * 0.5 * ((x * (1.0 / math.sqrt(2.0))).erf() + 1.0)
+        if approximate != "tanh":
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+        return x * 0.5 * (inner.tanh() + 1.0)
+
+    def mish(self) -> Any:
+        x = self._floating()
+        return x * x.softplus().tanh()
+
+    def elu(self, alpha: float = 1.0) -> Any:
+        x = self._floating()
+        return (x > 0).where(x, x.minimum(0.0).expm1() * alpha)
+
+    def celu(self, alpha: float = 1.0) -> Any:
+        x = self._floating()
+        return (x > 0).where(x, (x.minimum(0.0) / alpha).expm1() * alpha)
+
+    def selu(self) -> Any:
+        x = self._floating()
+        return (x > 0).where(x, x.minimum(0.0).expm1() * SELU_ALPHA) * SELU_SCALE
+
+    def leaky_relu(self, negative_slope: float = 0.01) -> Any:
+        x = self._floating()
+        return (x > 0).where(x, x * negative_slope)
+
+    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+        return self._floating().clamp(min_val, max_val)
+
+    def relu6(self) -> Any:
+        return self.hardtanh(0.0, 6.0)
+
+    def hardsigmoid(self) -> Any:
+        return (self._floating() + 3.0).relu6() / 6.0
+
+    def hardswish(self) -> Any:
+        x = self._floating()
+        return x * (x + 3.0).relu6() / 6.0
