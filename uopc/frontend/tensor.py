@@ -36,6 +36,7 @@ from typing import Any, Union
 import numpy as np
 
 from uopc.frontend.activations import Activations
+from uopc.frontend.spatial import Spatial
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
@@ -46,6 +47,7 @@ TensorLike = Union["Tensor", Scalar, np.ndarray, list, tuple]
 
 _NUMPY_OF = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
 _RANK = {"i1": 0, "i32": 1, "f16": 2, "f32": 3}
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 _rng = np.random.default_rng()
@@ -58,7 +60,8 @@ def manual_seed(seed: int) -> None:
 
 
 def to_dtype(dtype: Any) -> str:
-    """An element type name ("f32", "f16", "i32", "i1") from a name, numpy dtype or Python type."""
+    """An element type name ("f32", "f16", "i32", "i1") from a name, numpy dtype or Python
+    type. 64-bit types are refused: uopc has none, and narrowing is not what was asked."""
     if isinstance(dtype, str) and dtype in _NUMPY_OF:
         return dtype
     if dtype is float:
@@ -67,14 +70,55 @@ def to_dtype(dtype: Any) -> str:
         return "i32"
     if dtype is bool:
         return "i1"
-    np_dtype = np.dtype(dtype)
-    if np_dtype.kind == "f":
+    try:
+        np_dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"unsupported dtype {dtype!r}: use f32, f16, i32 or i1") from None
+    if np_dtype.kind == "f" and np_dtype.itemsize in (2, 4):
         return "f16" if np_dtype.itemsize == 2 else "f32"
-    if np_dtype.kind in "iu":
+    if np_dtype.kind == "i" and np_dtype.itemsize == 4:
         return "i32"
     if np_dtype.kind == "b":
         return "i1"
-    raise TypeError(f"unsupported dtype {dtype!r}: use f32, f16, i32 or i1")
+    raise TypeError(f"unsupported dtype {dtype!r}: uopc's element types are f32, f16, i32 "
+                    f"and i1 (no 64-bit or unsigned types); ask for one of those")
+
+
+def _data_dtype(array: np.ndarray) -> str:
+    """The element type data of this numpy dtype is stored in: integers as i32 and
+    float64 as f32 (PyTorch's default float), checked by `_fit` so that no value changes
+    except by float rounding."""
+    kind = array.dtype.kind
+    if kind == "b":
+        return "i1"
+    if kind in "iu":
+        return "i32"
+    if kind == "f":
+        return "f16" if array.dtype.itemsize == 2 else "f32"
+    raise TypeError(f"Tensor data of numpy dtype {array.dtype} is not supported: give "
+                    f"numbers (float, int or bool)")
+
+
+def _fit(array: np.ndarray, dt: str) -> np.ndarray:
+    """`array` converted to element type `dt`; data that does not fit raises instead of
+    wrapping (integers beyond i32) or overflowing (finite floats beyond the range)."""
+    if dt == "i32" and array.dtype.kind in "iu" and array.size:
+        low, high = int(array.min()), int(array.max())
+        if low < INT32_MIN or high > INT32_MAX:
+            bad = low if low < INT32_MIN else high
+            raise OverflowError(f"Tensor data {bad} does not fit i32 [{INT32_MIN}, "
+                                f"{INT32_MAX}] (uopc has no 64-bit integers): scale it, or "
+                                f"store it as f32 with dtype='f32'")
+    if dt in FLOAT_DTYPES and array.dtype.kind in "fiu" and array.size:
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = array.astype(_NUMPY_OF[dt])
+        grew = np.isinf(out) & np.isfinite(array)
+        if grew.any():
+            raise OverflowError(f"Tensor data {array[grew].flat[0]} is beyond the range of "
+                                f"{dt}: it would become infinity; rescale it"
+                                + (" or use f32" if dt == "f16" else ""))
+        return np.ascontiguousarray(out)
+    return np.array(array, dtype=_NUMPY_OF[dt], order="C", copy=True)
 
 
 def numpy_dtype(dtype: str) -> type:
@@ -149,10 +193,6 @@ def _normalize_axis(axis: int, ndim: int, what: str) -> int:
     return axis % ndim if ndim else 0
 
 
-def _pair(v: int | Sequence[int]) -> tuple[int, int]:
-    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
 def _shape_arg(shape: tuple) -> tuple:
     """Accept both f(2, 3) and f((2, 3))."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -160,7 +200,7 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(shape)
 
 
-class Tensor(Activations):
+class Tensor(Activations, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
     __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "__weakref__")
@@ -1145,47 +1185,6 @@ class Tensor(Activations):
         out = self @ weight
         return out if bias is None else out + bias
 
-    def _patches(self, kernel: tuple[int, int], stride: tuple[int, int],
-                 padding: tuple[int, int], fill: Scalar, what: str) -> "Tensor":
-        """The (KH*KW, N, C, OH, OW) windows of an (N, C, H, W) input, built from movement ops."""
-        if self.ndim != 4:
-            raise ShapeError(f"{what} takes an (N, C, H, W) input, got {fmt_shape(self.shape)}")
-        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        x = self.pad((None, None, (ph, ph), (pw, pw)), value=fill)
-        oh = (x.shape[2] - kh) // sh + 1
-        ow = (x.shape[3] - kw) // sw + 1
-        if oh <= 0 or ow <= 0:
-            raise ShapeError(f"{what}: a {kh}x{kw} window does not fit the padded input "
-                             f"{fmt_shape(x.shape)}")
-        views = [x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-                 for i in range(kh) for j in range(kw)]
-        return views[0].stack(*views[1:])
-
-    def conv2d(self, weight: "Tensor", bias: "Tensor | None" = None,
-               stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> "Tensor":
-        """2-D convolution (cross-correlation) of (N, C, H, W) with (O, C, KH, KW) weights."""
-        if weight.ndim != 4 or self.ndim != 4 or weight.shape[1] != self.shape[1]:
-            raise ShapeError(f"conv2d of input {fmt_shape(self.shape)} with weight "
-                             f"{fmt_shape(weight.shape)}: expected (N, C, H, W) and (O, C, KH, KW) "
-                             f"with the same C")
-        n, c = self.shape[:2]
-        o, _, kh, kw = weight.shape
-        cols = self._patches((kh, kw), _pair(stride), _pair(padding), 0, "conv2d")
-        oh, ow = cols.shape[3], cols.shape[4]
-        # (KH*KW, N, C, OH, OW) -> (N, OH*OW, C*KH*KW) so that one matmul does the rest
-        cols = cols.permute(1, 3, 4, 2, 0).reshape(n, oh * ow, c * kh * kw)
-        out = cols @ weight.reshape(o, c * kh * kw).T
-        out = out.permute(0, 2, 1).reshape(n, o, oh, ow)
-        return out if bias is None else out + bias.reshape(1, o, 1, 1)
-
-    def max_pool2d(self, kernel_size: int | Sequence[int] = 2,
-                   stride: int | Sequence[int] | None = None,
-                   padding: int | Sequence[int] = 0) -> "Tensor":
-        kernel = _pair(kernel_size)
-        cols = self._patches(kernel, kernel if stride is None else _pair(stride),
-                             _pair(padding), -math.inf, "max_pool2d")
-        return cols.max(0)
-
     # ------------------------------------------------------------------ losses
     def one_hot(self, num_classes: int = -1, *, what: str = "one_hot") -> "Tensor":
         """(..., num_classes) f32 rows with a 1 at each integer label (PyTorch gives
@@ -1298,15 +1297,21 @@ def _as_python(value: Scalar, dtype: str) -> Scalar:
     if dtype == "i1":
         return bool(value)
     if dtype == "i32":
-        return int(value)
+        v = int(value)
+        if not INT32_MIN <= v <= INT32_MAX:
+            raise OverflowError(f"the number {v} does not fit i32 (uopc has no 64-bit "
+                                f"integers): use a float")
+        return v
     return float(value)
 
 
 def _buffer_node(data: Any, dtype: Any) -> UOp:
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
+        raise TypeError("Tensor of a list of Tensors: use Tensor.stack(tensors)")
     array = np.asarray(data)
-    dt = to_dtype(dtype) if dtype is not None else to_dtype(array.dtype)
+    dt = to_dtype(dtype) if dtype is not None else _data_dtype(array)
     # a private copy: the graph is evaluated later, after the caller may have changed `data`
-    array = np.array(array, dtype=_NUMPY_OF[dt], order="C", copy=True)
+    array = _fit(array, dt)
     return UOp.buffer(array, Sig(tuple(array.shape), dt))
 
 

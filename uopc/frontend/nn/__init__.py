@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from uopc.frontend.tensor import Tensor, _pair
+from uopc.frontend.spatial import pair
+from uopc.frontend.tensor import Tensor
 
 __all__ = ["Linear", "Conv2d", "LayerNorm", "Embedding", "parameters"]
 
@@ -40,7 +41,7 @@ class Conv2d:
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
                  stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
                  bias: bool = True):
-        kh, kw = _pair(kernel_size)
+        kh, kw = pair(kernel_size, "Conv2d kernel_size")
         fan_in = in_channels * kh * kw
         self.weight = _uniform_init((out_channels, in_channels, kh, kw), fan_in)
         self.bias = _uniform_init((out_channels,), fan_in) if bias else None
