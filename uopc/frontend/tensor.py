@@ -339,9 +339,46 @@ class Tensor(Activations, Spatial):
         return self.shape[0]
 
     def __repr__(self) -> str:
-        state = "realized" if self.uop.op is OP.buffer else f"lazy {self.uop.op.name}"
+        """The values, as PyTorch prints them (this realizes the tensor)."""
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        dtype = "" if self.dtype in ("f32", "i32") else f", dtype={self.dtype}"
         grad = ", requires_grad=True" if self.requires_grad else ""
-        return f"<Tensor {fmt_shape(self.shape)} {self.dtype} {state}{grad}>"
+        return f"tensor({body}{dtype}{grad})"
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self.shape if dim is None else self.shape[_normalize_axis(dim, self.ndim, "size")]
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"the truth value of a tensor of shape {fmt_shape(self.shape)} "
+                               f"is ambiguous: use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype not in ("i32", "i1"):
+            raise TypeError(f"only integer tensors can be used as an index, this one is "
+                            f"{self.dtype}")
+        return int(self.item())
+
+    # numpy defers to Tensor: `np_array + t`, `np.float32(2) * t` and `np.exp(t)` compute
+    # Tensors, and `np.asarray(t)` realizes the tensor
+    __array_priority__ = 1000
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        values = self.numpy()
+        return values if dtype is None else values.astype(dtype)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        rule = _UFUNCS.get(ufunc.__name__)
+        if method != "__call__" or rule is None or kwargs:
+            return NotImplemented
+        return rule(*inputs)
 
     # ------------------------------------------------------------------ running
     def realize(self) -> "Tensor":
@@ -1291,6 +1328,45 @@ def _nll(logp: Tensor, labels: Tensor, reduction: str, ignore_index: int,
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _ufunc_binary(method: str, reflected: str):
+    """A numpy binary ufunc on operands of which at least one is a Tensor."""
+    def apply(a: Any, b: Any) -> Tensor:
+        if isinstance(a, Tensor):
+            return getattr(a, method)(b)
+        return getattr(b, reflected)(a)
+    return apply
+
+
+#: numpy ufuncs (by name) that Tensor computes when numpy hands it the operation
+_UFUNCS = {
+    "add": _ufunc_binary("__add__", "__radd__"),
+    "subtract": _ufunc_binary("__sub__", "__rsub__"),
+    "multiply": _ufunc_binary("__mul__", "__rmul__"),
+    "true_divide": _ufunc_binary("__truediv__", "__rtruediv__"),
+    "divide": _ufunc_binary("__truediv__", "__rtruediv__"),
+    "floor_divide": _ufunc_binary("__floordiv__", "__rfloordiv__"),
+    "remainder": _ufunc_binary("__mod__", "__rmod__"),
+    "power": _ufunc_binary("__pow__", "__rpow__"),
+    "matmul": _ufunc_binary("__matmul__", "__rmatmul__"),
+    "less": _ufunc_binary("__lt__", "__gt__"),
+    "greater": _ufunc_binary("__gt__", "__lt__"),
+    "less_equal": _ufunc_binary("__le__", "__ge__"),
+    "greater_equal": _ufunc_binary("__ge__", "__le__"),
+    "equal": _ufunc_binary("__eq__", "__eq__"),
+    "not_equal": _ufunc_binary("__ne__", "__ne__"),
+    "maximum": lambda a, b: _operands(a, b)[0].maximum(_operands(a, b)[1]),
+    "minimum": lambda a, b: _operands(a, b)[0].minimum(_operands(a, b)[1]),
+    **{name: (lambda method: lambda x: getattr(x, method)())(method) for name, method in {
+        "negative": "__neg__", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
+        "log10": "log10", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin",
+        "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+        "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "absolute": "abs",
+        "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "round", "sign": "sign",
+        "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "square": "square",
+        "reciprocal": "reciprocal", "logical_not": "logical_not"}.items()},
+}
 
 
 def _as_python(value: Scalar, dtype: str) -> Scalar:
