@@ -10,8 +10,9 @@ on the tails:
 - tanh and erf are ops of their own (C's tanhf, erff) whose gradient rules (1 - tanh^2,
   2/sqrt(pi) exp(-x^2)) are finite everywhere;
 - branches of a `where` that would overflow where they are not selected get an input
-  clamped to their own side (elu's expm1(min(x, 0))): the unselected branch receives a
-  zero gradient, and 0 * inf would still be NaN.
+  clamped to their own side with another `where` (elu's expm1 of x or 0): the unselected
+  branch receives a zero gradient, and 0 * inf would still be NaN. (A `minimum` would
+  split the gradient at the tie, 0, in half.)
 
 Names, keywords and defaults follow `torch.nn.functional`.
 """
@@ -37,8 +38,9 @@ class Activations:
 
     def sigmoid(self) -> Any:
         x = self._floating()
-        z = (-x.abs()).exp()
-        return (x >= 0).where(1.0, z) / (z + 1.0)
+        positive = x >= 0
+        z = positive.where(-x, x).exp()  # exp(-|x|), with -|x|'s gradient right at 0 too
+        return positive.where(1.0, z) / (z + 1.0)
 
     def logsigmoid(self) -> Any:
         return -((-self._floating()).softplus())
@@ -80,31 +82,44 @@ class Activations:
         x = self._floating()
         return x * x.softplus().tanh()
 
-    def elu(self, alpha: float = 1.0) -> Any:
+    def _exp_branch(self, alpha: float) -> Any:
+        """alpha * expm1(x / alpha) where x <= 0, the input clamped to that side."""
         x = self._floating()
-        return (x > 0).where(x, x.minimum(0.0).expm1() * alpha)
+        positive = x > 0
+        return positive, x, (positive.where(0.0, x) / alpha).expm1() * alpha
+
+    def elu(self, alpha: float = 1.0) -> Any:
+        positive, x, below = self._exp_branch(1.0)
+        return positive.where(x, below * alpha)
 
     def celu(self, alpha: float = 1.0) -> Any:
-        x = self._floating()
-        return (x > 0).where(x, (x.minimum(0.0) / alpha).expm1() * alpha)
+        positive, x, below = self._exp_branch(alpha)
+        return positive.where(x, below)
 
     def selu(self) -> Any:
-        x = self._floating()
-        return (x > 0).where(x, x.minimum(0.0).expm1() * SELU_ALPHA) * SELU_SCALE
+        positive, x, below = self._exp_branch(1.0)
+        return positive.where(x, below * SELU_ALPHA) * SELU_SCALE
 
     def leaky_relu(self, negative_slope: float = 0.01) -> Any:
         x = self._floating()
         return (x > 0).where(x, x * negative_slope)
 
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Any:
-        return self._floating().clamp(min_val, max_val)
+        """x clamped to [min_val, max_val]; the gradient is 1 strictly inside, 0 at the
+        bounds and outside (PyTorch's rule, unlike clamp's inclusive one)."""
+        x = self._floating()
+        inside = (x > min_val) * (x < max_val)
+        return inside.where(x, x.clamp(min_val, max_val).detach())
 
     def relu6(self) -> Any:
         return self.hardtanh(0.0, 6.0)
 
     def hardsigmoid(self) -> Any:
-        return (self._floating() + 3.0).relu6() / 6.0
+        return ((self._floating() + 3.0) / 6.0).hardtanh(0.0, 1.0)
 
     def hardswish(self) -> Any:
+        """x * relu6(x + 3) / 6 with PyTorch's gradient: (2x + 3) / 6 strictly inside
+        (-3, 3), 0 below, 1 above."""
         x = self._floating()
-        return x * (x + 3.0).relu6() / 6.0
+        middle = x * (x + 3.0) / 6.0
+        return (x <= -3.0).where(0.0, (x >= 3.0).where(x, middle))

@@ -117,7 +117,7 @@ def _fit(array: np.ndarray, dt: str) -> np.ndarray:
             raise OverflowError(f"Tensor data {array[grew].flat[0]} is beyond the range of "
                                 f"{dt}: it would become infinity; rescale it"
                                 + (" or use f32" if dt == "f16" else ""))
-        return np.ascontiguousarray(out)
+        return np.asarray(out, order="C")
     return np.array(array, dtype=_NUMPY_OF[dt], order="C", copy=True)
 
 
