@@ -80,16 +80,23 @@ class ProgramGenerator:
 
     # ---- one builder per op family
     def binary(self, v, sig):
-        names = ["add", "mul", "max", "cmplt", "cmpne"]
+        names = ["add", "mul", "max", "cmplt", "cmple", "cmpeq", "cmpne"]
         if sig.dtype == "i32" and self.rng.random() < 0.5:
             names = ["floordiv", "floormod"]  # integer-only: give them a fair share
+        if sig.dtype in FLOAT_DTYPES and self.rng.random() < 0.3:
+            names = ["div", "pow"]  # float-only, likewise
         cls = u.BINARY_BY_NAME[self.rng.choice(names)]
         self.add(cls.make(v, self.same_type(sig)))
 
     def unary(self, v, sig):
         if sig.dtype not in FLOAT_DTYPES:
             v = self.add(u.CastOp.make(v, result=Sig(sig.shape, self.rng.choice(["f32", "f16"]))))
-        self.add(self.rng.choice(list(u.UNARY_BY_NAME.values())).make(v))
+        # a chain of two, the ops not built yet in this function first, so that the
+        # corpus covers all of the many unary ops
+        ops = list(u.UNARY_BY_NAME.values())
+        for _ in range(2):
+            fresh = [op for op in ops if not any(isinstance(o, op) for o in self.ops)]
+            v = self.add(self.rng.choice(fresh or ops).make(v))
 
     def cast(self, v, sig):
         self.add(u.CastOp.make(v, result=Sig(sig.shape, self.rng.choice(["i1", "i32", "f32", "f16"]))))
