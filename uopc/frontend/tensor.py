@@ -36,6 +36,7 @@ from typing import Any, Union
 import numpy as np
 
 from uopc.frontend.activations import Activations
+from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
@@ -200,7 +201,7 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(shape)
 
 
-class Tensor(Activations, Spatial):
+class Tensor(Activations, Shaping, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
     __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "__weakref__")
@@ -279,11 +280,48 @@ class Tensor(Activations, Spatial):
     def ones(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
         return Tensor.full(_shape_arg(shape), 1, dtype, requires_grad)
 
-    def zeros_like(self) -> "Tensor":
-        return Tensor.full(self.shape, 0, self.dtype)
+    def full_like(self, value: Scalar, dtype: Any = None) -> "Tensor":
+        return Tensor.full(self.shape, value, self.dtype if dtype is None else dtype)
 
-    def ones_like(self) -> "Tensor":
-        return Tensor.full(self.shape, 1, self.dtype)
+    def zeros_like(self, dtype: Any = None) -> "Tensor":
+        return self.full_like(0, dtype)
+
+    def ones_like(self, dtype: Any = None) -> "Tensor":
+        return self.full_like(1, dtype)
+
+    def rand_like(self, dtype: Any = None) -> "Tensor":
+        return Tensor.uniform(*self.shape, dtype=dtype or self._floating().dtype)
+
+    def randn_like(self, dtype: Any = None) -> "Tensor":
+        return Tensor.randn(*self.shape, dtype=dtype or self._floating().dtype)
+
+    @staticmethod
+    def eye(n: int, m: int | None = None, dtype: Any = "f32") -> "Tensor":
+        return Tensor(np.eye(n, n if m is None else m), dtype=dtype)
+
+    @staticmethod
+    def linspace(start: float, end: float, steps: int, dtype: Any = "f32") -> "Tensor":
+        return Tensor(np.linspace(start, end, steps), dtype=dtype)
+
+    @staticmethod
+    def meshgrid(*tensors: "Tensor", indexing: str = "ij") -> tuple["Tensor", ...]:
+        """Grids of 1-D tensors, "ij" (matrix) or "xy" (Cartesian) indexing."""
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tuple(tensors[0])
+        if indexing not in ("ij", "xy"):
+            raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+        sizes = [t.numel() for t in tensors]
+        if indexing == "xy" and len(tensors) >= 2:
+            sizes[0], sizes[1] = sizes[1], sizes[0]
+        grids = []
+        for i, t in enumerate(tensors):
+            axis = i if indexing == "ij" or len(tensors) < 2 else (1 - i if i < 2 else i)
+            shape = [1] * len(tensors)
+            shape[axis] = t.numel()
+            grids.append(t.reshape(shape).expand(tuple(sizes)))
+        return tuple(grids)
+
+    manual_seed = staticmethod(manual_seed)
 
     @staticmethod
     def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
@@ -979,8 +1017,10 @@ class Tensor(Activations, Spatial):
         return _getitem(self, index)
 
     def cat(self, *others: "Tensor", dim: int = 0) -> "Tensor":
-        """Concatenate along `dim` (also `Tensor.cat(a, b, c, dim=...)`)."""
-        parts = [self, *others]
+        """Concatenate along `dim` (also `Tensor.cat(a, b, c, dim=...)` and
+        `Tensor.cat([a, b, c], dim=...)`)."""
+        parts = _parts(self, others, "cat")
+        self = parts[0]
         d = _normalize_axis(dim, self.ndim, "cat")
         dtype = parts[0].dtype
         for p in parts[1:]:
@@ -1000,8 +1040,10 @@ class Tensor(Activations, Spatial):
         return out
 
     def stack(self, *others: "Tensor", dim: int = 0) -> "Tensor":
-        """Stack along a new axis `dim` (also `Tensor.stack(a, b, c, dim=...)`)."""
-        parts = [self, *others]
+        """Stack along a new axis `dim` (also `Tensor.stack(a, b, c, dim=...)` and
+        `Tensor.stack([a, b, c], dim=...)`)."""
+        parts = _parts(self, others, "stack")
+        self = parts[0]
         dtype = parts[0].dtype
         for p in parts[1:]:
             dtype = _promote(dtype, p.dtype)
@@ -1145,23 +1187,32 @@ class Tensor(Activations, Spatial):
         m = x.max(axis, keepdim=True).detach()
         return x - m, m
 
-    def softmax(self, axis: int = -1) -> "Tensor":
+    def softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
+        axis = _dim(axis if dim is None else None, dim, "softmax")
         z, _ = self._shifted(axis)
         e = z.exp()
         return e / e.sum(axis, keepdim=True)
 
-    def log_softmax(self, axis: int = -1) -> "Tensor":
+    def softmin(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
+        return (-self._floating()).softmax(axis, dim=dim)
+
+    def log_softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
+        axis = _dim(axis if dim is None else None, dim, "log_softmax")
         z, _ = self._shifted(axis)
         return z - z.exp().sum(axis, keepdim=True).log()
 
-    def logsumexp(self, axis: int = -1, keepdim: bool = False) -> "Tensor":
+    def logsumexp(self, axis: int = -1, keepdim: bool = False, *,
+                  dim: int | None = None) -> "Tensor":
+        axis = _dim(axis if dim is None else None, dim, "logsumexp")
         z, m = self._shifted(axis)
         out = z.exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.squeeze(axis)
 
-    def argmax(self, axis: int | None = None, keepdim: bool = False) -> "Tensor":
+    def argmax(self, axis: int | None = None, keepdim: bool = False, *,
+               dim: int | None = None) -> "Tensor":
         """Index of the first maximum along `axis` (of the flattened tensor when None), i32;
         a NaN is the maximum (the first NaN's index), as in PyTorch."""
+        axis = _dim(axis, dim, "argmax")
         if axis is None:
             out = self.flatten().argmax(0)
             return out.reshape((1,) * self.ndim) if keepdim else out
@@ -1180,9 +1231,10 @@ class Tensor(Activations, Spatial):
         first = hit.where(countdown, 0).max(ax, keepdim=keepdim)
         return n - first
 
-    def argmin(self, axis: int | None = None, keepdim: bool = False) -> "Tensor":
+    def argmin(self, axis: int | None = None, keepdim: bool = False, *,
+               dim: int | None = None) -> "Tensor":
         x = self.cast("i32") if self.dtype == "i1" else self
-        return x._reversed_order().argmax(axis, keepdim)
+        return x._reversed_order().argmax(_dim(axis, dim, "argmin"), keepdim)
 
     def isnan(self) -> "Tensor":
         return self.ne(self) if self.dtype in FLOAT_DTYPES else Tensor.full(self.shape, False)
@@ -1460,6 +1512,15 @@ def index_tensor(ids: Any, n: int, what: str, wrap: bool = True) -> "Tensor":
         raise IndexError(f"{what}: index {first} is out of range for size {n} (valid: "
                          f"{low}..{n - 1})")
     return Tensor(np.where(values < 0, values + n, values).astype(np.int32))
+
+
+def _parts(first: Any, others: tuple, what: str) -> list["Tensor"]:
+    """The tensors of cat/stack: listed as arguments, or as one list or tuple."""
+    parts = list(first) + list(others) if isinstance(first, (list, tuple)) else [first, *others]
+    if not parts or not all(isinstance(p, Tensor) for p in parts):
+        raise TypeError(f"{what} takes Tensors (as arguments or one list), got "
+                        f"{[type(p).__name__ for p in parts]}")
+    return parts
 
 
 def _gather_rows(t: Tensor, ids: Any) -> Tensor:

@@ -1,0 +1,344 @@
+"""Shape, selection and scan methods of the `Tensor` (a mixin class; `Tensor` inherits it).
+
+All of them are compositions of the core Tensor methods (movement ops, compares, `where`,
+reductions), named and defaulted as in PyTorch. Selections by index values (gather,
+scatter, sort) compare the index with the positions of the axis and sum the one match:
+no data-dependent addressing, gradients like any other expression, O(n) work per selected
+element. Scans (cumsum, cummax, ...) mask an (n, n) triangle, O(n^2) per row: meant for
+the moderate axis lengths of models, not for long signals.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from uopc.uopdialect.shapes import ShapeError, fmt_shape
+
+
+def _tensor() -> type:
+    from uopc.frontend.tensor import Tensor
+
+    return Tensor
+
+
+def _sizes(args: tuple) -> tuple[int, ...]:
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+
+
+class Shaping:
+    """view, repeat, split, tril, gather, sort, cumsum, einsum, ..."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ shapes
+    def view(self, *shape: int) -> Any:
+        """reshape (a lazy Tensor has no storage to share)."""
+        return self.reshape(*shape)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Any:
+        d = dim % self.ndim
+        return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+
+    def t(self) -> Any:
+        if self.ndim > 2:
+            raise ShapeError(f"t() takes a tensor of rank <= 2, got {fmt_shape(self.shape)}: "
+                             f"use transpose(dim0, dim1)")
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    def to(self, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """`to(dtype)`; a device ("cpu") is accepted and ignored (the engine decides)."""
+        if dtype is None or (isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda")):
+            dtype = kwargs.get("dtype", args[0] if args else None)
+        return self if dtype is None else self.cast(dtype)
+
+    def clone(self) -> Any:
+        return self.contiguous()
+
+    def repeat(self, *repeats: int) -> Any:
+        """Tile: repeat the whole tensor `repeats[i]` times along axis i (new leading
+        axes when there are more repeats than axes), as torch.Tensor.repeat."""
+        repeats = _sizes(repeats)
+        if len(repeats) < self.ndim:
+            raise ShapeError(f"repeat of {fmt_shape(self.shape)} needs at least {self.ndim} "
+                             f"counts, got {len(repeats)}")
+        x = self.reshape((1,) * (len(repeats) - self.ndim) + self.shape)
+        spread = tuple(v for n in x.shape for v in (1, n))
+        grown = tuple(v for r, n in zip(repeats, x.shape) for v in (r, n))
+        return x.reshape(spread).expand(grown).reshape(
+            tuple(r * n for r, n in zip(repeats, x.shape)))
+
+    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Any:
+        """Each element `repeats` times in a row along `dim` (the flattened tensor when
+        None); an int count (per-element counts are not supported)."""
+        if not isinstance(repeats, int):
+            raise TypeError("repeat_interleave takes an int count of repeats")
+        x = self.flatten() if dim is None else self
+        d = 0 if dim is None else dim % x.ndim
+        shape = x.shape[:d + 1] + (1,) + x.shape[d + 1:]
+        grown = x.shape[:d + 1] + (repeats,) + x.shape[d + 1:]
+        merged = x.shape[:d] + (x.shape[d] * repeats,) + x.shape[d + 1:]
+        return x.reshape(shape).expand(grown).reshape(merged)
+
+    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Any:
+        if dims is None:
+            return self.flatten().roll(shifts, 0).reshape(self.shape)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        out = self
+        for s, d in zip(shifts, dims):
+            n = out.shape[d]
+            s %= max(n, 1)
+            if s:
+                index = [slice(None)] * out.ndim
+                head, tail = list(index), list(index)
+                head[d], tail[d] = slice(n - s, n), slice(0, n - s)
+                out = out[tuple(head)].cat(out[tuple(tail)], dim=d)
+        return out
+
+    def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple:
+        n = self.shape[dim]
+        if isinstance(split_size_or_sections, int):
+            size = split_size_or_sections
+            sizes = [min(size, n - i) for i in range(0, n, size)] if n else [0]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != n:
+                raise ShapeError(f"split sizes {sizes} of axis {dim} must sum to its size {n}")
+        parts, start = [], 0
+        for size in sizes:
+            index = [slice(None)] * self.ndim
+            index[dim] = slice(start, start + size)
+            parts.append(self[tuple(index)])
+            start += size
+        return tuple(parts)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return self.split(max(1, -(-self.shape[dim] // chunks)), dim)
+
+    # ------------------------------------------------------------------ triangles, diagonals
+    def _positions(self, offset: int) -> Any:
+        """(rows, cols) i32 grids of the last two axes' positions, cols shifted by offset."""
+        Tensor = _tensor()
+        r, c = self.shape[-2:]
+        rows = Tensor(np.arange(r, dtype=np.int32).reshape(r, 1))
+        cols = Tensor(np.arange(c, dtype=np.int32).reshape(1, c) - offset)
+        return rows, cols
+
+    def tril(self, diagonal: int = 0) -> Any:
+        rows, cols = self._positions(diagonal)
+        return (cols <= rows).where(self, 0)
+
+    def triu(self, diagonal: int = 0) -> Any:
+        rows, cols = self._positions(diagonal)
+        return (cols >= rows).where(self, 0)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+        """The diagonal of axes (dim1, dim2) as the last axis, as torch.diagonal."""
+        d1, d2 = dim1 % self.ndim, dim2 % self.ndim
+        rest = [i for i in range(self.ndim) if i not in (d1, d2)]
+        x = self.permute(rest + [d1, d2])
+        r, c = x.shape[-2:]
+        lead = (slice(None),) * len(rest)
+        x = x[lead + (slice(0, None), slice(offset, None))] if offset >= 0 else \
+            x[lead + (slice(-offset, None), slice(0, None))]
+        k = min(x.shape[-2:])
+        x = x[lead + (slice(0, k), slice(0, k))].reshape(x.shape[:-2] + (k * k,))
+        return x[lead + (slice(0, None, k + 1),)] if k else x
+
+    # ------------------------------------------------------------------ selection by value
+    def _along(self, index: Any, dim: int, what: str) -> tuple[Any, Any, int]:
+        """(hit, x, d): hit[..., m, n, ...] = (index == position n) with the index's
+        axis d at m, and x with a size-1 axis for m, for selections along `dim`."""
+        from uopc.frontend.tensor import index_tensor
+
+        Tensor = _tensor()
+        d = dim % self.ndim
+        n = self.shape[d]
+        ids = index_tensor(index, n, what, wrap=False)
+        if ids.ndim != self.ndim:
+            raise ShapeError(f"{what}: index {fmt_shape(ids.shape)} and input "
+                             f"{fmt_shape(self.shape)} need the same rank")
+        positions = Tensor(np.arange(n, dtype=np.int32)).reshape(
+            (1,) * (d + 1) + (n,) + (1,) * (self.ndim - d - 1))
+        hit = ids.unsqueeze(d + 1).eq(positions)
+        return hit, ids, d
+
+    def gather(self, dim: int, index: Any) -> Any:
+        """out[i][j] = self[i][index[i][j]] along `dim`, as torch.gather."""
+        hit, ids, d = self._along(index, dim, "gather")
+        keep = [slice(0, m) if i != d else slice(None) for i, m in enumerate(ids.shape)]
+        x = self[tuple(keep)].unsqueeze(d)
+        return hit.where(x, 0).sum(d + 1)
+
+    def scatter(self, dim: int, index: Any, src: Any) -> Any:
+        """self with self[i][index[i][j]] = src[i][j] along `dim` (a Tensor or a number);
+        with repeated indices the written values are summed (PyTorch leaves which one
+        wins unspecified)."""
+        Tensor = _tensor()
+        hit, ids, d = self._along(index, dim, "scatter")
+        if not isinstance(src, Tensor):
+            src = Tensor.full(ids.shape, src, self.dtype)
+        values = src[tuple(slice(0, m) for m in ids.shape)].cast(self.dtype).unsqueeze(d + 1)
+        written = hit.cast("i32").sum(d)  # (m_0, .., n at d, .., m_k)
+        placed = hit.where(values, 0).sum(d)
+        widths = [None if i == d else (0, n - m)
+                  for i, (m, n) in enumerate(zip(ids.shape, self.shape))]
+        if any(w not in (None, (0, 0)) for w in widths):
+            written, placed = written.pad(widths), placed.pad(widths)
+        return (written > 0).where(placed, self)
+
+    def masked_fill(self, mask: Any, value: Any) -> Any:
+        mask = mask if isinstance(mask, _tensor()) else _tensor()(np.asarray(mask))
+        return mask.cast("i1").where(value, self)
+
+    # ------------------------------------------------------------------ scans
+    def _triangle(self, dim: int) -> tuple[Any, int]:
+        """The (n, n) lower triangle mask m[i, j] = j <= i, placed for axis `dim` moved
+        last, and that axis."""
+        Tensor = _tensor()
+        d = dim % max(self.ndim, 1)
+        n = self.shape[d] if self.ndim else 1
+        tri = Tensor(np.tril(np.ones((n, n), dtype=np.bool_)))
+        return tri, d
+
+    def _scan(self, dim: int, fill: Any, reduce: str) -> Any:
+        if self.ndim == 0:
+            return self
+        tri, d = self._triangle(dim)
+        x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n)
+        picked = tri.where(x, fill)  # (..., n, n): row i holds x[:i+1]
+        out = getattr(picked, reduce)(-1)
+        return out.transpose(d, -1)
+
+    def cumsum(self, dim: int = 0) -> Any:
+        x = self.cast("i32") if self.dtype == "i1" else self
+        return x._scan(dim, 0, "sum")
+
+    def cumprod(self, dim: int = 0) -> Any:
+        x = self.cast("i32") if self.dtype == "i1" else self
+        return x._scan(dim, 1, "prod")
+
+    def cummax(self, dim: int = 0) -> tuple[Any, Any]:
+        """(values, indices): the running maximum and the last index where it occurs."""
+        x = self.cast("i32") if self.dtype == "i1" else self
+        low = -math.inf if x.dtype in ("f32", "f16") else -(2**31)
+        values = x._scan(dim, low, "max")
+        return values, x._last_index_of(values, dim)
+
+    def cummin(self, dim: int = 0) -> tuple[Any, Any]:
+        x = self.cast("i32") if self.dtype == "i1" else self
+        values = x._reversed_order().cummax(dim)[0]._reversed_order()
+        return values, x._last_index_of(values, dim)
+
+    def _last_index_of(self, running: Any, dim: int) -> Any:
+        """For each i along `dim`, the largest j <= i with self[j] == running[i] (a NaN
+        matches a NaN)."""
+        Tensor = _tensor()
+        tri, d = self._triangle(dim)
+        n = self.shape[d]
+        x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n): x[j]
+        r = running.transpose(d, -1).unsqueeze(-1)  # (..., n, 1): running[i]
+        same = x.eq(r) + (x.isnan() * r.isnan()) if self.dtype in ("f32", "f16") else x.eq(r)
+        j = Tensor(np.arange(1, n + 1, dtype=np.int32))
+        last = (tri * same).where(j, 0).max(-1) - 1
+        return last.transpose(d, -1)
+
+    def logcumsumexp(self, dim: int = 0) -> Any:
+        x = self._floating()
+        top = x.isnan().where(-math.inf, x).max(dim, keepdim=True).detach()  # NaN-free shift
+        top = top.isinf().where(0.0, top)
+        return (x - top).exp().cumsum(dim).log() + top
+
+    # ------------------------------------------------------------------ sorting
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = True) -> tuple[Any, Any]:
+        """(values, indices) along `dim`; NaN sorts as the largest value and ties keep
+        their order (a stable sort), as torch.sort."""
+        Tensor = _tensor()
+        if self.ndim == 0:
+            return self, Tensor.full((), 0, "i32")
+        d = dim % self.ndim
+        x = self.transpose(d, -1)
+        n = x.shape[-1]
+        a, b = x.unsqueeze(-1), x.unsqueeze(-2)  # a[i] vs b[j]: (..., n, n)
+        before = b < a if not descending else b > a
+        tie = b.eq(a)
+        if x.dtype in ("f32", "f16"):
+            nan_a, nan_b = a.isnan(), b.isnan()
+            before = (before + (nan_a * nan_b.logical_not())) if not descending else \
+                (before + (nan_b * nan_a.logical_not()))
+            tie = tie + nan_a * nan_b
+        earlier = Tensor(np.tril(np.ones((n, n), dtype=np.bool_), -1))  # j < i
+        rank = (before + tie * earlier).cast("i32").sum(-1)  # (..., n): where x[i] goes
+        slot = Tensor(np.arange(n, dtype=np.int32))
+        goes = rank.unsqueeze(-2).eq(slot.unsqueeze(-1))  # (..., k, i): x[i] lands at k
+        values = goes.where(x.unsqueeze(-2), 0).sum(-1)
+        indices = goes.where(slot.unsqueeze(-2), 0).sum(-1)
+        return values.transpose(d, -1), indices.transpose(d, -1)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = True) -> Any:
+        return self.sort(dim, descending)[1]
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Any, Any]:
+        values, indices = self.sort(dim, descending=largest)
+        d = dim % self.ndim
+        keep = tuple(slice(0, k) if i == d else slice(None) for i in range(self.ndim))
+        return values[keep], indices[keep]
+
+    # ------------------------------------------------------------------ products
+    def dot(self, other: Any) -> Any:
+        if self.ndim != 1 or other.ndim != 1 or self.shape != other.shape:
+            raise ShapeError(f"dot takes two 1-D tensors of one size, got "
+                             f"{fmt_shape(self.shape)} and {fmt_shape(other.shape)}")
+        return (self * other).sum()
+
+    @staticmethod
+    def einsum(equation: str, *operands: Any) -> Any:
+        """torch.einsum for explicit and implicit equations (no ellipsis): operands are
+        broadcast over the union of their letters, multiplied and summed over the
+        letters the output lacks."""
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+        eq = equation.replace(" ", "")
+        inputs, arrow, output = eq.partition("->")
+        terms = inputs.split(",")
+        if "." in eq or len(terms) != len(operands):
+            raise ValueError(f"einsum {equation!r}: give one term of letters per operand "
+                             f"(no ellipsis)")
+        if not arrow:
+            counts = {c: inputs.count(c) for c in inputs if c in string.ascii_letters}
+            output = "".join(sorted(c for c, k in counts.items() if k == 1))
+        letters = sorted(set("".join(terms)), key=lambda c: (c not in output, output.find(c), c))
+        sizes: dict[str, int] = {}
+        product = None
+        for term, t in zip(terms, operands):
+            if len(term) != t.ndim:
+                raise ShapeError(f"einsum {equation!r}: term {term!r} for a tensor of shape "
+                                 f"{fmt_shape(t.shape)}")
+            for c, n in zip(term, t.shape):
+                if sizes.setdefault(c, n) != n and n != 1 and sizes[c] != 1:
+                    raise ShapeError(f"einsum {equation!r}: letter {c!r} has sizes "
+                                     f"{sizes[c]} and {n}")
+                sizes[c] = max(sizes[c], n)
+            x = t
+            for c in set(term):  # a repeated letter in one term is its diagonal
+                while term.count(c) > 1:
+                    i, j = term.index(c), term.index(c, term.index(c) + 1)
+                    x = x.diagonal(0, i, j)
+                    term = term[:i] + term[i + 1:j] + term[j + 1:] + c
+            order = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
+            x = x.permute(order) if order else x
+            placed = [c for c in letters]
+            shape = [x.shape[[term[i] for i in order].index(c)] if c in term else 1
+                     for c in placed]
+            x = x.reshape(tuple(shape))
+            product = x if product is None else product * x
+        summed = tuple(i for i, c in enumerate(letters) if c not in output)
+        out = product.sum(summed) if summed else product
+        kept = [c for c in letters if c in output]
+        out = out.expand(tuple(sizes[c] for c in kept)) if kept else out
+        return out.permute([kept.index(c) for c in output]) if output else out
