@@ -994,13 +994,19 @@ class Tensor(Activations, Shaping, Spatial):
             return self
         return self._apply(OP.shrink, arg=(begin, end))
 
-    def pad(self, widths: Sequence[tuple[int, int] | None], value: Scalar = 0) -> "Tensor":
-        """Pad (before, after) on each axis (None leaves it) with `value`."""
-        if len(widths) != self.ndim:
-            raise ShapeError(f"pad of {fmt_shape(self.shape)} needs {self.ndim} (before, after) "
-                             f"pairs, got {len(widths)}")
+    def pad(self, widths: Sequence[Any], value: Scalar = 0, mode: str = "constant") -> "Tensor":
+        """Pad each axis: `widths` holds one (before, after) pair (or None) per axis, or
+        PyTorch's flat (left, right, top, bottom, ...) that starts at the last axis.
+        `mode` constant (fill with `value`), reflect, replicate or circular."""
+        widths = _pad_pairs(widths, self.shape)
+        if mode != "constant":
+            return self._pad_from_edges(widths, mode)
         before = tuple(0 if w is None else w[0] for w in widths)
         after = tuple(0 if w is None else w[1] for w in widths)
+        if any(p < 0 for p in (*before, *after)):  # negative padding cuts, as in PyTorch
+            cut = [(max(-b, 0), n - max(-a, 0)) for b, a, n in zip(before, after, self.shape)]
+            grown = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
+            return self.shrink(cut).pad(grown, value)
         if not any(before) and not any(after):
             return self
         padded = self._apply(OP.pad, arg=(before, after))
@@ -1008,6 +1014,41 @@ class Tensor(Activations, Shaping, Spatial):
             return padded
         inside = Tensor.full(self.shape, True, "i1")._apply(OP.pad, arg=(before, after))
         return inside.where(padded, value)
+
+    def _pad_from_edges(self, widths: list, mode: str) -> "Tensor":
+        """reflect / replicate / circular padding, one axis at a time, from slices."""
+        if mode not in ("reflect", "replicate", "circular"):
+            raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, "
+                             f"got {mode!r}")
+        out = self
+        for axis, w in enumerate(widths):
+            if w is None or w == (0, 0):
+                continue
+            lo, hi = w
+            n = out.shape[axis]
+            limit = n - 1 if mode == "reflect" else n
+            if lo > limit or hi > limit or min(lo, hi) < 0:
+                raise ShapeError(f"pad: {mode} padding ({lo}, {hi}) of axis {axis} needs "
+                                 f"amounts in [0, {limit}] for size {n}")
+
+            def part(start: int, stop: int, step: int = 1) -> Tensor:
+                index = [slice(None)] * out.ndim
+                index[axis] = slice(start, stop, step)
+                return out[tuple(index)]
+
+            if mode == "reflect":
+                left = part(lo, 0, -1) if lo else None
+                right = part(n - 2, n - 2 - hi, -1) if hi else None
+            elif mode == "circular":
+                left = part(n - lo, n) if lo else None
+                right = part(0, hi) if hi else None
+            else:
+                edge = list(out.shape)
+                left = part(0, 1).expand(tuple(edge[:axis] + [lo] + edge[axis + 1:])) if lo else None
+                right = part(n - 1, n).expand(tuple(edge[:axis] + [hi] + edge[axis + 1:])) \
+                    if hi else None
+            out = Tensor.cat([p for p in (left, out, right) if p is not None], dim=axis)
+        return out
 
     def flip(self, *axes: int) -> "Tensor":
         axes = tuple(sorted({_normalize_axis(a, self.ndim, "flip") for a in _shape_arg(axes)}))
@@ -1512,6 +1553,28 @@ def index_tensor(ids: Any, n: int, what: str, wrap: bool = True) -> "Tensor":
         raise IndexError(f"{what}: index {first} is out of range for size {n} (valid: "
                          f"{low}..{n - 1})")
     return Tensor(np.where(values < 0, values + n, values).astype(np.int32))
+
+
+def _pad_pairs(widths: Sequence[Any], shape: tuple[int, ...]) -> list:
+    """Per-axis (before, after) pairs (or None) from either pad convention."""
+    widths = list(widths)
+    if widths and all(isinstance(w, (int, np.integer)) for w in widths):
+        if len(widths) % 2 or len(widths) // 2 > len(shape):
+            raise ShapeError(f"pad of {fmt_shape(shape)}: a flat padding lists (before, after) "
+                             f"for the last axes, an even count up to {2 * len(shape)}, "
+                             f"got {len(widths)} numbers")
+        pairs: list = [None] * len(shape)
+        for k in range(len(widths) // 2):
+            pairs[len(shape) - 1 - k] = (int(widths[2 * k]), int(widths[2 * k + 1]))
+        return pairs
+    if len(widths) != len(shape):
+        raise ShapeError(f"pad of {fmt_shape(shape)} needs {len(shape)} (before, after) pairs "
+                         f"(or PyTorch's flat form), got {len(widths)}")
+    for w in widths:
+        if w is not None and (not isinstance(w, (tuple, list)) or len(w) != 2):
+            raise ShapeError(f"pad of {fmt_shape(shape)}: each axis takes None or a "
+                             f"(before, after) pair, got {w!r}")
+    return [None if w is None else (int(w[0]), int(w[1])) for w in widths]
 
 
 def _parts(first: Any, others: tuple, what: str) -> list["Tensor"]:
