@@ -105,3 +105,30 @@ def _leaves(order: list[UOp]) -> list[Tensor]:
             if t is not None and t._trace is node and t.requires_grad:
                 found.setdefault(id(t), t)
     return list(found.values())
+
+
+def scatter_into(shape: tuple[int, ...], index: Any, values: Tensor) -> tuple[Tensor, Tensor]:
+    """(placed, mask): `values` at the places `x[index]` selects in a tensor of `shape`
+    (zeros elsewhere), and the i1 mask of those places, for item assignment.
+
+    The placement is the transpose of the selection, which is what its gradient rules
+    compute: the gradient of sum(x[index] * v) with respect to x is v at the selected
+    places. Integer values go through the gradient of their bits' halves as f32 (exact:
+    each half is below 2**16), so that every element type is placed exactly."""
+    from uopc.frontend.tensor import _getitem
+
+    def place(v: Tensor) -> Tensor:
+        x = Tensor.zeros(*shape, requires_grad=True)
+        root = (_getitem(x, index) * v).sum()
+        return gradients(root._trace, [x._trace]).get(id(x._trace), Tensor.zeros(*shape))
+
+    mask = place(Tensor.ones(*values.shape)).ne(0)
+    if values.dtype in FLOAT_DTYPES:
+        if values.dtype == "f32":
+            return place(values), mask
+        return place(values.cast("f32")).cast(values.dtype), mask
+    wide = values.cast("i32")
+    high = (wide // 65536).cast("f32")  # floor division: wide = high * 65536 + low
+    low = (wide % 65536).cast("f32")
+    joined = place(high).cast("i32") * 65536 + place(low).cast("i32")
+    return joined.cast(values.dtype), mask

@@ -1057,6 +1057,24 @@ class Tensor(Activations, Shaping, Spatial):
     def __getitem__(self, index: Any) -> "Tensor":
         return _getitem(self, index)
 
+    def __setitem__(self, index: Any, value: TensorLike) -> None:
+        """`t[index] = value` as a functional update: this Tensor becomes the old value
+        with the selected elements replaced (broadcast and cast to this type); gradients
+        flow to `value` and to the elements kept. Indices are those of `t[index]`, each
+        element selected at most once."""
+        if self._requires_grad and self._leaf:
+            raise RuntimeError("item assignment to a leaf tensor that requires grad: assign "
+                               "to a copy (t = t.clone(); t[i] = v) as in PyTorch")
+        from uopc.frontend.autograd import scatter_into
+
+        selected = _getitem(Tensor.zeros(*self.shape), index)
+        v = _as_tensor(value, self)
+        if v.shape != selected.shape:
+            v = v._broadcast_to(broadcast_shape(v.shape, selected.shape, "item assignment"))
+        placed, mask = scatter_into(self.shape, index, v.cast(self.dtype))
+        new = mask.where(placed, self)
+        self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
+
     def cat(self, *others: "Tensor", dim: int = 0) -> "Tensor":
         """Concatenate along `dim` (also `Tensor.cat(a, b, c, dim=...)` and
         `Tensor.cat([a, b, c], dim=...)`)."""
