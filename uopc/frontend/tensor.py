@@ -36,6 +36,7 @@ from typing import Any, Union
 import numpy as np
 
 from uopc.frontend.activations import Activations
+from uopc.frontend.functional import Functional
 from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
 from uopc.uopdialect.graph import UOp, result_sig
@@ -201,7 +202,7 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(shape)
 
 
-class Tensor(Activations, Shaping, Spatial):
+class Tensor(Activations, Functional, Shaping, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
     __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "__weakref__")
