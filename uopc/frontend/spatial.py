@@ -155,3 +155,28 @@ class Spatial:
             args = (kernel, strides, ((0, 0), (0, 0)), 0, "avg_pool2d", (1, 1), ceil_mode)
         count = counted._patches(*args).sum(0)
         return total / count
+
+    def conv_transpose2d(self, weight: Any, bias: Any = None, stride: int | Sequence[int] = 1,
+                         padding: int | Sequence[int] = 0,
+                         output_padding: int | Sequence[int] = 0, groups: int = 1,
+                         dilation: int | Sequence[int] = 1) -> Any:
+        """The transpose of conv2d (the gradient of its input), weights (C_in, C_out/groups,
+        KH, KW), as torch.nn.functional.conv_transpose2d: the input with stride - 1 zeros
+        between its elements, padded by dilation * (K - 1) - padding (+ output_padding
+        after), convolved with the flipped, transposed weights."""
+        if weight.ndim != 4 or self.ndim != 4 or weight.shape[0] != self.shape[1] or \
+                groups <= 0 or self.shape[1] % groups:
+            raise ShapeError(f"conv_transpose2d of input {fmt_shape(self.shape)} with weight "
+                             f"{fmt_shape(weight.shape)} and groups={groups}: expected "
+                             f"(N, C, H, W) and (C, C_out/groups, KH, KW)")
+        (sh, sw), (dh, dw) = pair(stride, "stride"), pair(dilation, "dilation")
+        (ph, pw), (oh, ow) = pair(padding, "padding"), pair(output_padding, "output_padding")
+        n, c, h, w = self.shape
+        _, og, kh, kw = weight.shape
+        x = self.reshape(n, c, h, 1, w, 1).pad((None, None, None, (0, sh - 1), None, (0, sw - 1)))
+        x = x.reshape(n, c, h * sh, w * sw)[:, :, :(h - 1) * sh + 1, :(w - 1) * sw + 1]
+        top, left = dh * (kh - 1) - ph, dw * (kw - 1) - pw
+        x = x.pad((left, left + ow, top, top + oh))
+        flipped = weight.reshape(groups, c // groups, og, kh, kw).transpose(1, 2)
+        flipped = flipped.reshape(groups * og, c // groups, kh, kw).flip(2, 3)
+        return x.conv2d(flipped, bias, dilation=(dh, dw), groups=groups)
