@@ -98,6 +98,17 @@ class Spatial:
         out = (cols @ w).permute(0, 1, 3, 2).reshape(n, o, oh, ow)
         return out if bias is None else out + bias.reshape(1, o, 1, 1)
 
+    def conv1d(self, weight: Any, bias: Any = None, stride: int = 1, padding: int = 0,
+               dilation: int = 1, groups: int = 1) -> Any:
+        """1-D convolution of (N, C, L) with (O, C/groups, K) weights: conv2d on H = 1."""
+        if self.ndim != 3 or weight.ndim != 3:
+            raise ShapeError(f"conv1d of input {fmt_shape(self.shape)} with weight "
+                             f"{fmt_shape(weight.shape)}: expected (N, C, L) and (O, C/groups, K)")
+        pads = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        out = self.unsqueeze(2).conv2d(weight.unsqueeze(2), bias, (1, stride),
+                                       (pads[0], pads[1], 0, 0), (1, dilation), groups)
+        return out.squeeze(2)
+
     def max_pool2d(self, kernel_size: int | Sequence[int] = 2,
                    stride: int | Sequence[int] | None = None,
                    padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,

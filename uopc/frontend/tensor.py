@@ -55,6 +55,18 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _rng = np.random.default_rng()
 
 
+#: state tensors assigned during tracing (BatchNorm's running statistics) that the next
+#: realize computes in the same plan; see `defer_realize`
+_DEFERRED: list["Tensor"] = []
+
+
+def defer_realize(*tensors: "Tensor") -> None:
+    """Have the next `Tensor.realize_all` (an optimizer step, `numpy()`, ...) compute
+    these tensors too, so that state updated while tracing never chains from one step's
+    graph into the next."""
+    _DEFERRED.extend(tensors)
+
+
 def manual_seed(seed: int) -> None:
     """Make `randn`, `uniform` and `kaiming` reproducible."""
     global _rng
@@ -428,7 +440,9 @@ class Tensor(Activations, Functional, Shaping, Spatial):
     def realize_all(*tensors: "Tensor") -> None:
         """Compute all the tensors in one engine call (one compiled plan)."""
         pending: dict[int, Tensor] = {}
-        for t in tensors:
+        deferred = list(_DEFERRED)
+        _DEFERRED.clear()
+        for t in (*tensors, *deferred):
             if t.uop.op is not OP.buffer:
                 pending.setdefault(id(t), t)
         if not pending:

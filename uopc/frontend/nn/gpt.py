@@ -44,7 +44,7 @@ class Block:
 
     def __call__(self, x: Tensor) -> Tensor:
         x = x + self.attn(self.ln1(x))
-        return x + self.out(self.fc(self.ln2(x)).gelu())
+        return x + self.out(self.fc(self.ln2(x)).gelu(approximate="tanh"))
 
 
 class GPT:
