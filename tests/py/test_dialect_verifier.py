@@ -33,6 +33,10 @@ CASES = [
     (u.CmpNeOp, [t((2,), "i1"), t((1,), "i1")], {}, t((2,), "i1"), "shape mismatch (2,) vs (1,)"),
     (u.FloorDivOp, [t((2,)), t((2,))], {}, t((2,)), "floordiv takes integer operands"),
     (u.FloorModOp, [t((2,), "f16"), t((2,), "f16")], {}, t((2,), "f16"), "floormod takes integer operands"),
+    (u.DivOp, [t((2,), "i32"), t((2,), "i32")], {}, t((2,), "i32"), "div takes float operands"),
+    (u.PowOp, [t((2,), "i1"), t((2,), "i1")], {}, t((2,), "i1"), "pow takes float operands"),
+    (u.CmpLeOp, [t((2,)), t((2,))], {}, t((2,)), "result type should be tensor<2xi1>"),
+    (u.CmpEqOp, [t((2,)), t((3,))], {}, t((2,), "i1"), "shape mismatch (2,) vs (3,)"),
     (u.AddOp, [F64, F64], {}, F64, "unsupported element type f64"),
     (u.AddOp, [DYNAMIC, DYNAMIC], {}, DYNAMIC, "dynamic sizes are not supported"),
     *[(cls, [t((2,), "i32")], {}, t((2,), "i32"), f"{cls.INFO.name} takes a float operand")

@@ -35,7 +35,7 @@ def peak_bytes(run) -> int:
 def test_summing_a_huge_splat_compiles_in_small_memory():
     result = {}
     peak = peak_bytes(lambda: result.setdefault("sum", Tensor.ones(BIG).sum().item()))
-    assert result["sum"] == 16777216.0  # f32 sums of ones stop growing at 2**24
+    assert result["sum"] == BIG  # exact: the frontend sums long f32 axes in blocks
     assert peak < LIMIT, f"compile peaked at {peak / 2**20:.0f} MiB"
 
 

@@ -634,6 +634,91 @@ class Tensor(Activations, Functional, Shaping, Spatial):
                                     f"divide floats for inf/nan")
         return a._binary(op, b, what=what)
 
+    # bitwise operators: bools directly (and, or, xor, not); i32 through its 32 bits
+    # (two's complement, read with floor division by powers of two), which the compiler
+    # fuses into one kernel: exact, but some 200 ops each for & | ^ on i32
+    def _bitwise(self, other: TensorLike, what: str, reflected: bool = False) -> "Tensor":
+        a, b = _operands(self, other)
+        if reflected:
+            a, b = b, a
+        if a.dtype in FLOAT_DTYPES:
+            raise TypeError(f"{what} takes integer or bool tensors, got {a.dtype}")
+        if a.dtype == "i1":
+            return {"&": a * b, "|": a + b, "^": a.ne(b)}[what]
+        out = None
+        for k in range(32):
+            bit_a = (a < 0) if k == 31 else ((a // (1 << k)) % 2).ne(0)
+            bit_b = (b < 0) if k == 31 else ((b // (1 << k)) % 2).ne(0)
+            bit = {"&": bit_a * bit_b, "|": bit_a + bit_b, "^": bit_a.ne(bit_b)}[what]
+            term = bit.where(INT32_MIN if k == 31 else 1 << k, 0)
+            out = term if out is None else out + term
+        return out
+
+    def __and__(self, other: TensorLike) -> "Tensor":
+        return self._bitwise(other, "&")
+
+    def __rand__(self, other: TensorLike) -> "Tensor":
+        return self._bitwise(other, "&", reflected=True)
+
+    def __or__(self, other: TensorLike) -> "Tensor":
+        return self._bitwise(other, "|")
+
+    def __ror__(self, other: TensorLike) -> "Tensor":
+        return self._bitwise(other, "|", reflected=True)
+
+    def __xor__(self, other: TensorLike) -> "Tensor":
+        return self._bitwise(other, "^")
+
+    def __rxor__(self, other: TensorLike) -> "Tensor":
+        return self._bitwise(other, "^", reflected=True)
+
+    def __invert__(self) -> "Tensor":
+        """Bitwise not: logical not of bools, -x - 1 of integers."""
+        if self.dtype in FLOAT_DTYPES:
+            raise TypeError(f"~ takes integer or bool tensors, got {self.dtype}")
+        return self._reversed_order()
+
+    def bitwise_and(self, other: TensorLike) -> "Tensor":
+        return self & other
+
+    def bitwise_or(self, other: TensorLike) -> "Tensor":
+        return self | other
+
+    def bitwise_xor(self, other: TensorLike) -> "Tensor":
+        return self ^ other
+
+    def bitwise_not(self) -> "Tensor":
+        return ~self
+
+    def _shift(self, amount: TensorLike, left: bool) -> "Tensor":
+        """x << k = x * 2**k (wrapping) and x >> k = floor(x / 2**k) (arithmetic), for
+        shift amounts 0..31 (a Python int, or a tensor of them)."""
+        x = self.cast("i32") if self.dtype == "i1" else self
+        if x.dtype != "i32":
+            raise TypeError(f"{'<<' if left else '>>'} takes integer tensors, got {x.dtype}")
+
+        def by(k: int) -> Tensor:
+            if left:
+                return x * (INT32_MIN if k == 31 else 1 << k)
+            return (x < 0).where(-1, 0) if k == 31 else x // (1 << k)
+
+        if _is_scalar(amount):
+            k = int(amount)
+            if not 0 <= k <= 31:
+                raise ValueError(f"shift by {k}: shift amounts of i32 are 0..31")
+            return by(k)
+        k = _as_tensor(amount, x).cast("i32")
+        out = x * 0
+        for s in range(32):
+            out = k.eq(s).where(by(s), out)
+        return out
+
+    def __lshift__(self, amount: TensorLike) -> "Tensor":
+        return self._shift(amount, left=True)
+
+    def __rshift__(self, amount: TensorLike) -> "Tensor":
+        return self._shift(amount, left=False)
+
     def pow(self, exponent: TensorLike) -> "Tensor":
         return self ** exponent
 
@@ -994,7 +1079,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         if dim is None:
             return self.reshape(tuple(d for d in self.shape if d != 1))
         d = _normalize_axis(dim, self.ndim, "squeeze")
-        if self.shape[d] != 1:
+        if not self.ndim or self.shape[d] != 1:  # a 0-d tensor takes dim 0 or -1 and stays
             return self
         return self.reshape(self.shape[:d] + self.shape[d + 1:])
 
