@@ -72,16 +72,9 @@ def c_expr(op: str, dtype: str, args: list[str], arg_dtypes: list[str]) -> str:
             dtype, f"uop_max_{dtype}({a}, {args[1]})")
     if op in ("floordiv", "floormod"):
         return f"uop_{op}_i32({a}, {args[1]})"
-    if op == "cmplt":
-        return f"({a} < {args[1]})"
-    if op == "cmpne":
-        return f"({a} != {args[1]})"
-    if op == "cmple":
-        return f"({a} <= {args[1]})"
-    if op == "cmpeq":
-        return f"({a} == {args[1]})"
-    if op == "div":
-        return f"{a} / {args[1]}"
+    infix = {"cmplt": "<", "cmpne": "!=", "cmple": "<=", "cmpeq": "==", "div": "/"}
+    if op in infix:
+        return f"({a} {infix[op]} {args[1]})"
     if op == "pow":
         return f"powf((float){a}, (float){args[1]})"
     if op == "where":

@@ -1,9 +1,9 @@
 """The lazy, PyTorch-like `Tensor` of uopc.
 
 A Tensor holds a node of the light uop graph (`uopc.uopdialect.graph.UOp`). Every method records
-new nodes built only from the core uop ops (add, mul, max, compares, recip, exp2, log2,
-sqrt, sin, cast, where, movement ops, reduce): `a - b` is `a + (-1 * b)`, `a / b` is
-`a * recip(b)`, `exp(x)` is `exp2(x * log2(e))`, and so on. Nothing runs until
+new nodes built only from the uop ops (arithmetic, IEEE compares, div, pow, the math
+library functions, cast, where, movement ops, reduce): `a - b` is `a + (-1 * b)`,
+`min` is `max` through an exact order reversal, and so on. Nothing runs until
 `realize()`, `numpy()` or `item()`: those hand the graph to the realize engine
 (`uopc.runtime.engine.realize`), which compiles it once per graph structure and reuses the plan,
 and then the Tensor's node is replaced by a `buffer` node holding the result, so that later
@@ -17,8 +17,14 @@ Two nodes per Tensor:
 
 Broadcasting follows numpy; Python scalars take the tensor's element type, except that a
 float scalar with an integer tensor promotes the computation to f32. Shape errors are
-raised while tracing, at the line that applied the op, and name both shapes. `==` is
-object identity (Tensors are dict keys in optimizers); `eq`/`ne` compare elementwise.
+raised while tracing, at the line that applied the op, and name both shapes. `==` and
+`!=` compare elementwise, as in PyTorch; hashing stays by identity (Tensors are dict keys
+in optimizers). Data that does not fit its element type raises instead of wrapping.
+
+The methods are grouped by theme: this module has the core (construction, arithmetic,
+movement, reductions, losses); `activations`, `functional` (normalization, attention,
+resizing), `shaping` (selection, scans, sorting, einsum) and `spatial` (convolution,
+pooling) are mixin classes that `Tensor` inherits.
 
 Tracing builds no xDSL IR (graph nodes hold the ops' records, `uopc.uopdialect.ops.OP`):
 a step of a training loop on a cached plan costs only the trace, the structural lookup in

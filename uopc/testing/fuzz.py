@@ -25,8 +25,6 @@ Known issues (open, owned elsewhere; the seeds of `tests/py/test_fuzz.py` do not
   a huge splat constant (found by `--cli 300 --seed 1000`, shrunk to this line):
   `%l2e = uop.const dense<1.44269504> : tensor<2147483648x8xf32>` through
   `uopc-opt input.mlir --split-input-file -p uop-to-c -t c`.
-- `Tensor.float()` keeps an f16 tensor in f16 (PyTorch's `.float()` is always f32); the
-  generator casts f16 back with `.cast('f32')`.
 """
 
 from __future__ import annotations
