@@ -307,3 +307,23 @@ def test_more_activations_match_torch_at_their_kinks(torch, name):
     ty.sum().backward()
     np.testing.assert_allclose(value, ty.detach().numpy(), rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(grad, tx.grad.numpy(), rtol=2e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------- advanced indexing
+
+
+def test_multi_axis_and_boolean_indexing_match_numpy():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = Tensor(x)
+    i, j = np.array([[0, 1], [1, 0]]), np.array([2, -1])
+    for index in ((i, j), (Tensor([1, 0]), 2), (x[..., 0] > 5,), (x > 10,), ([0, 1], [1, 2], [3, 0]),
+                  (i, j, slice(None))):
+        expected = x[tuple(np.asarray(a.numpy()) if isinstance(a, Tensor) else a for a in index)]
+        np.testing.assert_array_equal(t[index].numpy(), expected)
+    with pytest.raises(TypeError, match="computed boolean mask"):
+        t[(t > 3) * (t < 9)]
+    masked = Tensor(x)
+    masked[masked > 10] = -1.0  # a lazy mask of the tensor's shape: a static `where`
+    np.testing.assert_array_equal(masked.numpy(), np.where(x > 10, -1, x))
+    with pytest.raises(TypeError, match="tensor indices go on the leading axes"):
+        t[:, np.array([0])]

@@ -1173,6 +1173,11 @@ class Tensor(Activations, Functional, Shaping, Spatial):
                                "to a copy (t = t.clone(); t[i] = v) as in PyTorch")
         from uopc.frontend.autograd import scatter_into
 
+        if isinstance(index, Tensor) and index.dtype == "i1" and index.shape == self.shape \
+                and (_is_scalar(value) or not value.shape):
+            new = index.where(value, self)  # t[mask] = v with a mask of t's shape: static
+            self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
+            return
         selected = _getitem(Tensor.zeros(*self.shape), index)
         v = _as_tensor(value, self)
         if v.shape != selected.shape:
@@ -1726,15 +1731,58 @@ def _gather_rows(t: Tensor, ids: Any) -> Tensor:
     return picked.sum(ids.ndim)
 
 
+def _is_array_index(item: Any) -> bool:
+    return isinstance(item, (Tensor, np.ndarray, list))
+
+
+def _advanced(t: Tensor, items: tuple) -> Tensor:
+    """Integer (or host-known boolean) arrays on the leading axes, numpy's advanced
+    indexing: the arrays broadcast to one shape, which replaces the axes they index; the
+    axes after them are kept. A boolean mask stands for the integer indices of its True
+    entries, so its values must be known on the host (the result's shape depends on them)."""
+    arrays: list[Any] = []
+    for item in items:
+        is_mask = (item.dtype == "i1") if isinstance(item, Tensor) else \
+            (_is_array_index(item) and np.asarray(item).dtype == np.bool_)
+        if not is_mask:
+            arrays.append(item)
+            continue
+        values = _host_ids(item) if isinstance(item, Tensor) else np.asarray(item)
+        if values is None:
+            raise TypeError("indexing with a computed boolean mask: its True count decides "
+                            "the result's shape, so give a mask known on the host (numpy, a "
+                            "realized tensor, or UOPC_CHECK=1), or use where(mask, x, 0)")
+        arrays.extend(np.nonzero(values))
+    if len(arrays) > t.ndim:
+        raise IndexError(f"too many indices ({len(arrays)}) for a tensor of shape "
+                         f"{fmt_shape(t.shape)}")
+    k = len(arrays)
+    lead, rest = t.shape[:k], t.shape[k:]
+    ids = [index_tensor(a if _is_array_index(a) else np.asarray(a), n,
+                        f"indexing axis {axis} of a tensor of shape {fmt_shape(t.shape)}")
+           for axis, (a, n) in enumerate(zip(arrays, lead))]
+    shape: tuple[int, ...] = ()
+    for i in ids:
+        shape = broadcast_shape(shape, i.shape, "indexing")
+    flat = None
+    for i, n in zip(ids, lead):  # row-major position in the leading axes
+        flat = i if flat is None else flat * n + i
+    return _gather_rows(t.reshape((math.prod(lead),) + rest), flat._broadcast_to(shape))
+
+
 def _getitem(t: Tensor, index: Any) -> Tensor:
-    """Basic numpy indexing (ints, slices with any step, None, Ellipsis), or one integer
-    tensor/array selecting rows of the first axis."""
-    if isinstance(index, (Tensor, np.ndarray, list)):
-        return _gather_rows(t, index)
+    """Basic numpy indexing (ints, slices with any step, None, Ellipsis), or integer (and
+    host-known boolean) arrays over the leading axes (see `_advanced`)."""
     items = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(i, (Tensor, np.ndarray, list)) for i in items):
-        raise TypeError("a tensor index must be the only index (it selects rows of the "
-                        "first axis); combine it with slicing in two steps")
+    if any(_is_array_index(i) for i in items):
+        arrays = [i for i in items if i is not Ellipsis]
+        while arrays and isinstance(arrays[-1], slice) and arrays[-1] == slice(None):
+            arrays.pop()  # trailing full slices keep their axes anyway
+        if not all(_is_array_index(i) or isinstance(i, (int, np.integer)) for i in arrays):
+            raise TypeError("tensor indices go on the leading axes, possibly with ints, "
+                            "followed only by full slices (x[i, j] or x[i, :]); slice first "
+                            "in a separate step")
+        return _advanced(t, tuple(arrays))
     n_axes = sum(1 for i in items if i is not None and i is not Ellipsis)
     if n_axes > t.ndim:
         raise IndexError(f"too many indices ({n_axes}) for a tensor of shape "
