@@ -327,3 +327,27 @@ def test_multi_axis_and_boolean_indexing_match_numpy():
     np.testing.assert_array_equal(masked.numpy(), np.where(x > 10, -1, x))
     with pytest.raises(TypeError, match="tensor indices go on the leading axes"):
         t[:, np.array([0])]
+
+
+# ---------------------------------------------------------------------- errors at the user's call
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda t: t.squeeze(4), ShapeError, "squeeze: axis 4 is out of range"),
+    (lambda t: t.pad((1, 2, 3)), ShapeError, "an even count up to 4, got 3 numbers"),
+    (lambda t: Tensor.stack((t, Tensor.ones(3))), ShapeError, "stack: shapes (2, 3) and (3,) differ"),
+    (lambda t: t.roll(1, 4), ShapeError, "roll: axis 4 is out of range"),
+    (lambda t: t.topk(5), ShapeError, "topk: k=5 is out of range for axis 1 of size 3"),
+    (lambda t: t.diagonal(0, 0, 5), ShapeError, "diagonal: axis 5 is out of range"),
+    (lambda t: t.interpolate(size=3), ShapeError, "interpolate takes (N, C, ...) inputs"),
+    (lambda t: t.max_pool2d(2), ShapeError, "max_pool2d takes an (N, C, H, W) input, got (2, 3)"),
+    (lambda t: t.div(t, rounding_mode="round"), ValueError, "rounding_mode must be None"),
+    (lambda t: t.cross_entropy([0]), ShapeError, "need labels of shape (2,), got (1,)"),
+    (lambda t: t.gelu(approximate="fast"), ValueError, "approximate must be 'none' or 'tanh'"),
+    (lambda t: t & t, TypeError, "& takes integer or bool tensors, got f32"),
+    (lambda t: Tensor.cat([t, 3]), TypeError, "cat takes Tensors"),
+])
+def test_rejected_forms_name_the_op_and_the_fix(call, error, fragment):
+    with pytest.raises(error) as info:
+        call(Tensor(np.ones((2, 3), np.float32)))
+    assert fragment in str(info.value)

@@ -129,6 +129,9 @@ class Functional:
         if mode == "nearest" and align_corners is not None:
             raise ValueError("interpolate: align_corners only applies to linear modes")
         spatial = self.shape[2:]
+        if not spatial:
+            raise ShapeError(f"interpolate takes (N, C, ...) inputs with spatial axes, got "
+                             f"{fmt_shape(self.shape)}: add the batch and channel axes")
         if (size is None) == (scale_factor is None):
             raise ValueError("interpolate: give exactly one of size and scale_factor")
         if size is not None:

@@ -26,6 +26,13 @@ def _tensor() -> type:
     return Tensor
 
 
+def _axis(t: Any, dim: int, what: str) -> int:
+    """`dim` in [0, t.ndim), or a ShapeError naming `what` (the Tensor's own rule)."""
+    from uopc.frontend.tensor import _normalize_axis
+
+    return _normalize_axis(dim, t.ndim, what)
+
+
 def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
 
@@ -41,7 +48,7 @@ class Shaping:
         return self.reshape(*shape)
 
     def unflatten(self, dim: int, sizes: Sequence[int]) -> Any:
-        d = dim % self.ndim
+        d = _axis(self, dim, "unflatten")
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
 
     def t(self) -> Any:
@@ -78,7 +85,7 @@ class Shaping:
         if not isinstance(repeats, int):
             raise TypeError("repeat_interleave takes an int count of repeats")
         x = self.flatten() if dim is None else self
-        d = 0 if dim is None else dim % x.ndim
+        d = 0 if dim is None else _axis(x, dim, "repeat_interleave")
         shape = x.shape[:d + 1] + (1,) + x.shape[d + 1:]
         grown = x.shape[:d + 1] + (repeats,) + x.shape[d + 1:]
         merged = x.shape[:d] + (x.shape[d] * repeats,) + x.shape[d + 1:]
@@ -90,7 +97,10 @@ class Shaping:
         shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
         out = self
+        if len(shifts) != len(dims):
+            raise ShapeError(f"roll: {len(shifts)} shifts for {len(dims)} dims; give one each")
         for s, d in zip(shifts, dims):
+            d = _axis(out, d, "roll")
             n = out.shape[d]
             s %= max(n, 1)
             if s:
@@ -101,6 +111,7 @@ class Shaping:
         return out
 
     def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple:
+        dim = _axis(self, dim, "split")
         n = self.shape[dim]
         if isinstance(split_size_or_sections, int):
             size = split_size_or_sections
@@ -118,6 +129,7 @@ class Shaping:
         return tuple(parts)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        dim = _axis(self, dim, "chunk")
         return self.split(max(1, -(-self.shape[dim] // chunks)), dim)
 
     # ------------------------------------------------------------------ triangles, diagonals
@@ -139,7 +151,9 @@ class Shaping:
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
         """The diagonal of axes (dim1, dim2) as the last axis, as torch.diagonal."""
-        d1, d2 = dim1 % self.ndim, dim2 % self.ndim
+        d1, d2 = _axis(self, dim1, "diagonal"), _axis(self, dim2, "diagonal")
+        if d1 == d2:
+            raise ShapeError(f"diagonal: dim1 and dim2 are both axis {d1}; give two axes")
         rest = [i for i in range(self.ndim) if i not in (d1, d2)]
         x = self.permute(rest + [d1, d2])
         r, c = x.shape[-2:]
@@ -157,7 +171,7 @@ class Shaping:
         from uopc.frontend.tensor import index_tensor
 
         Tensor = _tensor()
-        d = dim % self.ndim
+        d = _axis(self, dim, what)
         n = self.shape[d]
         ids = index_tensor(index, n, what, wrap=False)
         if ids.ndim != self.ndim:
@@ -201,7 +215,7 @@ class Shaping:
         """The (n, n) lower triangle mask m[i, j] = j <= i, placed for axis `dim` moved
         last, and that axis."""
         Tensor = _tensor()
-        d = dim % max(self.ndim, 1)
+        d = _axis(self, dim, "scan")
         n = self.shape[d] if self.ndim else 1
         tri = Tensor(np.tril(np.ones((n, n), dtype=np.bool_)))
         return tri, d
@@ -261,7 +275,7 @@ class Shaping:
         Tensor = _tensor()
         if self.ndim == 0:
             return self, Tensor.full((), 0, "i32")
-        d = dim % self.ndim
+        d = _axis(self, dim, "sort")
         x = self.transpose(d, -1)
         n = x.shape[-1]
         a, b = x.unsqueeze(-1), x.unsqueeze(-2)  # a[i] vs b[j]: (..., n, n)
@@ -284,8 +298,11 @@ class Shaping:
         return self.sort(dim, descending)[1]
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Any, Any]:
-        values, indices = self.sort(dim, descending=largest)
-        d = dim % self.ndim
+        d = _axis(self, dim, "topk")
+        if not 0 <= k <= (self.shape[d] if self.ndim else 1):
+            raise ShapeError(f"topk: k={k} is out of range for axis {d} of size "
+                             f"{self.shape[d] if self.ndim else 1}")
+        values, indices = self.sort(d, descending=largest)
         keep = tuple(slice(0, k) if i == d else slice(None) for i in range(self.ndim))
         return values[keep], indices[keep]
 
