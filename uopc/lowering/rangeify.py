@@ -85,6 +85,8 @@ BYTES = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
 #: attribute names of the calling convention
 OUTPUTS_ATTR = "uopc.outputs"
 ARENA_ATTR = "uopc.arena_bytes"
+#: on an scf.for of a result's loop nest: the output axis it iterates
+AXIS_ATTR = "uop.axis"
 
 
 class RangeifyError(DiagnosticException):
@@ -316,8 +318,20 @@ class FunctionLowering:
         saved = self.stack
         anchor = saved[1].loop if len(saved) > 1 else saved[0].anchor
         self.stack = [Frame(self.body, anchor=anchor)]
-        # size-1 axes get no loop: their index is the constant 0
-        idx = tuple(Ix.of(self._open_loop(n).var) if n != 1 else Ix(0) for n in shape)
+        # size-1 axes get no loop: their index is the constant 0. The loops of the nest
+        # that writes a result are tagged with their output axis: the kernel's schedule
+        # (uop-apply-schedule) transforms them
+        tagged = buf in self.outs
+        idx = []
+        for axis, n in enumerate(shape):
+            if n == 1:
+                idx.append(Ix(0))
+                continue
+            frame = self._open_loop(n)
+            if tagged:
+                frame.loop.attributes[AXIS_ATTR] = IntegerAttr(axis, i64)
+            idx.append(Ix.of(frame.var))
+        idx = tuple(idx)
         s = yield v, idx
         indices = [self.index(ix).value for ix in idx]
         self._insert(len(self.stack) - 1, memref.StoreOp.get(s.value, buf, indices))

@@ -38,6 +38,8 @@ PASSES: dict[str, str] = {
     "uop-eval": "uopc.passes.eval.UopEvalPass",
     "uop-fresh-results": "uopc.passes.fresh_results.UopFreshResultsPass",
     "uop-rangeify": "uopc.lowering.rangeify.UopRangeify",
+    "uop-schedule": "uopc.passes.schedule.UopSchedulePass",
+    "uop-apply-schedule": "uopc.lowering.apply_schedule.UopApplySchedule",
 }
 
 #: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines
@@ -54,9 +56,11 @@ PIPELINES: dict[str, str] = {
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
     # rest. canonicalize is left out: on rangeify's output it found nothing that
     # symbolic + dce had not, at 10x their cost (1.5 s for 1,400 loop ops)
-    "uop-to-loops": "uop-rangeify,uop-symbolic,dce,licm,cse",
-    # a traced graph's whole compile, up to the loops the C target prints (-t c)
-    "uop-to-c": "uop-to-kernels,uop-to-loops",
+    # uop-apply-schedule builds each kernel's output nest as its schedule says
+    "uop-to-loops": "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,cse",
+    # a traced graph's whole compile, up to the loops the C target prints (-t c):
+    # kernels, their schedules by rules (OPT=1), loops
+    "uop-to-c": "uop-to-kernels,uop-schedule,uop-to-loops",
 }
 
 #: target name -> "module.Class"

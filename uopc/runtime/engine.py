@@ -64,6 +64,21 @@ from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 KERNEL_PIPELINE = "uop-to-kernels"
 
 
+def opt_level() -> int:
+    """`OPT` (SPEC §10): 0 naive loops, 1 schedules by rules (the default), 2 measured
+    search (`uopc.runtime.tuning`)."""
+    value = os.environ.get("OPT", "1")
+    if value not in ("0", "1", "2"):
+        raise ValueError(f"OPT={value!r}: use OPT=0 (no schedule), 1 (rules) or 2 (search)")
+    return int(value)
+
+
+def schedule_pipeline(opt: int) -> str:
+    """The pass that gives the kernels their schedules at level `opt` (after a search,
+    it fills in the kernels the search left alone)."""
+    return "uop-schedule{mode=none}" if opt == 0 else "uop-schedule{mode=rules}"
+
+
 @dataclass(slots=True)
 class Trace:
     """One realize's walk over the graph."""
@@ -226,12 +241,19 @@ class Engine:
         return plan
 
     def _lower(self, module: builtin.ModuleOp) -> None:
-        """Simplify and kernelize `module` in place (KERNEL_PIPELINE)."""
+        """Simplify and kernelize `module` in place (KERNEL_PIPELINE), and give every
+        kernel its schedule (OPT)."""
         from uopc.uopdialect.context import make_context
 
         if self._ctx is None:
             self._ctx = make_context()
         run_pipeline(KERNEL_PIPELINE, module, self._ctx)
+        opt = opt_level()
+        if opt == 2:
+            from uopc.runtime.tuning import search_schedules
+
+            search_schedules(module, self.backend)
+        run_pipeline(schedule_pipeline(opt), module, self._ctx)
 
     def _native(self, module: builtin.ModuleOp) -> Program:
         """One native entry point running every kernel of the kernelized `module`
@@ -246,7 +268,7 @@ def cached_bytes(key: tuple[Any, ...], plan: Plan) -> int:
 
 def plan_pipeline() -> str:
     """The flat pipeline string of everything a miss runs, from uop IR to loops."""
-    return expand(f"{KERNEL_PIPELINE},{LOOP_PIPELINE}")
+    return expand(f"{KERNEL_PIPELINE},{schedule_pipeline(opt_level())},{LOOP_PIPELINE}")
 
 
 def _print_plan_input(module: builtin.ModuleOp) -> None:
