@@ -104,6 +104,7 @@ def _jam_loop(loop: scf.ForOp, operands: list[list[SSAValue]],
     old = loop.body.block
     carried = len(loop.iter_args)
     body = Block(arg_types=[INDEX, *(a.type for _ in maps for a in old.args[1:])])
+    body.args[0].name_hint = old.args[0].name_hint
     inner_maps = []
     for c, m in enumerate(maps):
         inner = dict(m)
@@ -123,6 +124,7 @@ def _jam_loop(loop: scf.ForOp, operands: list[list[SSAValue]],
 
 def _replace_body(loop: scf.ForOp, body: Block, step: int) -> None:
     old = loop.body.block
+    body.args[0].name_hint = old.args[0].name_hint
     step_op = arith.ConstantOp(IntegerAttr(step, INDEX))
     loop.parent_block().insert_op_before(step_op, loop)
     loop.operands = [loop.lb, loop.ub, step_op.result, *loop.iter_args]
@@ -160,12 +162,12 @@ def thread(loop: scf.ForOp) -> None:
     """Turn output loop `loop` into an `scf.parallel` over the same range."""
     old = loop.body.block
     body = Block(arg_types=[INDEX])
+    body.args[0].name_hint = old.args[0].name_hint
     m = {old.args[0]: body.args[0]}
     for op in list(old.ops)[:-1]:
         body.add_op(op.clone(value_mapper=m))
     body.add_op(scf.ReduceOp())
     par = scf.ParallelOp([loop.lb], [loop.ub], [loop.step], Region(body))
-    par.attributes.update(loop.attributes)
     loop.parent_block().insert_op_before(par, loop)
     loop.detach()
     loop.erase(safe_erase=False)
