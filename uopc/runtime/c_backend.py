@@ -9,6 +9,10 @@ Buffers are numpy arrays, passed to C as pointers to their data (`ffi.from_buffe
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
+import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -20,6 +24,22 @@ from uopc.lowering.emit_c import CEmitter, c_function_name, emit_c_unit
 from uopc.lowering.rangeify import ARENA_ALIGN
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, build_library
+
+
+@functools.cache
+def _keep_openmp_runtime() -> object | None:
+    """Load the OpenMP runtime once for the life of the process. A library compiled with
+    -fopenmp pulls the runtime in (libgomp for gcc, libomp for clang); were that library
+    its last user and unloaded (a dropped plan), the runtime's idle worker threads would
+    run on unmapped code and crash the process."""
+    for runtime in ("gomp", "omp"):
+        name = ctypes.util.find_library(runtime)
+        if name is not None:
+            try:
+                return ctypes.CDLL(name, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+            except OSError:
+                continue
+    return None
 
 
 class CLibrary(Library):
@@ -56,6 +76,7 @@ class CBackend(Backend):
         ffi = cffi.FFI()
         ffi.cdef(unit.declarations)
         path = build_library(unit.text)
+        _keep_openmp_runtime()
         try:
             return CLibrary(ffi, ffi.dlopen(str(path)))
         except OSError as err:  # e.g. $CFLAGS linked a library the loader cannot find
