@@ -89,13 +89,14 @@ def _jam(ops: Sequence[Operation], maps: list[dict[SSAValue, SSAValue]], block: 
         if isinstance(op, scf.ForOp) and all(o[:3] == operands[0][:3] for o in operands[1:]):
             _jam_loop(op, operands, maps, block)
         elif same and not op.regions and not isinstance(op, memref.StoreOp):
-            new = op.clone(value_mapper=dict(maps[0]))
+            new = op.clone_without_regions(dict(zip(op.operands, operands[0])))
             block.add_op(new)
             for m in maps:
                 m.update(zip(op.results, new.results))
         else:
             for m in maps:
-                block.add_op(op.clone(value_mapper=m))
+                block.add_op(op.clone_without_regions(m) if not op.regions
+                             else op.clone(value_mapper=m))
 
 
 def _jam_loop(loop: scf.ForOp, operands: list[list[SSAValue]],
@@ -159,13 +160,10 @@ def unroll(loop: scf.ForOp, factor: int) -> None:
 
 
 def thread(loop: scf.ForOp) -> None:
-    """Turn output loop `loop` into an `scf.parallel` over the same range."""
-    old = loop.body.block
-    body = Block(arg_types=[INDEX])
-    body.args[0].name_hint = old.args[0].name_hint
-    m = {old.args[0]: body.args[0]}
-    for op in list(old.ops)[:-1]:
-        body.add_op(op.clone(value_mapper=m))
+    """Turn output loop `loop` into an `scf.parallel` over the same range (its body
+    moves over as it is, ending in scf.reduce instead of scf.yield)."""
+    body = loop.body.detach_block(loop.body.block)
+    body.last_op.detach()
     body.add_op(scf.ReduceOp())
     par = scf.ParallelOp([loop.lb], [loop.ub], [loop.step], Region(body))
     loop.parent_block().insert_op_before(par, loop)

@@ -80,7 +80,6 @@ I8 = IntegerType(8)
 I32 = IntegerType(32)
 #: alignment of arena offsets; the runtime aligns the arena's start to it as well
 ARENA_ALIGN = 64
-BYTES = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
 
 #: attribute names of the calling convention
 OUTPUTS_ATTR = "uopc.outputs"
@@ -103,9 +102,9 @@ def memref_of(t: TensorType) -> MemRefType:
     construction verifies attributes and is slow). A tensor too large to address is an
     error here, before any loop is built."""
     sig = sig_of(t)
-    if sig.numel * BYTES[sig.dtype] > MAX_BUFFER_BYTES:
+    if sig.numel * sig.itemsize > MAX_BUFFER_BYTES:
         raise RangeifyError(
-            f"{t} holds {sig.numel} elements ({sig.numel * BYTES[sig.dtype]} bytes): buffers "
+            f"{t} holds {sig.numel} elements ({sig.numel * sig.itemsize} bytes): buffers "
             f"are addressed with 64-bit offsets, at most {MAX_BUFFER_BYTES} bytes; split the "
             f"tensor into smaller ones"
         )
@@ -255,7 +254,7 @@ class FunctionLowering:
         sig = sig_of(t)
         view = memref.ViewOp(self._arena(), self.index(Ix(0)).value, [], memref_of(t))
         self._insert(0, view)
-        self.temps.append((view, _align(max(sig.numel, 1) * BYTES[sig.dtype])))
+        self.temps.append((view, _align(max(sig.numel, 1) * sig.itemsize)))
         return view.result
 
     def _finish_arena(self) -> None:

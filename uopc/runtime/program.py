@@ -32,6 +32,8 @@ are inputs.
 
 from __future__ import annotations
 
+import time
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -189,6 +191,8 @@ class Program:
         self.outputs = signature.outputs
         self.inputs = signature.inputs
         self.arena_bytes = signature.arena_bytes
+        #: seconds the backend took to build (or fetch from its cache) and load the library
+        self.build_seconds = 0.0
         fn = library.function(entry)
         if fn is None:
             raise ProgramError(f"@{entry} has no native function in the {backend.name} "
@@ -328,9 +332,14 @@ def compile_entries(module: ModuleOp, entries: Sequence[str | None],
     names = [_find_entry(work, entry).sym_name.data for entry in entries]
     lower_to_loops(work)
     unit = backend.emit(work)
+    start = time.perf_counter()
     library = backend.load(unit)
-    return [Program(backend, library, unit.text, name,
-                    entry_signature(_find_entry(work, name)), unit.checks) for name in names]
+    built = time.perf_counter() - start
+    programs = [Program(backend, library, unit.text, name,
+                        entry_signature(_find_entry(work, name)), unit.checks) for name in names]
+    for p in programs:
+        p.build_seconds = built
+    return programs
 
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
