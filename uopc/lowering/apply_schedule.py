@@ -8,7 +8,7 @@ loops, in this order:
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
-- **upcast f on axis k** (innermost axis first): the loop over k steps by f and its body
+- **upcast f on axis k** (outermost axis first): the loop over k steps by f and its body
   becomes f jammed copies, copy c computing the element at k + c. Jamming walks the body
   once for all copies: an op whose operands are the same in every copy (a load of A[i, p]
   when upcasting the axis j of A@B) is emitted once and shared; a loop whose bounds are
@@ -206,19 +206,23 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                     f"a reduce loop of length {n}; pick a divisor of {n}"
                 )
             unroll(loop, schedule.unroll)
-    for axis in sorted(loops, reverse=True):
+    # outermost axis first, so that the copies along the innermost axis end up next to
+    # each other in the jammed body (the C compiler's SLP vectorizer packs neighbouring
+    # statements that touch neighbouring memory into vector instructions). Jamming an
+    # axis rebuilds the loops inside it: look them up again each time.
+    for axis in sorted(loops):
         f = schedule.factor(axis)
         if f == 1:
             continue
-        n = _length(loops[axis], f"{name}: upcast axis {axis}")
+        loop = _tagged_loops(fn)[axis]
+        n = _length(loop, f"{name}: upcast axis {axis}")
         if n % f:
             raise ScheduleError(
                 f"{name}: schedule <{schedule}>: upcast {f} does not divide output axis "
                 f"{axis} of size {n}; pick a divisor of {n}"
             )
-        upcast(loops[axis], f)
+        upcast(loop, f)
     if schedule.thread is not None:
-        # upcasting an outer axis rebuilt the loops inside it: find the loop again
         thread(_tagged_loops(fn)[schedule.thread])
 
 
