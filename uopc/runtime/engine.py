@@ -78,7 +78,7 @@ def opt_level() -> int:
 def schedule_pipeline(opt: int) -> str:
     """The pass that gives the kernels their schedules at level `opt` (after a search,
     it fills in the kernels the search left alone)."""
-    return "uop-schedule{mode=none}" if opt == 0 else "uop-schedule{mode=rules}"
+    return "uop-schedule{mode=none}" if opt == 0 else "uop-schedule"  # mode=rules
 
 
 @dataclass(slots=True)
