@@ -14,6 +14,7 @@ _EXPORTS = {
     "optim": ("uopc.frontend.optim", None),
     "save": ("uopc.frontend.checkpoint", "save"),
     "load": ("uopc.frontend.checkpoint", "load"),
+    "reduce_fusion": ("uopc.runtime.engine", "reduce_fusion"),
 }
 
 __all__ = list(_EXPORTS)

@@ -80,6 +80,14 @@ def _copy_ivs(block: Block, iv: SSAValue, copies: int) -> list[SSAValue]:
     return ivs
 
 
+def _shareable(op: Operation) -> bool:
+    """Can one op serve every copy that would compute it from the same operands? Pure
+    scalar ops and loads can (the copies read memory nobody writes during the loop, or
+    each copy its own buffer); a store or an allocation (each copy's row buffer) cannot."""
+    return isinstance(op, memref.LoadOp) or (
+        not op.regions and op.dialect_name() in ("arith", "math"))
+
+
 def _jam(ops: Sequence[Operation], maps: list[dict[SSAValue, SSAValue]], block: Block) -> None:
     """Append to `block` the jammed copies of `ops`: copy c maps values through maps[c]
     (and records its results there)."""
@@ -88,7 +96,7 @@ def _jam(ops: Sequence[Operation], maps: list[dict[SSAValue, SSAValue]], block: 
         same = all(o == operands[0] for o in operands[1:])
         if isinstance(op, scf.ForOp) and all(o[:3] == operands[0][:3] for o in operands[1:]):
             _jam_loop(op, operands, maps, block)
-        elif same and not op.regions and not isinstance(op, memref.StoreOp):
+        elif same and _shareable(op):
             new = op.clone_without_regions(dict(zip(op.operands, operands[0])))
             block.add_op(new)
             for m in maps:

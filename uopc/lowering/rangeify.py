@@ -68,6 +68,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.indexing import Clamp, Dynamic, Ix, LoopVar, flatten, unflatten
 from uopc.passes.intform import Quotient
+from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
@@ -80,6 +81,9 @@ I8 = IntegerType(8)
 I32 = IntegerType(32)
 #: alignment of arena offsets; the runtime aligns the arena's start to it as well
 ARENA_ALIGN = 64
+
+#: the largest row `_row_buffered` keeps on the stack (per thread)
+ROW_BUFFER_BYTES = 64 * 1024
 
 #: attribute names of the calling convention
 OUTPUTS_ATTR = "uopc.outputs"
@@ -172,6 +176,9 @@ class FunctionLowering:
         self.arena_used = 0
         self.temps: list[tuple[memref.ViewOp, int]] = []
         self.globals: list[Operation] = []
+        #: a kernel's contiguous ops (staged values under reduce fusion) are computed
+        #: inside its nest (`_rule_contiguous`), not materialized in front of it
+        self.is_kernel = KERNEL_ATTR in fn.attributes
 
     def _callees(self) -> list[str]:
         return [op.callee.string_value() for op in self.fn.walk() if isinstance(op, func.CallOp)
@@ -194,7 +201,8 @@ class FunctionLowering:
                 break
             if isinstance(op, func.CallOp):
                 self._call(op, dest)
-            elif isinstance(op, uop.ContiguousOp) or op.results and op.results[0] in dest:
+            elif (isinstance(op, uop.ContiguousOp) and not self.is_kernel) \
+                    or op.results and op.results[0] in dest:
                 v = op.results[0]
                 self._materialize(v, dest.get(v) or self._temp(v.type))
             elif op.dialect_name() != "uop":
@@ -641,18 +649,84 @@ class FunctionLowering:
         return (yield op.src, (*dyn, *idx))
 
     def _rule_contiguous(self, op: uop.ContiguousOp, idx):
-        return (yield op.src, idx)
+        # inside a kernel (reduce fusion keeps staged values fused): computed once, not
+        # once per iteration of the loops it does not depend on
+        once = yield from self._computed_once(op.src, op.result, idx)
+        return once if once is not None else (yield op.src, idx)
 
-    def _rule_reduce(self, op: uop.ReduceOp, idx):
+    def _computed_once(self, v: SSAValue, result: SSAValue, idx) -> Steps:
+        """`result[idx]` (whose elements are those of `v`) read from a buffer written once,
+        when computing it here would repeat it for loops it does not depend on: a row
+        buffer (`_row_buffered`) where possible, else an arena temporary of all of it.
+        None when nothing would be repeated."""
         deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
         level = self._level(deps)
         recompute = math.prod(f.var.size for f in self.stack[1:level + 1] if f.var not in deps)
-        if recompute > 1:
-            # materialize once instead of recomputing for every iteration of those loops
-            buf = self._temp(op.result.type)
-            yield self._materialize_steps(op.result, buf)
-            return self._load(buf, idx)
-        return (yield from self._reduce_loop(op, idx, level, deps))
+        if recompute <= 1:
+            return None
+        row = yield from self._row_buffered(v, idx)
+        if row is not None:
+            return row
+        buf = self._temp(result.type)
+        yield self._materialize_steps(result, buf)
+        return self._load(buf, idx)
+
+    def _row_buffered(self, v: SSAValue, idx) -> Steps:
+        """When the loop stack holds a loop that `v[idx]` does not depend on, inside the
+        loops it does depend on (out[i, d] = sum_j p[i, j] * V[j, d]: p does not depend on
+        d), compute `v` once for every value of the dependent loops below that one, into
+        a stack buffer in front of it (p[i, :] for each i: a row, never all of p), and
+        read it there. Returns None (computing nothing) when there is no such loop, or
+        when the index is not one outer-loop expression or one inner loop variable per
+        axis, or the row would exceed ROW_BUFFER_BYTES."""
+        deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
+        frames = self.stack[1:]
+        first = next((k for k, f in enumerate(frames) if f.var not in deps), None)
+        if first is None or not any(f.var in deps for f in frames[first:]):
+            return None
+        outer = {f.var for f in frames[:first]}
+        inner: list[LoopVar | None] = []
+        for ix in idx:
+            if ix.deps() <= outer:
+                inner.append(None)
+            elif not ix.const and len(ix.terms) == 1 and ix.terms[0][1] == 1 \
+                    and isinstance(ix.terms[0][0], LoopVar) and ix.terms[0][0] not in outer:
+                inner.append(ix.terms[0][0])
+            else:
+                return None
+        if not deps <= outer | {var for var in inner if var is not None}:
+            return None
+        sig = sig_of(v.type)
+        shape = [var.size for var in inner if var is not None]
+        if math.prod(shape) * sig.itemsize > ROW_BUFFER_BYTES:
+            return None
+        saved = self.stack
+        self.stack = saved[: first + 1]
+        self.stack[-1:] = [_with_anchor(saved, first)]
+        row = memref.AllocaOp.get(ELEMENT_TYPES[sig.dtype], shape=shape)
+        self._insert(first, row)
+        row_idx = []
+        loops = []
+        for ix, var in zip(idx, inner):
+            if var is None:
+                row_idx.append(ix)
+            else:
+                loops.append(self._open_loop(var.size))
+                row_idx.append(Ix.of(loops[-1].var))
+        x = yield v, tuple(row_idx)
+        self._insert(len(self.stack) - 1, memref.StoreOp.get(
+            x.value, row.memref, [self.index(Ix.of(f.var)).value for f in loops]))
+        for frame in reversed(loops):
+            frame.block.add_op(scf.YieldOp())
+        self.stack = saved
+        return self._load(row.memref, tuple(Ix.of(var) for var in inner if var is not None))
+
+    def _rule_reduce(self, op: uop.ReduceOp, idx):
+        once = yield from self._computed_once(op.result, op.result, idx)
+        if once is not None:
+            return once
+        deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
+        return (yield from self._reduce_loop(op, idx, self._level(deps), deps))
 
     def _reduce_loop(self, op: uop.ReduceOp, idx, level: int,
                      deps: frozenset[LoopVar]) -> Steps:

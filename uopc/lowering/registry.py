@@ -52,6 +52,10 @@ PIPELINES: dict[str, str] = {
     # operands are copied to make the innermost output axis contiguous ("reduce", the
     # pass's SPEC §7 default, measured 6x slower on x @ W)
     "uop-to-kernels": 'uop-simplify,uop-fresh-results,uop-kernelize{layout="output"}',
+    # the same with reduce fusion (SPEC §8): reduces are computed inside their consumers'
+    # kernels (a softmax is one kernel; attention writes nothing N x N)
+    "uop-to-fused-kernels":
+        'uop-simplify,uop-fresh-results,uop-kernelize{layout="output" fuse_reduces=true}',
     # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
     # rest. canonicalize is left out: on rangeify's output it found nothing that

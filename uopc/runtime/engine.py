@@ -39,7 +39,9 @@ import os
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,8 +64,38 @@ from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
 #: what a miss runs on the graph's uop IR (uopc.lowering.registry.PIPELINES), before
-#: compile_program runs LOOP_PIPELINE on the kernels
+#: compile_program runs LOOP_PIPELINE on the kernels; with reduce fusion on, the same
+#: with `uop-kernelize{fuse_reduces=true}`
 KERNEL_PIPELINE = "uop-to-kernels"
+FUSED_KERNEL_PIPELINE = "uop-to-fused-kernels"
+
+#: reduce fusion (SPEC §8) for the plans compiled while it is set: `reduce_fusion()` in
+#: the frontend, or UOPC_FUSE_REDUCES=1 for a whole process
+_fuse_reduces: ContextVar[bool | None] = ContextVar("uopc_fuse_reduces", default=None)
+
+
+def fuse_reduces() -> bool:
+    value = _fuse_reduces.get()
+    return value if value is not None else os.environ.get("UOPC_FUSE_REDUCES", "") == "1"
+
+
+@contextmanager
+def reduce_fusion(enabled: bool = True) -> Iterator[None]:
+    """Compile the plans realized inside the block with reduce fusion on (or off)."""
+    token = _fuse_reduces.set(enabled)
+    try:
+        yield
+    finally:
+        _fuse_reduces.reset(token)
+
+
+def compile_mode() -> tuple[int, bool]:
+    """The settings a plan is compiled under (OPT, reduce fusion): part of its key."""
+    return opt_level(), fuse_reduces()
+
+
+def kernel_pipeline() -> str:
+    return FUSED_KERNEL_PIPELINE if fuse_reduces() else KERNEL_PIPELINE
 
 
 def opt_level() -> int:
@@ -117,7 +149,7 @@ def trace(roots: Sequence[UOp]) -> Trace:
     slot_of: dict[int, int] = {}
     arrays: list[np.ndarray] = []
     sigs: list[Sig] = []
-    key: list[Any] = []
+    key: list[Any] = [compile_mode()]  # how the plan is compiled is part of what it is
     stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -252,7 +284,7 @@ class Engine:
 
         if self._ctx is None:
             self._ctx = make_context()
-        run_pipeline(KERNEL_PIPELINE, module, self._ctx)
+        run_pipeline(kernel_pipeline(), module, self._ctx)
         opt = opt_level()
         searched = 0.0
         if opt == 2:
@@ -277,7 +309,7 @@ def cached_bytes(key: tuple[Any, ...], plan: Plan) -> int:
 
 def plan_pipeline() -> str:
     """The flat pipeline string of everything a miss runs, from uop IR to loops."""
-    return expand(f"{KERNEL_PIPELINE},{schedule_pipeline(opt_level())},{LOOP_PIPELINE}")
+    return expand(f"{kernel_pipeline()},{schedule_pipeline(opt_level())},{LOOP_PIPELINE}")
 
 
 def _print_plan_input(module: builtin.ModuleOp) -> None:
