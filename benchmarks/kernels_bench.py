@@ -11,7 +11,8 @@ printed first: on a shared machine, read ratios, not absolute times.
 
 Workloads: GEMM f32 1024 and 2048 (numpy: BLAS), the elementwise chain relu(a*2+1)*3 on
 16M floats (numpy with out=), row softmax and LayerNorm on 4096x1024, single-head
-attention softmax(QK^T/8)V with N=1024, d=64 (torch: scaled_dot_product_attention), and
+attention softmax(QK^T/8)V with N=1024, d=64 (torch: scaled_dot_product_attention),
+softmax, LayerNorm and attention also with reduce fusion ("fused" rows), and
 the forward pass of the 784-128-10 MLP on a batch of 128 (GFLOP/s). `--quick` uses
 smaller sizes (GEMM 512, 4M elements, 1024x1024 rows, N=256).
 OPT (0, 1, 2) selects uopc's schedules as everywhere else.
@@ -26,7 +27,7 @@ import time
 
 import numpy as np
 
-from uopc import Tensor
+from uopc import Tensor, reduce_fusion
 
 
 def load() -> str:
@@ -34,6 +35,14 @@ def load() -> str:
         return " ".join(open("/proc/loadavg").read().split()[:3])
     except OSError:
         return "n/a"
+
+
+def fused(fn):
+    """`fn` run with reduce fusion on (uopc.reduce_fusion)."""
+    def run():
+        with reduce_fusion():
+            return fn()
+    return run
 
 
 def workloads(quick: bool, torch):
@@ -85,6 +94,11 @@ def workloads(quick: bool, torch):
         "numpy": np_softmax,
         "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
     })
+    yield (f"softmax {rows}x1024 fused", 5 * x2.size, {
+        "uopc": fused(lambda: Tensor(x2).softmax(-1).numpy()),
+        "numpy": np_softmax,
+        "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
+    })
 
     def uopc_layernorm():
         t = Tensor(x2)
@@ -98,12 +112,13 @@ def workloads(quick: bool, torch):
         c = x2 - mean
         return c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * w + b
 
-    yield (f"layernorm {rows}x1024", 8 * x2.size, {
-        "uopc": uopc_layernorm,
-        "numpy": np_layernorm,
-        "torch": (lambda: torch.nn.functional.layer_norm(tx2, (1024,), tw, tb2))
-        if torch else None,
-    })
+    for suffix, run in (("", uopc_layernorm), (" fused", fused(uopc_layernorm))):
+        yield (f"layernorm {rows}x1024{suffix}", 8 * x2.size, {
+            "uopc": run,
+            "numpy": np_layernorm,
+            "torch": (lambda: torch.nn.functional.layer_norm(tx2, (1024,), tw, tb2))
+            if torch else None,
+        })
 
     seq = 256 if quick else 1024
     q, k, v = f32(seq, 64), f32(seq, 64), f32(seq, 64)
@@ -115,12 +130,16 @@ def workloads(quick: bool, torch):
         e = np.exp(s - s.max(-1, keepdims=True))
         return (e / e.sum(-1, keepdims=True)) @ v
 
-    yield (f"attention {seq}x64", 4 * seq * seq * 64, {
-        "uopc": lambda: ((Tensor(q) @ Tensor(k).T / 8).softmax(-1) @ Tensor(v)).numpy(),
-        "numpy": np_attention,
-        "torch": (lambda: torch.nn.functional.scaled_dot_product_attention(
-            tq[None], tk[None], tv[None])) if torch else None,
-    })
+    def uopc_attention():
+        return ((Tensor(q) @ Tensor(k).T / 8).softmax(-1) @ Tensor(v)).numpy()
+
+    for suffix, run in (("", uopc_attention), (" fused", fused(uopc_attention))):
+        yield (f"attention {seq}x64{suffix}", 4 * seq * seq * 64, {
+            "uopc": run,
+            "numpy": np_attention,
+            "torch": (lambda: torch.nn.functional.scaled_dot_product_attention(
+                tq[None], tk[None], tv[None])) if torch else None,
+        })
 
     xb, w1, b1, w2, b2 = f32(128, 784), f32(784, 128), f32(128), f32(128, 10), f32(10)
     tm = [torch.from_numpy(t) for t in (xb, w1, b1, w2, b2)] if torch else None
