@@ -187,7 +187,8 @@ class CEmitter:
                                            f"expected only func.func and memref.global there"))
         self.out.write("\n")
         for f in funcs:
-            self.out.write(self.signature(f) + ";\n")
+            with at_op(f):
+                self.out.write(self.signature(f) + ";\n")
         for f in funcs:
             if f.body.blocks:
                 self.function(f)

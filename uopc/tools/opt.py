@@ -36,12 +36,18 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
+from io import BytesIO
 from importlib.metadata import PackageNotFoundError, version
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_spec
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from uopc.lowering.registry import PIPELINES, UNIVERSE
@@ -164,18 +170,21 @@ class UopcOptMain(xDSLOptMain):
         whose ops carry their file locations; then the loop-step verifier xDSL lacks."""
         name = self.get_input_name()
         frontend = self.args.frontend or file_extension
-        if parse_spec(frontend).name == "mlir":
-            parser = LocatedParser(self.ctx, text, name, line_offset)
-            module = parser.parse_module(not self.args.no_implicit_module)
-        else:
-            from io import BytesIO
-
-            try:
+        try:
+            if parse_spec(frontend).name == "mlir":
+                parser = LocatedParser(self.ctx, text, name, line_offset)
+                module = parser.parse_module(not self.args.no_implicit_module)
+            else:
                 module = self.parse_chunk(BytesIO(text.encode()), file_extension, line_offset)
-            except ParseError as err:
-                err.span = dataclasses.replace(err.span, line_offset=line_offset)
-                raise
-            _shift_lines(module, line_offset)
+                _shift_lines(module, line_offset)
+        except MultipleSpansParseError as err:
+            err.span = dataclasses.replace(err.span, line_offset=line_offset)
+            err.refs = [(dataclasses.replace(span, line_offset=line_offset), msg)
+                        for span, msg in err.refs]
+            raise
+        except ParseError as err:  # its span counts lines from the chunk's start
+            err.span = dataclasses.replace(err.span, line_offset=line_offset)
+            raise
         if not self.args.disable_verify:
             verify_loop_steps(module)
         return module
