@@ -83,7 +83,11 @@ class LocatedParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except ValueError as err:  # xDSL's bare ValueErrors (an integer out of range...)
+            source = self.lexer.input
+            raise ParseError(Span(start, source.get_end_of_line(start), source), str(err)) from None
         if not isinstance(op.location, FileLineColLoc):
             line, col = self._lines.line_col(start)
             op.location = FileLineColLoc(self._file, IntAttr(line), IntAttr(col))
