@@ -50,6 +50,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.passes.intrange import Bounds
+from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.semantics import C_PRELUDE
 
 #: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
@@ -173,14 +174,21 @@ class CEmitter:
                 self.global_(op)
                 self.reserved.add(_ident(op.sym_name.data))
             elif isinstance(op, func.FuncOp):
+                if len(op.body.blocks) > 1:
+                    raise about(op, CEmitError(
+                        f"C emitter: func.func @{op.sym_name.data} has {len(op.body.blocks)} "
+                        f"blocks: the C target prints structured control flow (scf), not "
+                        f"branches between blocks; leave out the pass that made them "
+                        f"(convert-scf-to-cf)"))
                 funcs.append(op)
                 self.reserved.add(c_function_name(op.sym_name.data))
             else:
-                raise CEmitError(f"C emitter: cannot emit {op.name} at module level: expected "
-                                 f"only func.func and memref.global there")
+                raise about(op, CEmitError(f"C emitter: cannot emit {op.name} at module level: "
+                                           f"expected only func.func and memref.global there"))
         self.out.write("\n")
         for f in funcs:
-            self.out.write(self.signature(f) + ";\n")
+            with at_op(f):
+                self.out.write(self.signature(f) + ";\n")
         for f in funcs:
             if f.body.blocks:
                 self.function(f)
@@ -240,6 +248,10 @@ class CEmitter:
         return f"{ret} {cname}({', '.join(params) or 'void'})"
 
     def function(self, f: func.FuncOp) -> None:
+        with at_op(f):
+            self._function(f)
+
+    def _function(self, f: func.FuncOp) -> None:
         self.out.write("\n" + self.signature(f) + " {\n")
         self.shared_views = _overlapping_views(f)
         self.level = 1
@@ -271,6 +283,10 @@ class CEmitter:
             self.op(op)
 
     def op(self, op: Operation) -> None:
+        with at_op(op):
+            self._op(op)
+
+    def _op(self, op: Operation) -> None:
         # handlers are looked up on the instance, so a subclass overrides one op's C
         handler = _STATEMENTS.get(type(op))
         if handler is not None:

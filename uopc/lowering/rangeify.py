@@ -73,6 +73,7 @@ from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.shapes import FLOAT_DTYPES
+from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
 
 INDEX = IndexType()
@@ -206,10 +207,10 @@ class FunctionLowering:
                 v = op.results[0]
                 self._materialize(v, dest.get(v) or self._temp(v.type))
             elif op.dialect_name() != "uop":
-                raise RangeifyError(
+                raise about(op, RangeifyError(
                     f"{op.name} in @{self.fn.sym_name.data}: uop-rangeify lowers uop ops and "
                     f"func.call only; lower or remove this op first"
-                )
+                ))
         for v, out in pending:
             self._materialize(v, out, register=False)
         self.body.add_op(func.ReturnOp())
@@ -229,10 +230,10 @@ class FunctionLowering:
         name = op.callee.string_value()
         sig = self.lowered.get(name)
         if sig is None:
-            raise RangeifyError(
+            raise about(op, RangeifyError(
                 f"func.call @{name}: the callee is not a tensor function defined in this "
                 f"module; define it (on tensors) in the same module"
-            )
+            ))
         outs = [dest.get(r) or self._temp(r.type) for r in op.results]
         ins = [self._buffer_of(v) for v in op.operands]
         args = [*outs, *ins]
@@ -835,7 +836,8 @@ def _callee_first(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
                 state[name] = 2
                 order.append(by_name[name])
             elif state.get(callee) == 1:
-                raise RangeifyError(f"func.func @{callee} is recursive: rangeify needs a call tree")
+                raise about(by_name[callee], RangeifyError(
+                    f"func.func @{callee} is recursive: rangeify needs a call tree"))
             elif callee not in state:
                 path.append(enter(callee))
     return order
@@ -850,7 +852,9 @@ class UopRangeify(ModulePass):
         funcs = [f for f in op.body.block.ops if _is_tensor_function(f)]
         lowered: dict[str, LoweredSignature] = {}
         for fn in _callee_first(funcs):
-            new, globals_ = FunctionLowering(fn, lowered).lower()
+            with at_op(fn):  # an error without an op of its own is about the function
+                new, globals_ = FunctionLowering(fn, lowered).lower()
+            new.location = fn.location
             block = op.body.block
             for g in globals_:
                 block.insert_op_before(g, fn)

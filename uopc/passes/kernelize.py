@@ -64,6 +64,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
 
+from uopc.passes.options import check_option
 from uopc.uopdialect.ops import (
     ALL_OPS,
     OPS,
@@ -637,12 +638,13 @@ class KernelizePass(ModulePass):
     #: attention writes nothing of size N x N
     fuse_reduces: bool = False
 
+    def __post_init__(self) -> None:
+        check_option(self, "broadcast_limit", self.broadcast_limit >= 1, "an integer >= 1")
+        check_option(self, "layout", self.layout in LAYOUTS,
+                     f"one of {', '.join(LAYOUTS)}")
+        check_option(self, "max_depth", self.max_depth >= 1, "an integer >= 1")
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.layout not in LAYOUTS:
-            raise PassFailedException(
-                f"uop-kernelize: unknown layout {self.layout!r}: expected one of "
-                f"{', '.join(LAYOUTS)}"
-            )
         outliner = _Outliner.of(op)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):

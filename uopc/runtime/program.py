@@ -357,13 +357,12 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
 
         module = parse_uir(text, source=source)
     elif fmt == "mlir":
-        from xdsl.parser import Parser
-
         from uopc.uopdialect.context import make_context
+        from uopc.uopdialect.locations import LocatedParser
         from uopc.uopdialect.xdsl_fixes import exact_constants
 
-        with exact_constants():
-            module = Parser(make_context(), text, source).parse_module()
+        with exact_constants():  # ops keep their file locations, for diagnostics
+            module = LocatedParser(make_context(), text, source).parse_module()
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
     module.verify()
