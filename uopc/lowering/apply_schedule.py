@@ -22,7 +22,8 @@ loops, in this order:
 
 Loops must be as rangeify builds them (from 0, step 1, constant length), and factors must
 divide their axis; a schedule that does not fit its kernel is an error naming the kernel,
-the axis and the sizes. `uop-schedule` chooses schedules that fit.
+the axis and the sizes. `uop-schedule` chooses schedules that fit. The pass removes the
+schedule and the axis tags it consumed, leaving plain upstream IR.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.rangeify import AXIS_ATTR
-from uopc.uopdialect.schedule import Schedule, schedule_of
+from uopc.uopdialect.locations import at_op
+from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
 INDEX = IndexType()
 
@@ -242,6 +244,14 @@ class UopApplySchedule(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.body.block.ops):
-            schedule = schedule_of(fn) if isinstance(fn, func.FuncOp) else None
+            if not isinstance(fn, func.FuncOp):
+                continue
+            schedule = schedule_of(fn)
             if schedule is not None and not schedule.is_naive:
-                apply_schedule(fn, schedule)
+                with at_op(fn):  # a schedule that does not fit is reported at its kernel
+                    apply_schedule(fn, schedule)
+            # consumed: what is left is plain upstream IR (mlir-opt knows no uop attributes)
+            fn.attributes.pop(SCHEDULE_ATTR, None)
+            for loop in fn.walk():
+                if isinstance(loop, scf.ForOp):
+                    loop.attributes.pop(AXIS_ATTR, None)

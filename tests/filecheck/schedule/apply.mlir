@@ -5,6 +5,7 @@
 // accumulators of the 2x4 tile; each of the 2 loads of A is shared by the 4 copies along j.
 // thread 0: the loop over axis 0 is an scf.parallel.
 // CHECK-LABEL: func.func @matmul
+// CHECK-SAME:    attributes {uop.kernel, uopc.outputs = 1 : i64} {
 // CHECK:         "scf.parallel"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
@@ -14,7 +15,7 @@
 // CHECK-COUNT-8:       arith.mulf
 // CHECK:               scf.yield
 // CHECK-COUNT-8:     memref.store
-// CHECK:           } {uop.axis = 1 : i64}
+// CHECK:           }{{$}}
 // CHECK:           scf.reduce
 // CHECK-NEXT:    }) : (index, index, index) -> ()
 func.func @matmul(%a: tensor<8x6xf32>, %b: tensor<6x8xf32>) -> tensor<8x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [2, 4], thread = 0>} {
