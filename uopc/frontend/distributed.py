@@ -91,9 +91,11 @@ class _Group:
     def wait(self, requests: list[Any], what: str) -> None:
         """Complete the non-blocking `requests`, or raise after `timeout` seconds.
 
-        Polls `Testall` (which also drives MPI's progress): yielding the CPU for the
-        first 10 ms, then sleeping 1 ms between polls, so that a rank that waits long
-        for its peers leaves the core to them."""
+        Polls `Testall` (which also drives MPI's progress): busily for the first 50 ms,
+        as a blocking MPI call would (a rank that yields its core between polls delays
+        every round of the allreduce by a scheduler time slice on a loaded machine),
+        then with 1 ms sleeps, so that a rank that waits long for its peers (a first step
+        that compiles) leaves the core to them."""
         started = time.monotonic()
         while not self.mpi.Request.Testall(requests):
             waited = time.monotonic() - started
@@ -103,7 +105,8 @@ class _Group:
                     f"{self.timeout:g} s: another rank has died or stalled (raise the "
                     f"limit with init_process_group(timeout=...) or UOPC_DIST_TIMEOUT "
                     f"if a step legitimately takes longer)")
-            time.sleep(0 if waited < 0.01 else 0.001)
+            if waited > 0.05:
+                time.sleep(0.001)
 
 
 _GROUP: _Group | None = None
@@ -288,8 +291,12 @@ class DistributedOptimizer:
             check_every = int(os.environ.get("UOPC_DIST_CHECK", "0") or 0)
         self.check_every = check_every
         self.buckets = _buckets([p.shape for p in optimizer.params], bucket_mb)
-        self.allreduce_seconds = 0.0  # MPI time of all steps' gradient allreduces
-        self.pack_seconds = 0.0  # copying gradients into the buckets
+        # time of the gradient allreduces and of copying gradients into the buckets, over
+        # the steps after the first (whose allreduce waits for every rank's compile)
+        self.allreduce_seconds = 0.0
+        self.pack_seconds = 0.0
+        self.timed_steps = 0
+        self._stepped = False
         self._broadcast_parameters()
 
     # ---- the wrapped optimizer's interface
@@ -318,6 +325,11 @@ class DistributedOptimizer:
     def load_state_dict(self, state: dict) -> None:
         self.optimizer.load_state_dict(state)
 
+    @property
+    def allreduce_ms_per_step(self) -> float:
+        """The mean gradient allreduce time of a step (after the first), in ms."""
+        return self.allreduce_seconds / max(self.timed_steps, 1) * 1e3
+
     # ---- the step
     def step(self, *extra: Tensor) -> None:
         """Realize the gradients and `extra` (native call 1), average the gradients and the
@@ -333,8 +345,11 @@ class DistributedOptimizer:
         requests = [group.comm.Iallreduce(mpi.IN_PLACE, a, op=mpi.SUM) for a in arrays]
         group.wait(requests, f"the gradient allreduce of step {opt.steps + 1} "
                              f"({len(arrays)} buckets)")
-        self.pack_seconds += packed - started
-        self.allreduce_seconds += time.perf_counter() - packed
+        if self._stepped:
+            self.pack_seconds += packed - started
+            self.allreduce_seconds += time.perf_counter() - packed
+            self.timed_steps += 1
+        self._stepped = True
         self._unpack(arrays, grads, averaged)
         opt.step(*extra)
         if self.check_every and opt.steps % self.check_every == 0:
