@@ -66,8 +66,9 @@ def run_ranks(ranks: int, args: list[str], timeout: float = 240) -> tuple[int, s
     runs in its own session so that a hung one is killed whole."""
     command = [need_mpi(), "-n", str(ranks), sys.executable, *args]
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, start_new_session=True, cwd=ROOT)
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               cwd=ROOT)
     try:
         out, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
