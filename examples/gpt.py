@@ -68,16 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.resume and not args.checkpoint:
         parser.error("--resume needs --checkpoint PATH")
-    rank, world = 0, 1
-    if args.distributed:
-        try:
-            dist.init_process_group()
-        except dist.DistributedError as e:
-            print(f"gpt: {e}", file=sys.stderr)
-            return 1
-        rank, world = dist.get_rank(), dist.get_world_size()
-        if args.batch % world:
-            parser.error(f"--batch {args.batch} does not split evenly over {world} ranks")
+    try:
+        rank, world, _ = dist.data_parallel(args.distributed, args.batch)
+    except dist.DistributedError as e:
+        print(f"gpt: {e}", file=sys.stderr)
+        return 1
     log = print if rank == 0 else (lambda line: None)
 
     try:

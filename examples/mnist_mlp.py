@@ -66,16 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.resume and not args.checkpoint:
         parser.error("--resume needs --checkpoint PATH")
-    rank, world = 0, 1
-    if args.distributed:
-        try:
-            dist.init_process_group()
-        except dist.DistributedError as e:
-            print(f"mnist_mlp: {e}", file=sys.stderr)
-            return 1
-        rank, world = dist.get_rank(), dist.get_world_size()
-        if args.batch % world:
-            parser.error(f"--batch {args.batch} does not split evenly over {world} ranks")
+    try:
+        rank, world, local_batch = dist.data_parallel(args.distributed, args.batch)
+    except dist.DistributedError as e:
+        print(f"mnist_mlp: {e}", file=sys.stderr)
+        return 1
     log = print if rank == 0 else (lambda line: None)
 
     try:
@@ -92,7 +87,6 @@ def main(argv: list[str] | None = None) -> int:
         opt = dist.DistributedOptimizer(opt)
     n = len(digits.train_images)
     batches_per_epoch = n // args.batch
-    local_batch = args.batch // world
     # one permutation per epoch, a function of (seed, epoch): a resumed run sees the same
     # batches without replaying a generator; each rank takes its shard of every batch
     sampler = dist.DistributedSampler(n, num_replicas=world, rank=rank, seed=args.seed)

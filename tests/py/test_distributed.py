@@ -334,5 +334,16 @@ def test_use_before_init_and_a_missing_mpi4py_say_what_to_do(monkeypatch):
     assert not dist.is_initialized()
 
 
+def test_data_parallel_splits_the_global_batch_evenly_or_says_why(monkeypatch):
+    from uopc import distributed as dist
+
+    assert dist.data_parallel(False, 63) == (0, 1, 63)
+    monkeypatch.setattr(dist, "_GROUP", dist._Group(None, None, 1, 2, 1.0))  # rank 1 of 2
+    assert dist.data_parallel(True, 64) == (1, 2, 32)
+    with pytest.raises(dist.DistributedError, match="a global batch of 63 does not split "
+                                                    "evenly over 2 ranks"):
+        dist.data_parallel(True, 63)
+
+
 if __name__ == "__main__":
     worker(sys.argv[1], Path(sys.argv[2]), float(sys.argv[3]))

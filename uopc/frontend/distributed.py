@@ -65,13 +65,13 @@ from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig, fmt_shape
 
 __all__ = ["DistributedError", "init_process_group", "is_initialized", "get_rank",
-           "get_world_size", "is_main_process", "barrier", "all_reduce", "broadcast",
+           "get_world_size", "data_parallel", "is_main_process", "barrier", "all_reduce", "broadcast",
            "DistributedSampler", "DistributedOptimizer"]
 
 DEFAULT_TIMEOUT = 300.0  # seconds; covers a first step that compiles both plans
 INSTALL_HINT = ("uopc.distributed needs mpi4py and an MPI library: pip install "
-                "'mpi4py>=4,<5' 'mpich>=4,<6' (or `pip install -e '.[mpi]'`), then run the "
-                "script under `mpiexec -n N`")
+                "'uopc[mpi]' (mpi4py and the mpich wheel, which ships mpiexec), then run "
+                "the script under `mpiexec -n N`")
 
 
 class DistributedError(RuntimeError):
@@ -118,7 +118,7 @@ def init_process_group(timeout: float | None = None) -> None:
     (default: `UOPC_DIST_TIMEOUT`, else 300). A second call only updates the timeout."""
     global _GROUP
     if timeout is None:
-        timeout = float(os.environ.get("UOPC_DIST_TIMEOUT", DEFAULT_TIMEOUT))
+        timeout = _env_number("UOPC_DIST_TIMEOUT", DEFAULT_TIMEOUT, float)
     if not timeout > 0:
         raise ValueError(f"init_process_group: timeout must be positive seconds, got {timeout}")
     if _GROUP is not None:
@@ -132,6 +132,18 @@ def init_process_group(timeout: float | None = None) -> None:
     _GROUP = _Group(MPI, comm, comm.Get_rank(), comm.Get_size(), timeout)
     if _GROUP.size > 1:
         sys.excepthook = _aborting_hook(sys.excepthook, _GROUP)
+
+
+def _env_number(name: str, default: Any, kind: type) -> Any:
+    """The number in environment variable `name` (`kind` int or float), else `default`."""
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r}: expected {'an integer' if kind is int else 'a number'}"
+                         ) from None
 
 
 def _aborting_hook(previous: Any, group: _Group) -> Any:
@@ -163,6 +175,21 @@ def get_rank() -> int:
 def get_world_size() -> int:
     """The number of ranks in the job."""
     return _group("get_world_size").size
+
+
+def data_parallel(enabled: bool, global_batch: int) -> tuple[int, int, int]:
+    """(rank, world size, this rank's share of `global_batch`) for a script with a
+    `--distributed` switch: with `enabled`, join the job (`init_process_group()`) and split
+    the batch evenly over its ranks; else (0, 1, global_batch). Raises DistributedError
+    when MPI is missing or the batch does not split evenly."""
+    if not enabled:
+        return 0, 1, global_batch
+    init_process_group()
+    rank, world = get_rank(), get_world_size()
+    if global_batch % world:
+        raise DistributedError(f"a global batch of {global_batch} does not split evenly "
+                               f"over {world} ranks: make it a multiple of {world}")
+    return rank, world, global_batch // world
 
 
 def is_main_process() -> bool:
@@ -288,7 +315,7 @@ class DistributedOptimizer:
         self.group = _group("DistributedOptimizer")
         self.optimizer = optimizer
         if check_every is None:
-            check_every = int(os.environ.get("UOPC_DIST_CHECK", "0") or 0)
+            check_every = _env_number("UOPC_DIST_CHECK", 0, int)
         self.check_every = check_every
         self.buckets = _buckets([p.shape for p in optimizer.params], bucket_mb)
         # time of the gradient allreduces and of copying gradients into the buckets, over
