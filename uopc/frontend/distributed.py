@@ -28,8 +28,10 @@ cached plan, one native call for forward, backward and the update. Under
 Both plans are compiled on the first step, on every rank, and reused afterwards: a
 steady-state step traces the graph and looks the two plans up, but builds no xDSL IR.
 The allreduce is not inside the plan because a plan is one C call that cannot wait on a
-peer; what the split costs over the one-plan step (the outputs the first call hands to
-Python, the second call's inputs) and what the allreduce costs are measured by
+peer; for the same reason communication does not overlap the backward pass (all gradients
+come out of native call 1 together), but the buckets' allreduces overlap each other. What
+the split costs over the one-plan step (the gradients handed out of the first call and
+into the second, the copy into the buckets) and what the allreduce costs are measured by
 `benchmarks/distributed_bench.py`.
 
 Failure behaviour. Every collective waits with a timeout (`init_process_group(timeout=)`,
