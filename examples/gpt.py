@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     model = GPT(len(chars), args.context, args.dim, args.heads, args.layers)
     params = nn.parameters(model)
     log(f"model: {args.layers} layers, width {args.dim}, {args.heads} heads, "
-          f"{sum(p.numel() for p in params):,} parameters")
+        f"{sum(p.numel() for p in params):,} parameters")
     opt = AdamW(params, lr=args.lr, wd=0.01)
     if args.distributed:
         opt = dist.DistributedOptimizer(opt)
