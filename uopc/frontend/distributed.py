@@ -67,8 +67,8 @@ from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig, fmt_shape
 
 __all__ = ["DistributedError", "init_process_group", "is_initialized", "get_rank",
-           "get_world_size", "data_parallel", "is_main_process", "barrier", "all_reduce", "broadcast",
-           "DistributedSampler", "DistributedOptimizer"]
+           "get_world_size", "data_parallel", "is_main_process", "barrier", "all_reduce",
+           "broadcast", "DistributedSampler", "DistributedOptimizer"]
 
 DEFAULT_TIMEOUT = 300.0  # seconds; covers a first step that compiles both plans
 INSTALL_HINT = ("uopc.distributed needs mpi4py and an MPI library: pip install "
