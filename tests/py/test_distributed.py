@@ -137,13 +137,21 @@ def worker(mode: str, out: Path, timeout: float) -> None:
       die       rank 1 kills itself (SIGKILL) in step 3
       stall     rank 1 stops itself (SIGSTOP) in step 3: rank 0 must time out
       diverge   rank 1 nudges a parameter after step 2: the hash check must catch it
-      raise     rank 1 raises an uncaught ValueError in step 3"""
+      raise     rank 1 raises an uncaught ValueError in step 3
+      collectives  all_reduce (each op), broadcast and barrier on small arrays, saved"""
     from uopc import Tensor, distributed as dist, nn
     from uopc.frontend.optim import SGD
     from uopc.runtime import engine
 
     dist.init_process_group(timeout=timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
+    if mode == "collectives":
+        mine = np.array([1.0, -2.0, 3.5], np.float32) * (rank + 1)
+        found = {op: dist.all_reduce(mine.copy(), op) for op in ("sum", "avg", "max", "min")}
+        found["broadcast"] = dist.broadcast(mine.copy(), src=1)
+        dist.barrier()
+        np.savez(out / f"rank{rank}.npz", **found)
+        return
     model = make_model(rank)
     opt = dist.DistributedOptimizer(SGD(nn.parameters(model), lr=LR, momentum=0.9),
                                     bucket_mb=64 * 4 / 2**20, check_every=1)
@@ -230,6 +238,18 @@ def test_the_hash_check_catches_ranks_whose_parameters_drift_apart(tmp_path):
     assert rc != 0 and "finished" not in out, out
     assert "parameters differ across ranks after step 3: parameter 0 ((20, 16) f32) " \
            "hashes rank 0: " in out, out
+
+
+def test_collectives_combine_the_ranks_arrays(tmp_path):
+    rc, out, _ = worker_job(2, "collectives", tmp_path)
+    assert rc == 0, out
+    base = np.array([1.0, -2.0, 3.5], np.float32)
+    expected = {"sum": base * 3, "avg": base * 1.5, "max": np.maximum(base, base * 2),
+                "min": np.minimum(base, base * 2), "broadcast": base * 2}
+    for r in range(2):
+        saved = np.load(tmp_path / f"rank{r}.npz")
+        for name, value in expected.items():
+            np.testing.assert_array_equal(saved[name], value, err_msg=f"rank {r} {name}")
 
 
 # ---------------------------------------------------------------------- the examples
