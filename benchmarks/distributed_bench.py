@@ -13,7 +13,8 @@ in fresh processes four ways:
 
 Reported: the median ms/step; the gradient allreduce per step as it runs inside the
 step (it includes waiting for the slower rank) and alone (the same buckets reduced after
-a barrier, medians of 50: what grows with more ranks and hosts), its share of the step;
+a barrier, medians of 50: what grows with more ranks and hosts), each with its share of
+the step;
 the copy of the gradients into the buckets; and the scaling efficiencies, strong =
 t(plain) / (2 t(2 strong)), weak = t(plain) / t(2 weak). On a 2-core machine the two
 ranks also share the cores with everything else running there: run it on a quiet machine.
@@ -140,8 +141,8 @@ def main() -> None:
     if launcher is None:
         sys.exit("distributed_bench: no mpiexec found: pip install -e '.[mpi]'")
     print(f"{'workload':<8} {'run':<9} {'batch/rank':>10} {'ms/step':>8} "
-          f"{'allreduce in step':>17} {'alone':>7} {'share':>6} {'pack':>6} {'efficiency':>11}"
-          f"   (ms; {args.steps} steps, medians)")
+          f"{'allreduce in step':>17} {'share':>6} {'alone':>7} {'share':>6} {'pack':>6} "
+          f"{'efficiency':>11}   (ms; {args.steps} steps, medians)")
     for workload in [args.only] if args.only else ["mnist", "gpt"]:
         results = {mode: run(workload, mode, args.steps, launcher)
                    for mode in ("plain", "1rank", "strong", "weak")}
@@ -151,9 +152,10 @@ def main() -> None:
         names = {"plain": "plain", "1rank": "1 rank", "strong": "2 strong", "weak": "2 weak"}
         for mode, r in results.items():
             distributed = mode != "plain"
-            cols = (f"{r['allreduce_ms']:17.3f} {r['alone_ms']:7.3f} "
-                    f"{r['allreduce_ms'] / r['step_ms'] * 100:5.1f}% {r['pack_ms']:6.3f}"
-                    if distributed else f"{'-':>17} {'-':>7} {'-':>6} {'-':>6}")
+            cols = (f"{r['allreduce_ms']:17.3f} {r['allreduce_ms'] / r['step_ms'] * 100:5.1f}% "
+                    f"{r['alone_ms']:7.3f} {r['alone_ms'] / r['step_ms'] * 100:5.1f}% "
+                    f"{r['pack_ms']:6.3f}"
+                    if distributed else f"{'-':>17} {'-':>6} {'-':>7} {'-':>6} {'-':>6}")
             eff = f"{efficiency[mode] * 100:10.0f}%" if mode in efficiency else f"{'-':>11}"
             print(f"{workload:<8} {names[mode]:<9} {r['batch']:>10} {r['step_ms']:8.2f} "
                   f"{cols} {eff}", flush=True)
