@@ -118,7 +118,9 @@ def test_unroll_gives_the_naive_result_bit_for_bit():
 def test_rules_tile_matmuls_and_thread_big_kernels():
     mm = kernel_shape(kernels_of(kernel_module(matmul_text(64, 48, 32, True)))[0])
     assert mm == KernelShape((64, 32), 48, frozenset({0, 1}))
-    assert rules(mm) == Schedule((4, 16), thread=0)
+    assert rules(mm) == Schedule((4, 16))  # 64*32*48 element operations: too few for threads
+    big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 64, 64, False)))[0])
+    assert rules(big) == Schedule((4, 16), thread=0)
     # nothing is broadcast into a plain reduction: no register tile, and too small for threads
     assert rules(KernelShape((12,), 8, frozenset())) == Schedule()
     # threads need work and at least two iterations per thread

@@ -9,7 +9,7 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   reads an operand broadcast along an output axis (A@B: A along j, B along i) upcasts
   those axes, the innermost by up to 16 and the next by up to 4 (largest divisors of the
   axis sizes): the copies along one axis share the broadcast operand's loads;
-- **threads**: a kernel doing at least `MIN_THREAD_WORK` element operations (output
+- **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
   it saves.
@@ -33,8 +33,9 @@ from uopc.uopdialect import ops as uop
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import sig_of
 
-#: element operations from which a kernel runs on several threads
-MIN_THREAD_WORK = 1 << 16
+#: element operations from which a kernel runs on several threads (about 100 us of work
+#: on one core: waking a thread costs 5-20 us on an idle machine)
+MIN_THREAD_WORK = 1 << 18
 #: the shortest reduction worth a register tile
 MIN_TILE_REDUCE = 16
 #: the OpenMP threads a parallel loop is split over (the machine's cores)
