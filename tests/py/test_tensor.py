@@ -277,5 +277,6 @@ def test_integer_tensor_index_gathers_rows():
     close(Tensor(table)[[1, 3]], table[[1, 3]])
     counts = np.array([3, 1, 4], np.int32)
     close(Tensor(counts)[Tensor(np.array([2, 0], np.int32))], counts[[2, 0]])
-    with pytest.raises(TypeError, match="only index"):
-        Tensor(table)[Tensor(ids), 1]
+    close(Tensor(table)[Tensor(ids), 1], table[ids, 1])  # numpy's advanced indexing
+    with pytest.raises(TypeError, match="tensor indices go on the leading axes"):
+        Tensor(table)[1:, Tensor(ids)]
