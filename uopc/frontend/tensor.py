@@ -1530,7 +1530,7 @@ def _labels(logits: Tensor, target: TensorLike, ignore_index: int, what: str) ->
                         f"probabilities must have the scores' shape {fmt_shape(logits.shape)})")
     keep = values != ignore_index
     index_tensor(np.where(keep, values, 0), n_classes, f"{what} labels", wrap=False)
-    return Tensor(values.astype(np.int32))
+    return target.cast("i32") if isinstance(target, Tensor) else Tensor(np.asarray(target), "i32")
 
 
 def _reduced(loss: Tensor, reduction: str, count: Tensor | None, what: str) -> Tensor:
@@ -1677,22 +1677,25 @@ def index_tensor(ids: Any, n: int, what: str, wrap: bool = True) -> "Tensor":
     `_host_ids`), and never read outside the axis: a lazy index out of range selects
     nothing (a zero row)."""
     values = _host_ids(ids)
-    if values is None:
-        t = ids
-        if t.dtype not in ("i32", "i1"):
-            raise TypeError(f"{what}: indices must be integers, got a {t.dtype} tensor")
-        t = t.cast("i32")
-        return (t < 0).where(t + n, t) if wrap else t
-    if values.dtype.kind not in "iub":
-        raise TypeError(f"{what}: indices must be integers, got {values.dtype}")
-    values = values.astype(np.int64)
-    low = -n if wrap else 0
-    bad = (values < low) | (values >= n)
-    if bad.any():
-        first = int(values[bad].flat[0])
-        raise IndexError(f"{what}: index {first} is out of range for size {n} (valid: "
-                         f"{low}..{n - 1})")
-    return Tensor(np.where(values < 0, values + n, values).astype(np.int32))
+    if values is not None:
+        if values.dtype.kind not in "iub":
+            raise TypeError(f"{what}: indices must be integers, got {values.dtype}")
+        values = values.astype(np.int64)
+        low = -n if wrap else 0
+        bad = (values < low) | (values >= n)
+        if bad.any():
+            first = int(values[bad].flat[0])
+            raise IndexError(f"{what}: index {first} is out of range for size {n} (valid: "
+                             f"{low}..{n - 1})")
+    # the caller's own tensor or array stays the graph's input (uopc.capture finds step
+    # arguments by identity); negative indices wrap in the graph
+    t = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), "i32")
+    if t.dtype not in ("i32", "i1"):
+        raise TypeError(f"{what}: indices must be integers, got a {t.dtype} tensor")
+    t = t.cast("i32")
+    if wrap and (values is None or (values < 0).any()):
+        t = (t < 0).where(t + n, t)
+    return t
 
 
 def _pad_pairs(widths: Sequence[Any], shape: tuple[int, ...]) -> list:
