@@ -137,3 +137,12 @@ def test_bad_opt_level_is_an_error(monkeypatch):
     monkeypatch.setenv("OPT", "3")
     with pytest.raises(ValueError, match="OPT='3': use OPT=0"):
         Tensor(np.ones(3, np.float32)).exp().numpy()
+
+
+def test_an_unknown_mode_is_refused_when_the_pass_is_built():
+    from uopc.passes.options import PassOptionError
+    from uopc.passes.schedule import UopSchedulePass
+
+    with pytest.raises(PassOptionError, match='uop-schedule: option mode="fast" is not '
+                                              'allowed: expected one of rules, none'):
+        UopSchedulePass(mode="fast")

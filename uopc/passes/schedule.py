@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.options import check_option
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import sig_of
@@ -38,6 +39,7 @@ from uopc.uopdialect.types import sig_of
 MIN_THREAD_WORK = 1 << 18
 #: the shortest reduction worth a register tile
 MIN_TILE_REDUCE = 16
+MODES = ("rules", "none")
 #: the OpenMP threads a parallel loop is split over (the machine's cores)
 THREADS = 2
 
@@ -152,14 +154,13 @@ class UopSchedulePass(ModulePass):
 
     name: ClassVar[str] = "uop-schedule"
 
-    #: `rules` (OPT=1) or `none` (OPT=0: the naive nest)
-    mode: Literal["rules", "none"] = "rules"
+    #: how kernels get schedules: "rules" (OPT=1) or "none" (OPT=0: the naive nest)
+    mode: str = "rules"
+
+    def __post_init__(self) -> None:
+        check_option(self, "mode", self.mode in MODES, f"one of {', '.join(MODES)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in ("rules", "none"):
-            raise ValueError(
-                f"uop-schedule: mode={self.mode!r} is not a mode; use mode=rules or mode=none"
-            )
         for kernel in op.body.block.ops:
             if (isinstance(kernel, func.FuncOp) and KERNEL_ATTR in kernel.attributes
                     and SCHEDULE_ATTR not in kernel.attributes):
