@@ -1,9 +1,10 @@
-"""Schedules (SPEC §7): the rules' choices, and that no schedule changes any result.
+"""Schedules (SPEC §7): the rules' choices, and that schedules change no result.
 
 Every candidate schedule of the measured search is applied to kernels of several kinds
-(matmuls with epilogues, batched matmuls, reductions, elementwise chains) and the
-results are compared bit for bit with the naive nest: upcast, unroll and threads copy
-and split computations but never reorder a sum.
+(matmuls with epilogues, reductions, elementwise chains) and the results are compared
+bit for bit with the naive nest: upcast, unroll and threads copy and split computations
+but never reorder a sum, and a split max is exact. A split sum reassociates: it is
+checked against float64 within f32 rounding, and strict mode never chooses it.
 """
 
 from __future__ import annotations
@@ -18,33 +19,10 @@ from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime import engine as engine_module
 from uopc.runtime.engine import Engine
+from uopc.testing.ir_programs import matmul_text
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 
 RNG = np.random.default_rng(7)
-
-
-def matmul_text(m: int, k: int, n: int, epilogue: bool) -> str:
-    a, b, o = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>"
-    body = f"""
-  %a3 = uop.reshape %a : {a} -> tensor<{m}x1x{k}xf32>
-  %ae = uop.expand %a3 : tensor<{m}x1x{k}xf32> -> tensor<{m}x{n}x{k}xf32>
-  %bt = uop.permute %b perm [1, 0] : {b} -> tensor<{n}x{k}xf32>
-  %b3 = uop.reshape %bt : tensor<{n}x{k}xf32> -> tensor<1x{n}x{k}xf32>
-  %be = uop.expand %b3 : tensor<1x{n}x{k}xf32> -> tensor<{m}x{n}x{k}xf32>
-  %p = uop.mul %ae, %be : tensor<{m}x{n}x{k}xf32>
-  %r = uop.reduce add %p axes [2] : tensor<{m}x{n}x{k}xf32> -> {o}"""
-    result = "%r"
-    if epilogue:
-        body += f"""
-  %c1 = uop.reshape %c : tensor<{n}xf32> -> tensor<1x{n}xf32>
-  %ce = uop.expand %c1 : tensor<1x{n}xf32> -> {o}
-  %s = uop.add %r, %ce : {o}
-  %z = uop.const dense<0.0> : {o}
-  %y = uop.max %s, %z : {o}"""
-        result = "%y"
-    extra = f", %c: tensor<{n}xf32>" if epilogue else ""
-    return (f"func.func @main(%a: {a}, %b: {b}{extra}) -> {o} {{{body}\n"
-            f"  func.return {result} : {o}\n}}\n")
 
 
 ROWSUM = """
@@ -125,7 +103,7 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     assert rules(KernelShape((12,), 8, frozenset())) == Schedule()
     # threads need work and at least two iterations per thread
     assert rules(KernelShape((1, 4096, 64), 0, frozenset())) == Schedule(thread=1)
-    assert rules(KernelShape((2, 4096), 64, frozenset())) == Schedule(thread=1)
+    assert rules(KernelShape((2, 4096), 64, frozenset())) == Schedule(thread=1, split=8)
     assert rules(KernelShape((16, 16), 0, frozenset())) == Schedule()
 
 
@@ -134,12 +112,13 @@ def test_schedule_values_and_attribute_round_trip():
     assert s.upcast == (4, 16) and s.factor(2) == 1
     assert s.to_attr().schedule == s
     assert str(s) == "upcast = [4, 16], unroll = 2, thread = 0"
-    with pytest.raises(ValueError, match="upcast factors and unroll must be >= 1"):
+    with pytest.raises(ValueError, match="upcast factors, unroll and split must be >= 1"):
         Schedule((0,))
 
 
 @pytest.mark.parametrize("opt", ["0", "1"])
-def test_tensor_programs_are_bit_identical_at_every_opt_level(opt, monkeypatch):
+def test_tensor_programs_are_bit_identical_at_every_opt_level_when_strict(opt, monkeypatch):
+    monkeypatch.setenv("UOPC_STRICT", "1")
     a = RNG.standard_normal((64, 96)).astype(np.float32)
     b = RNG.standard_normal((96, 48)).astype(np.float32)
     c = RNG.standard_normal((48,)).astype(np.float32)
@@ -160,3 +139,48 @@ def test_bad_opt_level_is_an_error(monkeypatch):
     monkeypatch.setenv("OPT", "3")
     with pytest.raises(ValueError, match="OPT='3': use OPT=0"):
         Tensor(np.ones(3, np.float32)).exp().numpy()
+
+
+def test_an_unknown_mode_is_refused_when_the_pass_is_built():
+    from uopc.passes.options import PassOptionError
+    from uopc.passes.schedule import UopSchedulePass
+
+    with pytest.raises(PassOptionError, match='uop-schedule: option mode="fast" is not '
+                                              'allowed: expected one of rules, none'):
+        UopSchedulePass(mode="fast")
+
+
+ROW_SUM = """
+func.func @main(%x: tensor<6x96xf32>) -> tensor<6xf32> {
+  %s = uop.reduce add %x axes [1] : tensor<6x96xf32> -> tensor<6xf32>
+  func.return %s : tensor<6xf32>
+}
+"""
+
+
+def test_split_sums_reassociate_within_rounding_and_strict_rules_never_split():
+    module = kernel_module(ROW_SUM)
+    (kernel,) = kernels_of(module)
+    shape = kernel_shape(kernel)
+    assert rules(shape) == Schedule(split=8)
+    assert rules(shape, strict=True) == Schedule()
+    assert all(s.split == 1 for s in candidates(shape, strict=True))
+    x = RNG.standard_normal((6, 96)).astype(np.float32)
+    want = x.astype(np.float64).sum(1)
+    for parts in (2, 4, 8, 16, 32):
+        (got,) = run_with(module, {kernel.sym_name.data: Schedule(split=parts)}, [x])
+        bound = 96 * 2.0**-24 * np.abs(x).astype(np.float64).sum(1)  # f32 summation error
+        assert (np.abs(got - want) <= bound).all(), parts
+    # 96 is not a multiple of 64: the loop stays as it is (and gives the naive sum)
+    (naive,) = run_with(module, {}, [x])
+    (kept,) = run_with(module, {kernel.sym_name.data: Schedule(split=64)}, [x])
+    assert np.array_equal(kept, naive)
+
+
+def test_the_strict_environment_gives_the_strict_schedule_pass(monkeypatch):
+    from uopc.runtime.engine import compile_mode, schedule_pipeline
+
+    monkeypatch.setenv("UOPC_STRICT", "1")
+    assert schedule_pipeline(1) == "uop-schedule{strict=true}" and compile_mode()[2]
+    monkeypatch.delenv("UOPC_STRICT")
+    assert schedule_pipeline(1) == "uop-schedule" and not compile_mode()[2]

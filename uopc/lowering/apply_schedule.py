@@ -5,6 +5,11 @@ Runs on rangeify's output. A lowered kernel keeps its `uop.schedule` attribute
 kernel's result with the output axis it iterates (`uop.axis`). This pass rewrites those
 loops, in this order:
 
+- **split s**: every innermost reduce loop with one accumulator started at its
+  identity and combined by add, max (float or integer) whose length s divides and
+  exceeds, runs s partial accumulators (element p into partial p mod s, the copies jammed
+  like an upcast) combined in order after the loop. A float sum is reassociated by this;
+  nothing else is.
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
@@ -15,8 +20,8 @@ loops, in this order:
   the same in every copy (the reduce loop) becomes ONE loop carrying every copy's
   accumulators, its body jammed in turn. Upcasting i and j of a matmul this way gives a
   register tile: one reduce loop over p updating fi x fj accumulators from fi loads of A
-  and fj loads of B. Every element is still computed by exactly the ops, in exactly the
-  order, of the naive nest.
+  and fj loads of B. Apart from split sums, every element is still computed by exactly
+  the ops, in exactly the order, of the naive nest.
 - **thread k**: the loop over axis k becomes an `scf.parallel` (an OpenMP `parallel for`
   in C). Output elements are split among threads, never a reduction.
 
@@ -28,11 +33,12 @@ schedule and the axis tags it consumed, leaving plain upstream IR.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -169,6 +175,58 @@ def unroll(loop: scf.ForOp, factor: int) -> None:
     _replace_body(loop, body, factor)
 
 
+#: combining ops whose partial results may be computed apart: the identity each partial
+#: starts from, by op (float sums reassociate; the others are exact)
+_SPLITTABLE = {arith.AddfOp: (0.0, -0.0), arith.AddiOp: (0,), arith.MaximumfOp: (-math.inf,),
+               arith.MaxSIOp: (-(2**31), -(2**63))}
+
+
+def _split_combiner(loop: scf.ForOp) -> Operation | None:
+    """The op that folds each element into the loop's one accumulator, when the loop can
+    be split: one accumulator, started at the op's identity, combined by a _SPLITTABLE op."""
+    if len(loop.iter_args) != 1:
+        return None
+    acc = loop.body.block.args[1]
+    (value,) = loop.body.block.last_op.operands
+    op = value.owner
+    if type(op) not in _SPLITTABLE or acc not in op.operands or len(list(acc.uses)) != 1:
+        return None
+    init = loop.iter_args[0].owner
+    if not isinstance(init, arith.ConstantOp):
+        return None
+    attr = init.value
+    start = attr.value.data if isinstance(attr, (FloatAttr, IntegerAttr)) else None
+    return op if start in _SPLITTABLE[type(op)] else None
+
+
+def split(loop: scf.ForOp, parts: int) -> None:
+    """Accumulate reduce loop `loop` into `parts` partial results (element p into partial
+    p mod parts), combined in order after the loop."""
+    combiner = _split_combiner(loop)
+    old = loop.body.block
+    body = Block(arg_types=[INDEX, *([old.args[1].type] * parts)])
+    body.args[0].name_hint = old.args[0].name_hint
+    maps = [{old.args[0]: iv, old.args[1]: body.args[1 + c]}
+            for c, iv in enumerate(_copy_ivs(body, body.args[0], parts))]
+    _jam(list(old.ops)[:-1], maps, body)
+    (yielded,) = old.last_op.operands
+    body.add_op(scf.YieldOp(*(m[yielded] for m in maps)))
+    step = arith.ConstantOp(IntegerAttr(parts, INDEX))
+    new = scf.ForOp(loop.lb, loop.ub, step, [loop.iter_args[0]] * parts, body)
+    block = loop.parent_block()
+    block.insert_op_before(step, loop)
+    block.insert_op_before(new, loop)
+    total = new.results[0]
+    anchor: Operation = new
+    for partial in new.results[1:]:
+        combine = type(combiner)(total, partial)
+        block.insert_op_after(combine, anchor)
+        anchor, total = combine, combine.results[0]
+    loop.results[0].replace_all_uses_with(total)
+    loop.detach()
+    loop.erase(safe_erase=False)
+
+
 def thread(loop: scf.ForOp) -> None:
     """Turn output loop `loop` into an `scf.parallel` over the same range (its body
     moves over as it is, ending in scf.reduce instead of scf.yield)."""
@@ -206,6 +264,12 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 f"(the kernel's output axes with a loop: {sorted(loops)}; size-1 axes have "
                 f"none); schedule only those axes"
             )
+    if schedule.split > 1 and loops:
+        for loop in _innermost_reduce_loops(loops[max(loops)]):
+            length = _constant_of(loop.ub)
+            if (_split_combiner(loop) is not None and length is not None
+                    and length % schedule.split == 0 and length > schedule.split):
+                split(loop, schedule.split)
     if schedule.unroll > 1 and loops:
         innermost = loops[max(loops)]
         for loop in _innermost_reduce_loops(innermost):

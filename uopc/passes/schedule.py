@@ -9,6 +9,10 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   reads an operand broadcast along an output axis (A@B: A along j, B along i) upcasts
   those axes, the innermost by up to 16 and the next by up to 4 (largest divisors of the
   axis sizes): the copies along one axis share the broadcast operand's loads;
+- **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
+  tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
+  compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
+  a float sum's rounding then changes;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -29,6 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.options import check_option
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import sig_of
@@ -38,6 +43,11 @@ from uopc.uopdialect.types import sig_of
 MIN_THREAD_WORK = 1 << 18
 #: the shortest reduction worth a register tile
 MIN_TILE_REDUCE = 16
+MODES = ("rules", "none")
+#: reductions at least this long, without a register tile, accumulate into SPLIT
+#: partial results (a float sum reassociates: not under strict float order)
+MIN_SPLIT_REDUCE = 64
+SPLIT = 8
 #: the OpenMP threads a parallel loop is split over (the machine's cores)
 THREADS = 2
 
@@ -107,20 +117,23 @@ def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
     return None
 
 
-def rules(shape: KernelShape) -> Schedule:
+def rules(shape: KernelShape, strict: bool = False) -> Schedule:
     """The schedule the rules of the module docstring give a kernel of this shape."""
     upcast = [1] * len(shape.out)
     if shape.reduce >= MIN_TILE_REDUCE:
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         for axis, limit in zip(reversed(tiled), (16, 4)):
             upcast[axis] = _largest_divisor(shape.out[axis], limit)
-    return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast))
+    parts = SPLIT if (not strict and shape.reduce >= MIN_SPLIT_REDUCE
+                      and all(f == 1 for f in upcast)) else 1
+    return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast), split=parts)
 
 
-def candidates(shape: KernelShape) -> list[Schedule]:
+def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
     """The schedules the measured search tries: the naive one, the rules' choice, and
-    register tiles of other sizes on the shared axes, each with and without threads."""
-    found = [Schedule(), rules(shape)]
+    register tiles of other sizes on the shared axes, each with and without threads (or,
+    without a tile and unless `strict`, split reductions)."""
+    found = [Schedule(), rules(shape, strict)]
     tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
     if shape.reduce >= MIN_TILE_REDUCE and tiled:
         inner = tiled[-1]
@@ -139,6 +152,11 @@ def candidates(shape: KernelShape) -> list[Schedule]:
                 found.append(Schedule(tuple(upcast)))
     elif shape.looped:
         found.append(Schedule(thread=shape.looped[0]))
+        if not strict and shape.reduce >= MIN_SPLIT_REDUCE:
+            for parts in (4, 8, 16):
+                found.append(Schedule(split=parts))
+                found.append(Schedule(thread=_thread_axis(shape, [1] * len(shape.out)),
+                                      split=parts))
     unique: list[Schedule] = []
     for s in found:
         if s not in unique:
@@ -152,16 +170,18 @@ class UopSchedulePass(ModulePass):
 
     name: ClassVar[str] = "uop-schedule"
 
-    #: `rules` (OPT=1) or `none` (OPT=0: the naive nest)
-    mode: Literal["rules", "none"] = "rules"
+    #: how kernels get schedules: "rules" (OPT=1) or "none" (OPT=0: the naive nest)
+    mode: str = "rules"
+    #: strict float order (UOPC_STRICT=1): never split a reduction into partial sums
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        check_option(self, "mode", self.mode in MODES, f"one of {', '.join(MODES)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in ("rules", "none"):
-            raise ValueError(
-                f"uop-schedule: mode={self.mode!r} is not a mode; use mode=rules or mode=none"
-            )
         for kernel in op.body.block.ops:
             if (isinstance(kernel, func.FuncOp) and KERNEL_ATTR in kernel.attributes
                     and SCHEDULE_ATTR not in kernel.attributes):
-                schedule = rules(kernel_shape(kernel)) if self.mode == "rules" else Schedule()
+                schedule = rules(kernel_shape(kernel), self.strict) if self.mode == "rules" \
+                    else Schedule()
                 kernel.attributes[SCHEDULE_ATTR] = schedule.to_attr()

@@ -89,9 +89,15 @@ def reduce_fusion(enabled: bool = True) -> Iterator[None]:
         _fuse_reduces.reset(token)
 
 
-def compile_mode() -> tuple[int, bool]:
-    """The settings a plan is compiled under (OPT, reduce fusion): part of its key."""
-    return opt_level(), fuse_reduces()
+def strict_float() -> bool:
+    """UOPC_STRICT=1: strict IEEE order, no schedule reassociates a float sum."""
+    return os.environ.get("UOPC_STRICT", "") == "1"
+
+
+def compile_mode() -> tuple[int, bool, bool]:
+    """The settings a plan is compiled under (OPT, reduce fusion, strict float order):
+    part of its key."""
+    return opt_level(), fuse_reduces(), strict_float()
 
 
 def kernel_pipeline() -> str:
@@ -110,7 +116,9 @@ def opt_level() -> int:
 def schedule_pipeline(opt: int) -> str:
     """The pass that gives the kernels their schedules at level `opt` (after a search,
     it fills in the kernels the search left alone)."""
-    return "uop-schedule{mode=none}" if opt == 0 else "uop-schedule"  # mode=rules
+    if opt == 0:
+        return "uop-schedule{mode=none}"
+    return "uop-schedule{strict=true}" if strict_float() else "uop-schedule"  # mode=rules
 
 
 @dataclass(slots=True)
@@ -294,7 +302,7 @@ class Engine:
             from uopc.runtime.tuning import search_schedules
 
             start = time.perf_counter()
-            search_schedules(module, self.backend)
+            search_schedules(module, self.backend, strict=strict_float())
             searched = time.perf_counter() - start
         run_pipeline(schedule_pipeline(opt), module, self._ctx)
         return searched

@@ -11,7 +11,7 @@ median decides. Budget: at most `UOPC_SEARCH_MAX` candidates (default 12) and
 The tuning cache is one JSON file in the compile cache directory (`tuning.json` under
 `UOPC_CACHE`), mapping a key of the kernel's structure (its uop IR, printed with the
 schedule removed) and of the machine (CPU model, core count, compiler and flags) to the
-chosen schedule. A second process with the same kernels pays nothing. Writes are atomic
+chosen schedule (a strict search, UOPC_STRICT=1, has keys of its own). A second process with the same kernels pays nothing. Writes are atomic
 (a temporary file renamed over the old one); an unreadable or damaged file counts as
 empty and is rewritten.
 """
@@ -71,15 +71,16 @@ def machine_identity() -> str:
     return f"{platform.machine()}|{model}|{os.cpu_count()}|{compiler_identity(cc)}|{cflags()}"
 
 
-def kernel_key(kernel: func.FuncOp) -> str:
-    """The tuning cache key of `kernel`: its IR (without a schedule, under a fixed name)
-    and the machine."""
+def kernel_key(kernel: func.FuncOp, strict: bool = False) -> str:
+    """The tuning cache key of `kernel`: its IR (without a schedule, under a fixed name),
+    the machine, and whether the search was strict (no reassociating schedules)."""
     work = kernel.clone()
     work.attributes.pop(SCHEDULE_ATTR, None)
     work.sym_name = StringAttr("kernel")
     text = StringIO()
     Printer(stream=text).print_op(work)
-    return hashlib.sha256(f"{machine_identity()}\n{text.getvalue()}".encode()).hexdigest()
+    identity = f"{machine_identity()}|strict={strict}\n{text.getvalue()}"
+    return hashlib.sha256(identity.encode()).hexdigest()
 
 
 class TuningCache:
@@ -98,14 +99,15 @@ class TuningCache:
     def get(self, key: str) -> Schedule | None:
         entry = self.load().get(key)
         try:
-            return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"])
+            return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"],
+                            entry["split"])
         except (TypeError, KeyError, ValueError):
             return None  # absent or damaged: search again
 
     def put(self, key: str, schedule: Schedule, seconds: float) -> None:
         data = self.load()
         data[key] = {"upcast": list(schedule.upcast), "unroll": schedule.unroll,
-                     "thread": schedule.thread, "seconds": seconds}
+                     "thread": schedule.thread, "split": schedule.split, "seconds": seconds}
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tuning-")
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
@@ -155,7 +157,7 @@ def measure(kernel: func.FuncOp, schedules: list[Schedule], backend: Backend,
 
 
 def search_schedules(module: ModuleOp, backend: Backend,
-                     cache: TuningCache | None = None) -> None:
+                     cache: TuningCache | None = None, strict: bool = False) -> None:
     """Give every kernel of `module` without a schedule its fastest measured one."""
     cache = cache or TuningCache()
     count, seconds = _budget()
@@ -163,10 +165,10 @@ def search_schedules(module: ModuleOp, backend: Backend,
         if (not isinstance(kernel, func.FuncOp) or KERNEL_ATTR not in kernel.attributes
                 or SCHEDULE_ATTR in kernel.attributes):
             continue
-        key = kernel_key(kernel)
+        key = kernel_key(kernel, strict)
         schedule = cache.get(key)
         if schedule is None:
-            found = candidates(kernel_shape(kernel))[:count]
+            found = candidates(kernel_shape(kernel), strict)[:count]
             start = time.perf_counter()
             times = measure(kernel, found, backend, seconds)
             best = min(range(len(found)), key=times.__getitem__)

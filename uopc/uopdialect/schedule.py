@@ -14,10 +14,15 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   times in order (the accumulation order is unchanged). u must divide the loop's length.
 - `thread = k`: the loop over output axis k runs in parallel (`scf.parallel`, emitted as
   an OpenMP `parallel for`).
+- `split = s`: every innermost reduce loop that is not register-tiled accumulates into s
+  partial results (element p into partial p mod s), combined in order after the loop: s
+  independent chains the C compiler packs into one vector. For `max` this is exact; for
+  a float sum it reassociates (the only field that changes results), so `uop-schedule`
+  never chooses it under strict float order (`UOPC_STRICT=1`, `strict=true`).
 
-No schedule (`#uop.schedule<>`) is the naive nest. A schedule never changes a result:
-upcast and unroll copy computations without reordering any sum, and threads split output
-elements, never a reduction. `Schedule` is the same record as a plain Python value (for
+No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums, a schedule
+never changes a result: upcast and unroll copy computations without reordering any sum,
+and threads split output elements, never a reduction. `Schedule` is the same record as a plain Python value (for
 rules, the tuning search and its cache); `ScheduleAttr` is its IR form.
 """
 
@@ -36,6 +41,8 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 #: the name of a kernel's schedule attribute
 SCHEDULE_ATTR = "uop.schedule"
+#: the fields of `#uop.schedule<...>`
+FIELDS = ("upcast", "unroll", "thread", "split")
 
 
 @dataclass(frozen=True)
@@ -45,13 +52,15 @@ class Schedule:
     upcast: tuple[int, ...] = ()
     unroll: int = 1
     thread: int | None = None
+    split: int = 1
 
     def __post_init__(self):
         bad = [f for f in self.upcast if f < 1]
-        if bad or self.unroll < 1 or (self.thread is not None and self.thread < 0):
+        if bad or self.unroll < 1 or self.split < 1 or (
+                self.thread is not None and self.thread < 0):
             raise ValueError(
-                f"schedule {self}: upcast factors and unroll must be >= 1 and thread an "
-                f"axis >= 0 (or None)"
+                f"schedule {self}: upcast factors, unroll and split must be >= 1 and thread "
+                f"an axis >= 0 (or None)"
             )
         # trailing 1s say nothing: drop them so that equal schedules compare equal
         upcast = list(self.upcast)
@@ -68,7 +77,8 @@ class Schedule:
 
     def to_attr(self) -> ScheduleAttr:
         return ScheduleAttr(ArrayAttr([IntAttr(f) for f in self.upcast]), IntAttr(self.unroll),
-                            IntAttr(-1 if self.thread is None else self.thread))
+                            IntAttr(-1 if self.thread is None else self.thread),
+                            IntAttr(self.split))
 
     def __str__(self) -> str:
         parts = []
@@ -78,24 +88,28 @@ class Schedule:
             parts.append(f"unroll = {self.unroll}")
         if self.thread is not None:
             parts.append(f"thread = {self.thread}")
+        if self.split != 1:
+            parts.append(f"split = {self.split}")
         return ", ".join(parts)
 
 
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
-    """`#uop.schedule<upcast = [...], unroll = u, thread = k>`; every field is optional."""
+    """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s>`; every field is
+    optional."""
 
     name = "uop.schedule"
 
     upcast: ArrayAttr[IntAttr]
     unroll: IntAttr
     thread: IntAttr
+    split: IntAttr
 
     @property
     def schedule(self) -> Schedule:
         thread = self.thread.data
         return Schedule(tuple(f.data for f in self.upcast.data), self.unroll.data,
-                        None if thread < 0 else thread)
+                        None if thread < 0 else thread, self.split.data)
 
     def verify(self) -> None:
         try:
@@ -108,7 +122,7 @@ class ScheduleAttr(ParametrizedAttribute):
         fields: dict[str, object] = {}
 
         def field() -> None:
-            key = parser.parse_keyword_in(("upcast", "unroll", "thread"), " in #uop.schedule")
+            key = parser.parse_keyword_in(FIELDS, " in #uop.schedule")
             if key in fields:
                 parser.raise_error(f"#uop.schedule: field '{key}' given twice")
             parser.parse_punctuation("=")
@@ -125,11 +139,11 @@ class ScheduleAttr(ParametrizedAttribute):
                     field()
         try:
             schedule = Schedule(tuple(fields.get("upcast", ())), fields.get("unroll", 1),
-                                fields.get("thread"))
+                                fields.get("thread"), fields.get("split", 1))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
-        return (attr.upcast, attr.unroll, attr.thread)
+        return (attr.upcast, attr.unroll, attr.thread, attr.split)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")
