@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, linalg
+from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
@@ -63,6 +63,8 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -373,7 +375,7 @@ def structured(op: Operation) -> Structured:
         kept = tuple(d for d in range(rank) if d not in axes)
         return Structured(op, [op.input], [tuple(range(rank))], [op.init], [kept],
                           tuple(d in axes for d in range(rank)), op.region.block)
-    assert isinstance(op, linalg.LinalgStructuredOperation)
+    assert isinstance(op, LinalgStructuredOperation)
     maps: list[AffineMapAttr] = list(op.get_indexing_maps().data)
     n_in = len(op.inputs)
     dims = [_dims(op, m.data) for m in maps]
@@ -412,7 +414,10 @@ class _Function:
             self._check_type(self.fn, a.type, "argument")
         for op in self.fn.body.block.ops:
             self.e.source = op
-            results = self.convert(op)
+            try:
+                results = self.convert(op)
+            except ShapeError as err:  # a uop op's shape rule refused what was built
+                raise _fail(self.e.source or op, str(err)) from None
             for r, new in zip(op.results, results):
                 if new.name_hint is None:
                     new.name_hint = r.name_hint
@@ -459,7 +464,7 @@ class _Function:
             return [self.extract_slice(op)]
         if isinstance(op, tensor.PadOp):
             return [self.pad(op)]
-        if isinstance(op, (linalg.LinalgStructuredOperation, linalg.BroadcastOp,
+        if isinstance(op, (LinalgStructuredOperation, linalg.BroadcastOp,
                            linalg.ReduceOp)):
             return self.structured(structured(op))
         raise _fail(op, f"not supported by uop-from-linalg; it converts {SUPPORTED}")
