@@ -53,7 +53,8 @@ module {
 }
 """
 
-# a row softmax: linalg.reduce for the max (from -inf) and the sum, broadcasts, math.exp
+# a row softmax: linalg.reduce for the max (from -inf), a generic for the sum,
+# broadcasts, math.exp on tensors
 SOFTMAX = """
 func.func @main(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -70,11 +71,11 @@ func.func @main(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %d = arith.subf %x, %mb : tensor<4x6xf32>
   %ex = math.exp %d : tensor<4x6xf32>
   %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
-  %s = linalg.reduce ins(%ex : tensor<4x6xf32>) outs(%fs : tensor<4xf32>) dimensions = [1]
-    (%in: f32, %init: f32) {
-      %t = arith.addf %in, %init : f32
-      linalg.yield %t : f32
-    }
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%ex : tensor<4x6xf32>) outs(%fs : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %out, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
   %sb = linalg.broadcast ins(%s : tensor<4xf32>) outs(%e2 : tensor<4x6xf32>) dimensions = [1]
   %r = arith.divf %ex, %sb : tensor<4x6xf32>
   func.return %r : tensor<4x6xf32>

@@ -410,8 +410,10 @@ class _Function:
         return self.values[v]
 
     def run(self) -> Block:
-        for a in self.fn.body.block.args:
-            self._check_type(self.fn, a.type, "argument")
+        for t in self.fn.function_type.inputs.data:
+            self._check_type(self.fn, t, "argument")
+        for t in self.fn.function_type.outputs.data:
+            self._check_type(self.fn, t, "result")
         for op in self.fn.body.block.ops:
             self.e.source = op
             try:
