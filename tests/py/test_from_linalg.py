@@ -323,3 +323,21 @@ def test_unsupported_op_is_a_located_error(tmp_path):
     assert f"{program}:2:3: error: 'tensor.insert_slice' op not supported by uop-from-linalg" \
         in done.stderr
     assert "linalg.generic, linalg.matmul" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_f16_exp_and_log_are_computed_in_f32():
+    program = """
+func.func @main(%x: tensor<64xf16>) -> tensor<64xf16> {
+  %e = math.exp %x : tensor<64xf16>
+  %l = math.log %e : tensor<64xf16>
+  %t = math.tanh %l : tensor<64xf16>
+  func.return %t : tensor<64xf16>
+}
+"""
+    x = np.linspace(-8, 8, 64).astype(np.float16)
+    got, = run_uopc(program, [x])
+    e = np.exp(x.astype(np.float32)).astype(np.float16)
+    l = np.log(e.astype(np.float32)).astype(np.float16)
+    want = np.tanh(l.astype(np.float32)).astype(np.float16)
+    # f16 results one rounding from the f32 values: at most 1 ulp of f16 apart
+    np.testing.assert_array_max_ulp(got, want, maxulp=1)

@@ -35,8 +35,8 @@ What converts (static shapes; element types f32, f16, i32, i1):
   minsi, cmpf (every predicate), cmpi (signed and equality predicates), select,
   andi/ori/xori on i1, sitofp, fptosi, extf, truncf, extui/uitofp from i1, constant
   (scalar, splat or dense); math.exp, exp2, log, log2, sqrt, rsqrt, sin, tanh, absf, absi.
-  `exp`, `log` and `tanh` go through uop's exp2 and log2, so they are within a few ulp of
-  libm's, not bit-identical.
+  `exp`, `log` and `tanh` go through uop's exp2 and log2 (in f32 for f16 values), so they
+  are within a few ulp of libm's, not bit-identical.
 
 Anything else (an op, an indexing map, a body, a type or a dynamic size) is a located
 error naming the op and saying what is supported. Functions without upstream tensor ops
@@ -189,6 +189,21 @@ class _Emitter:
     def scaled(self, x: SSAValue, factor: float) -> SSAValue:
         return self.binary("mul", x, self.splat(x, factor))
 
+    def tanh(self, x: SSAValue) -> SSAValue:
+        """tanh(x) = 1 - 2 / (exp(2x) + 1): exactly +-1 where exp overflows or vanishes."""
+        one = self.splat(x, 1.0)
+        exp2x = self.unary("exp2", self.scaled(x, 2 * LOG2_E))
+        return self.binary("add", one, self.scaled(
+            self.unary("recip", self.binary("add", exp2x, one)), -2.0))
+
+    def in_f32(self, x: SSAValue, fn: Callable[[SSAValue], SSAValue]) -> SSAValue:
+        """`fn(x)` computed in f32 for an f16 `x` (its constants, log2(e) and ln(2), lose
+        too much as f16), then rounded back."""
+        dtype = sig_of(x.type).dtype
+        if dtype != "f16":
+            return fn(x)
+        return self.cast(fn(self.cast(x, "f32")), dtype)
+
 
 # ---------------------------------------------------------------------------------------
 # elementwise arith/math ops: operands are tensors of one shape (the op's, or a linalg
@@ -250,17 +265,15 @@ ELEMENTWISE: dict[type[Operation], Elementwise] = {
     arith.MinnumfOp: lambda e, x: e.where(e.isnan(x[0]), x[1], e.where(
         e.isnan(x[1]), x[0], e.min(*x))),
     arith.SelectOp: lambda e, x: e.where(*x),
-    mathd.ExpOp: lambda e, x: e.unary("exp2", e.scaled(x[0], LOG2_E)),
+    mathd.ExpOp: lambda e, x: e.in_f32(x[0], lambda v: e.unary("exp2", e.scaled(v, LOG2_E))),
     mathd.Exp2Op: lambda e, x: e.unary("exp2", x[0]),
-    mathd.LogOp: lambda e, x: e.scaled(e.unary("log2", x[0]), LN_2),
+    mathd.LogOp: lambda e, x: e.in_f32(x[0], lambda v: e.scaled(e.unary("log2", v), LN_2)),
     mathd.Log2Op: lambda e, x: e.unary("log2", x[0]),
     mathd.SqrtOp: lambda e, x: e.unary("sqrt", x[0]),
     mathd.RsqrtOp: lambda e, x: e.unary("recip", e.unary("sqrt", x[0])),
     mathd.SinOp: lambda e, x: e.unary("sin", x[0]),
     # tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits +-1 where exp overflows or vanishes
-    mathd.TanhOp: lambda e, x: e.binary("add", e.splat(x[0], 1.0), e.scaled(e.unary(
-        "recip", e.binary("add", e.unary("exp2", e.scaled(x[0], 2 * LOG2_E)),
-                          e.splat(x[0], 1.0))), -2.0)),
+    mathd.TanhOp: lambda e, x: e.in_f32(x[0], e.tanh),
     mathd.AbsFOp: lambda e, x: e.binary("max", x[0], e.neg(x[0])),
     mathd.AbsIOp: lambda e, x: e.binary("max", x[0], e.neg(x[0])),
 }
