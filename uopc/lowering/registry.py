@@ -40,6 +40,7 @@ PASSES: dict[str, str] = {
     "uop-rangeify": "uopc.lowering.rangeify.UopRangeify",
     "uop-schedule": "uopc.passes.schedule.UopSchedulePass",
     "uop-apply-schedule": "uopc.lowering.apply_schedule.UopApplySchedule",
+    "uop-from-linalg": "uopc.importers.linalg.UopFromLinalg",
 }
 
 #: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines

@@ -11,6 +11,11 @@ Two checks, used by `tests/py/test_with_mlir.py`:
   runner library's `printMemref*`), and returns the outputs as numpy arrays, for
   comparison with uopc's own C on the same inputs.
 
+- `run_tensor(text, entry, inputs, outputs)`: the same for a tensor-level upstream
+  program (linalg, tensor, arith/math on tensors, as `uop-from-linalg` takes it):
+  bufferized and lowered by `mlir-opt` (`TENSOR_PIPELINE`), run by `mlir-runner`, so that
+  uopc's conversion of the program is compared with MLIR's own reading of it.
+
 `tool(name)` finds a tool on PATH or in Debian's `/usr/lib/llvm-22/bin`; None when
 `mlir-22-tools` is not installed (`.ci/run` installs it).
 """
@@ -33,6 +38,10 @@ LLVM_DIR = "/usr/lib/llvm-22"
 #: loop-level IR (scf, arith, math, memref, func) to the LLVM dialect
 LLVM_PIPELINE = ("--arith-expand", "--expand-strided-metadata", "--convert-scf-to-cf",
                  "--convert-to-llvm", "--reconcile-unrealized-casts")
+#: tensor-level upstream IR (linalg on tensors, arith/math on tensors) to the LLVM dialect
+TENSOR_PIPELINE = ("--convert-elementwise-to-linalg",
+                   "--one-shot-bufferize=bufferize-function-boundaries",
+                   "--convert-linalg-to-loops", *LLVM_PIPELINE)
 #: numpy dtype -> (MLIR element type, runner print function)
 PRINTERS = {np.dtype(np.float32): ("f32", "printMemrefF32"),
             np.dtype(np.float64): ("f64", "printMemrefF64"),
@@ -153,6 +162,58 @@ def _parse_prints(text: str, outputs: Sequence[tuple[tuple[int, ...], np.dtype]]
     return results
 
 
+def _tensor(shape: Sequence[int], elt: str) -> str:
+    return "tensor<" + "".join(f"{n}x" for n in shape) + elt + ">"
+
+
+def tensor_driver(entry: str, inputs: Sequence[np.ndarray],
+                  outputs: Sequence[tuple[tuple[int, ...], np.dtype]]) -> str:
+    """MLIR text of a `@uopc_mlir_main` that calls tensor function `entry` on `inputs`
+    (as constants) and prints every result."""
+    body, args, in_types = [], [], []
+    for k, x in enumerate(inputs):
+        t = _tensor(x.shape, PRINTERS[x.dtype][0])
+        body.append(f"  %i{k} = arith.constant {_literal(x)} : {t}")
+        args.append(f"%i{k}")
+        in_types.append(t)
+    out_types = [_tensor(shape, PRINTERS[np.dtype(dtype)][0]) for shape, dtype in outputs]
+    results = [f"%r{k}" for k in range(len(outputs))]
+    body.append(f"  {', '.join(results)} = func.call @{entry}({', '.join(args)}) : "
+                f"({', '.join(in_types)}) -> ({', '.join(out_types)})")
+    printers = set()
+    for k, (t, (_, dtype)) in enumerate(zip(out_types, outputs)):
+        elt, printer = PRINTERS[np.dtype(dtype)]
+        printers.add((elt, printer))
+        body.append(f"  %u{k} = tensor.cast %r{k} : {t} to tensor<*x{elt}>")
+        body.append(f"  func.call @{printer}(%u{k}) : (tensor<*x{elt}>) -> ()")
+    decls = [f"func.func private @{printer}(tensor<*x{elt}>) attributes "
+             f"{{llvm.emit_c_interface}}" for elt, printer in sorted(printers)]
+    return "\n".join([*decls, "func.func @uopc_mlir_main() {", *body, "  func.return",
+                      "}"]) + "\n"
+
+
+def _lower_and_run(program: str, pipeline: Sequence[str]) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "program.mlir")
+        with open(path, "w") as f:
+            f.write(program)
+        llvm = _call([tool("mlir-opt"), path, *pipeline], "")
+        return _call([tool("mlir-runner"), "-e", "uopc_mlir_main", "-entry-point-result=void",
+                      f"-shared-libs={_runner_libraries()}"], llvm)
+
+
+def run_tensor(text: str, entry: str, inputs: Sequence[np.ndarray],
+               outputs: Sequence[tuple[tuple[int, ...], np.dtype]]) -> list[np.ndarray]:
+    """Run upstream tensor-level program `text`'s function `entry` with mlir-opt and
+    mlir-runner; `text` is one module (or its top-level ops: an implicit module)."""
+    driver_text = tensor_driver(entry, inputs, outputs)
+    if re.search(r"^\s*(builtin\.)?module\b", text, re.M):  # the driver goes inside it
+        program = text[:text.rstrip().rfind("}")] + driver_text + "}\n"
+    else:
+        program = text + "\n" + driver_text
+    return _parse_prints(_lower_and_run(program, TENSOR_PIPELINE), outputs)
+
+
 def run(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray],
         outputs: Sequence[tuple[tuple[int, ...], np.dtype]], arena_bytes: int = 0) -> list[np.ndarray]:
     """Run loop-level `module`'s function `entry` through mlir-opt and mlir-runner."""
@@ -160,11 +221,4 @@ def run(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray],
     text = str(module)
     # the driver goes inside the module's body, before its closing brace
     program = text[:text.rstrip().rfind("}")] + driver(fn, inputs, outputs, arena_bytes) + "}\n"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "program.mlir")
-        with open(path, "w") as f:
-            f.write(program)
-        llvm = _call([tool("mlir-opt"), path, *LLVM_PIPELINE], "")
-        out = _call([tool("mlir-runner"), "-e", "uopc_mlir_main", "-entry-point-result=void",
-                     f"-shared-libs={_runner_libraries()}"], llvm)
-    return _parse_prints(out, outputs)
+    return _parse_prints(_lower_and_run(program, LLVM_PIPELINE), outputs)

@@ -2,8 +2,10 @@
 
     uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c] [--check]
 
-- PROGRAM is `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, or hand-written loop
-  functions on memrefs (outputs are the leading memref arguments the function writes).
+- PROGRAM is `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, upstream MLIR
+  tensor functions (linalg, tensor, arith/math on tensors; converted by `uop-from-linalg`,
+  `uopc.importers.linalg`), or hand-written loop functions on memrefs (outputs are the
+  leading memref arguments the function writes).
 - Inputs bind in argument order (for `.uir`, slot order). An input needs the argument's
   dtype and element count; its shape does not matter (a 1-D array fills a shaped buffer).
 - `--fill` runs without input files: every input gets deterministic data, floats
@@ -81,6 +83,7 @@ def _load_input(path: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    from uopc.importers.linalg import import_linalg
     from uopc.runtime.program import (
         checking_backend,
         compile_program,
@@ -97,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read {path}: {err}") from None
     fmt = {".uir": "uir", ".mlir": "mlir"}.get(path.suffix)
     module = parse_program(text, fmt, str(path))
+    import_linalg(module)  # upstream linalg/tensor functions become uop ones
+    module.verify()
     if args.emit_c:
         print(lower_and_emit(module, checking_backend() if args.check else None), end="")
         return 0

@@ -1,0 +1,691 @@
+"""`uop-from-linalg`: upstream MLIR tensor-level IR (linalg, tensor, arith, math) to uop.
+
+Other MLIR frontends hand over programs as `func.func`s on tensors built from `linalg`
+structured ops, `tensor` reshapes and slices, and `arith`/`math` on tensors. This pass
+rewrites every such function into uop ops, so that the rest of uopc (`uop-to-c`,
+`uopc-run`) compiles it like a traced graph:
+
+    uopc-opt model.mlir -p 'uop-from-linalg,uop-to-c' -t c
+    uopc-run model.mlir --fill
+
+What converts (static shapes; element types f32, f16, i32, i1):
+
+- `linalg.generic` whose indexing maps are projected permutations (each operand index
+  is a loop dimension, as in elementwise ops, broadcasts, transposes, matmuls and
+  reductions), with an elementwise body. With reduction iterators the body must combine
+  the output block argument once, at the end, with `arith.addf`/`addi` (sum),
+  `maximumf`/`maxsi` or `minimumf`/`minsi`. Each input is viewed over the whole
+  iteration space (`uop.permute`, `uop.reshape`, `uop.expand`), the body becomes
+  elementwise uop ops on those views, the reduction a `uop.reduce` over the reduction
+  dimensions, combined with the output's initial value (skipped when that is a splat of
+  the reduction's own start value, e.g. a `linalg.fill` of 0.0 before a sum).
+- the named structured ops through the same path, by their indexing maps and bodies:
+  `linalg.matmul` (also with `indexing_maps`), `linalg.fill`, `copy`, `add`, `sub`, `mul`,
+  `max`, `min`, `exp`, `log`, `sqrt`, `select`; and `linalg.transpose`,
+  `linalg.broadcast`, `linalg.reduce`. xDSL 0.75 has no `linalg.batch_matmul` (nor
+  `batch_matmul`-like named ops): run `mlir-opt --linalg-generalize-named-ops` first,
+  which prints them as `linalg.generic`.
+- `tensor.empty` (a zero tensor: its contents are undefined in MLIR), `tensor.expand_shape`
+  and `tensor.collapse_shape` (`uop.reshape`), `tensor.extract_slice` with static offsets,
+  sizes and strides (`uop.shrink`, strides by padding and reshaping), `tensor.pad` with
+  static low/high padding and a constant pad value.
+- elementwise `arith` and `math` ops, on tensors at the top level or on scalars inside a
+  linalg body: add, sub, mul, div (floats: `x * (1/y)`, which may differ from a true
+  quotient in the last bit), floordivsi, neg, maximumf/maxnumf/maxsi, minimumf/minnumf/
+  minsi, cmpf (every predicate), cmpi (signed and equality predicates), select,
+  andi/ori/xori on i1, sitofp, fptosi, extf, truncf, extui/uitofp from i1, constant
+  (scalar, splat or dense); math.exp, exp2, log, log2, sqrt, rsqrt, sin, tanh, absf, absi.
+  `exp`, `log` and `tanh` go through uop's exp2 and log2 (in f32 for f16 values), so they
+  are within a few ulp of libm's, not bit-identical.
+
+Anything else (an op, an indexing map, a body, a type or a dynamic size) is a located
+error naming the op and saying what is supported. Functions without upstream tensor ops
+(uop functions, loop functions on memrefs) are left as they are, so the pass can run in
+front of any pipeline. Converted ops keep the source op's location, so later
+diagnostics point at the linalg line they came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from uopc.uopdialect import ops as uop
+from uopc.uopdialect.locations import about
+from uopc.uopdialect.semantics import reduce_identity
+from uopc.uopdialect.shapes import ShapeError, Sig
+from uopc.uopdialect.types import dtype_of, sig_of, tensor_type
+
+LOG2_E = 1.4426950408889634
+LN_2 = 0.6931471805599453
+
+SUPPORTED = ("linalg.generic, linalg.matmul, linalg.fill, linalg.transpose, "
+             "linalg.broadcast, linalg.reduce, the elementwise named linalg ops, "
+             "tensor.empty, tensor.expand_shape, tensor.collapse_shape, "
+             "tensor.extract_slice, tensor.pad, and elementwise arith/math ops")
+
+
+class LinalgImportError(DiagnosticException):
+    """Upstream IR that uop-from-linalg cannot convert; the message names what is supported."""
+
+
+def _fail(op: Operation, message: str) -> LinalgImportError:
+    return about(op, LinalgImportError(f"{op.name}: {message}"))
+
+
+# ---------------------------------------------------------------------------------------
+# building uop ops
+
+
+class _Emitter:
+    """Appends uop ops to the new function body, each at the location of the source op."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.source: Operation | None = None
+
+    def emit(self, op: Operation) -> SSAValue:
+        if self.source is not None:
+            op.location = self.source.location
+        self.block.add_op(op)
+        return op.results[0]
+
+    # ---- movement (no-ops are skipped)
+    def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        sig = sig_of(x.type)
+        if tuple(shape) == sig.shape:
+            return x
+        return self.emit(uop.ReshapeOp.make(x, result=Sig(tuple(shape), sig.dtype)))
+
+    def expand(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        sig = sig_of(x.type)
+        if tuple(shape) == sig.shape:
+            return x
+        return self.emit(uop.ExpandOp.make(x, result=Sig(tuple(shape), sig.dtype)))
+
+    def permute(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+        if list(perm) == sorted(perm):
+            return x
+        return self.emit(uop.PermuteOp.make(x, perm=tuple(perm)))
+
+    def broadcast(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A rank-0 (or same-rank size-1) value expanded to `shape`."""
+        if not sig_of(x.type).shape:
+            x = self.reshape(x, (1,) * len(shape))
+        return self.expand(x, shape)
+
+    # ---- values
+    def splat(self, like: SSAValue | Sig, value: bool | int | float,
+              dtype: str | None = None) -> SSAValue:
+        sig = like if isinstance(like, Sig) else sig_of(like.type)
+        sig = Sig(sig.shape, dtype or sig.dtype)
+        return self.emit(uop.ConstOp.of(uop.splat_attr(tensor_type(sig), value)))
+
+    def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(uop.BINARY_BY_NAME[name].make(a, b))
+
+    def unary(self, name: str, a: SSAValue) -> SSAValue:
+        return self.emit(uop.UNARY_BY_NAME[name].make(a))
+
+    def where(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(uop.WhereOp.make(c, a, b))
+
+    def cast(self, x: SSAValue, dtype: str) -> SSAValue:
+        sig = sig_of(x.type)
+        if sig.dtype == dtype:
+            return x
+        return self.emit(uop.CastOp.make(x, result=Sig(sig.shape, dtype)))
+
+    def reduce(self, x: SSAValue, kind: str, axes: Sequence[int]) -> SSAValue:
+        return self.emit(uop.ReduceOp.make(x, kind=kind, axes=tuple(axes)))
+
+    # ---- derived elementwise ops
+    def neg(self, x: SSAValue) -> SSAValue:
+        return self.binary("mul", x, self.splat(x, -1))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.binary("add", a, self.neg(b))
+
+    def bitnot(self, x: SSAValue) -> SSAValue:
+        """~x = -x - 1 for i32 (wrapping), an order-reversing bijection."""
+        return self.binary("add", self.neg(x), self.splat(x, -1))
+
+    def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        flip = self.bitnot if sig_of(a.type).dtype == "i32" else self.neg
+        return flip(self.binary("max", flip(a), flip(b)))
+
+    def not_(self, x: SSAValue) -> SSAValue:
+        return self.binary("cmpne", x, self.splat(x, True))
+
+    def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.where(a, b, self.splat(a, False))
+
+    def or_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.where(a, self.splat(a, True), b)
+
+    def isnan(self, x: SSAValue) -> SSAValue:
+        return self.binary("cmpne", x, x)
+
+    def scaled(self, x: SSAValue, factor: float) -> SSAValue:
+        return self.binary("mul", x, self.splat(x, factor))
+
+    def tanh(self, x: SSAValue) -> SSAValue:
+        """tanh(x) = 1 - 2 / (exp(2x) + 1): exactly +-1 where exp overflows or vanishes."""
+        one = self.splat(x, 1.0)
+        exp2x = self.unary("exp2", self.scaled(x, 2 * LOG2_E))
+        return self.binary("add", one, self.scaled(
+            self.unary("recip", self.binary("add", exp2x, one)), -2.0))
+
+    def in_f32(self, x: SSAValue, fn: Callable[[SSAValue], SSAValue]) -> SSAValue:
+        """`fn(x)` computed in f32 for an f16 `x` (its constants, log2(e) and ln(2), lose
+        too much as f16), then rounded back."""
+        dtype = sig_of(x.type).dtype
+        if dtype != "f16":
+            return fn(x)
+        return self.cast(fn(self.cast(x, "f32")), dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# elementwise arith/math ops: operands are tensors of one shape (the op's, or a linalg
+# body's iteration space)
+
+def _cmpf(e: _Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    olt, ogt = e.binary("cmplt", a, b), e.binary("cmplt", b, a)
+    oeq = e.not_(e.binary("cmpne", a, b))
+    uno = e.or_(e.isnan(a), e.isnan(b))
+    ordered = {
+        "olt": lambda: olt, "ogt": lambda: ogt, "oeq": lambda: oeq,
+        "ole": lambda: e.or_(olt, oeq), "oge": lambda: e.or_(ogt, oeq),
+        "one": lambda: e.or_(olt, ogt), "ord": lambda: e.not_(uno),
+    }
+    unordered = {"uge": "olt", "ule": "ogt", "ugt": "ole", "ult": "oge", "une": "oeq",
+                 "ueq": "one", "uno": "ord"}
+    if pred in ordered:
+        return ordered[pred]()
+    if pred in unordered:
+        return e.not_(ordered[unordered[pred]]())
+    return e.splat(a, pred == "true", "i1")  # "false" / "true"
+
+
+def _cmpi(e: _Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
+    table = {
+        "eq": lambda: e.not_(e.binary("cmpne", a, b)),
+        "ne": lambda: e.binary("cmpne", a, b),
+        "slt": lambda: e.binary("cmplt", a, b),
+        "sgt": lambda: e.binary("cmplt", b, a),
+        "sle": lambda: e.not_(e.binary("cmplt", b, a)),
+        "sge": lambda: e.not_(e.binary("cmplt", a, b)),
+    }
+    return table[pred]() if pred in table else None
+
+
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+_CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+Elementwise = Callable[[_Emitter, list[SSAValue]], SSAValue]
+
+#: arith/math op class -> its uop form on same-shaped tensor operands
+ELEMENTWISE: dict[type[Operation], Elementwise] = {
+    arith.AddfOp: lambda e, x: e.binary("add", *x),
+    arith.AddiOp: lambda e, x: e.binary("add", *x),
+    arith.SubfOp: lambda e, x: e.sub(*x),
+    arith.SubiOp: lambda e, x: e.sub(*x),
+    arith.MulfOp: lambda e, x: e.binary("mul", *x),
+    arith.MuliOp: lambda e, x: e.binary("mul", *x),
+    arith.DivfOp: lambda e, x: e.binary("mul", x[0], e.unary("recip", x[1])),
+    arith.FloorDivSIOp: lambda e, x: e.binary("floordiv", *x),
+    arith.NegfOp: lambda e, x: e.neg(x[0]),
+    arith.MaximumfOp: lambda e, x: e.binary("max", *x),
+    arith.MaxSIOp: lambda e, x: e.binary("max", *x),
+    arith.MinimumfOp: lambda e, x: e.min(*x),
+    arith.MinSIOp: lambda e, x: e.min(*x),
+    arith.MaxnumfOp: lambda e, x: e.where(e.isnan(x[0]), x[1], e.where(
+        e.isnan(x[1]), x[0], e.binary("max", *x))),
+    arith.MinnumfOp: lambda e, x: e.where(e.isnan(x[0]), x[1], e.where(
+        e.isnan(x[1]), x[0], e.min(*x))),
+    arith.SelectOp: lambda e, x: e.where(*x),
+    mathd.ExpOp: lambda e, x: e.in_f32(x[0], lambda v: e.unary("exp2", e.scaled(v, LOG2_E))),
+    mathd.Exp2Op: lambda e, x: e.unary("exp2", x[0]),
+    mathd.LogOp: lambda e, x: e.in_f32(x[0], lambda v: e.scaled(e.unary("log2", v), LN_2)),
+    mathd.Log2Op: lambda e, x: e.unary("log2", x[0]),
+    mathd.SqrtOp: lambda e, x: e.unary("sqrt", x[0]),
+    mathd.RsqrtOp: lambda e, x: e.unary("recip", e.unary("sqrt", x[0])),
+    mathd.SinOp: lambda e, x: e.unary("sin", x[0]),
+    # tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits +-1 where exp overflows or vanishes
+    mathd.TanhOp: lambda e, x: e.in_f32(x[0], e.tanh),
+    mathd.AbsFOp: lambda e, x: e.binary("max", x[0], e.neg(x[0])),
+    mathd.AbsIOp: lambda e, x: e.binary("max", x[0], e.neg(x[0])),
+}
+_I1_LOGIC: dict[type[Operation], Elementwise] = {
+    arith.AndIOp: lambda e, x: e.and_(*x),
+    arith.OrIOp: lambda e, x: e.or_(*x),
+    arith.XOrIOp: lambda e, x: e.binary("cmpne", *x),
+}
+_CASTS = (arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp, arith.ExtUIOp,
+          arith.UIToFPOp)
+
+
+def _dtype(op: Operation, t: Attribute) -> str:
+    element = t.get_element_type() if isinstance(t, TensorType) else t
+    try:
+        return dtype_of(element)
+    except ShapeError as err:
+        raise _fail(op, f"{err} (uop's element types)") from None
+
+
+def elementwise(e: _Emitter, op: Operation, operands: list[SSAValue]) -> SSAValue:
+    """The uop form of arith/math op `op` on `operands` (tensors of one shape)."""
+    if type(op) in ELEMENTWISE:
+        return ELEMENTWISE[type(op)](e, operands)
+    if type(op) in _I1_LOGIC:
+        if _dtype(op, op.results[0].type) != "i1":
+            raise _fail(op, "bitwise ops on integers are not supported: only on i1 "
+                            "(logical and/or/xor)")
+        return _I1_LOGIC[type(op)](e, operands)
+    if isinstance(op, arith.CmpfOp):
+        return _cmpf(e, _CMPF[op.predicate.value.data], *operands)
+    if isinstance(op, arith.CmpiOp):
+        pred = _CMPI[op.predicate.value.data]
+        result = _cmpi(e, pred, *operands)
+        if result is None:
+            raise _fail(op, f"unsigned predicate {pred} is not supported: uop integers "
+                            f"are signed (use eq, ne, slt, sle, sgt, sge)")
+        return result
+    if isinstance(op, _CASTS):
+        to = _dtype(op, op.results[0].type)
+        src = sig_of(operands[0].type).dtype
+        if isinstance(op, (arith.ExtUIOp, arith.UIToFPOp)) and src != "i1":
+            raise _fail(op, f"unsigned conversion from {src} is not supported: only from i1")
+        return e.cast(operands[0], to)
+    raise _fail(op, f"not supported by uop-from-linalg; it converts {SUPPORTED}")
+
+
+def _is_elementwise(op: Operation) -> bool:
+    return type(op) in ELEMENTWISE or type(op) in _I1_LOGIC or isinstance(
+        op, (arith.CmpfOp, arith.CmpiOp, *_CASTS))
+
+
+def _scalar_value(op: arith.ConstantOp) -> bool | int | float:
+    value = op.value
+    if isinstance(value, FloatAttr):
+        return value.value.data
+    if isinstance(value, IntegerAttr):
+        v = value.value.data
+        return bool(v) if value.type.width.data == 1 else v
+    raise _fail(op, f"constant {value} is not a scalar or a dense tensor literal")
+
+
+# ---------------------------------------------------------------------------------------
+# structured ops
+
+
+@dataclass
+class Structured:
+    """A linalg structured op in loop form: operands with their indexing maps (loop
+    dimensions per operand axis), iterator kinds, and the scalar body (None: yield the
+    first input)."""
+
+    op: Operation
+    inputs: list[SSAValue]
+    input_dims: list[tuple[int, ...]]
+    outputs: list[SSAValue]
+    output_dims: list[tuple[int, ...]]
+    reduction: tuple[bool, ...]
+    body: Block | None
+
+
+def _dims(op: Operation, amap: AffineMap) -> tuple[int, ...]:
+    dims = []
+    for expr in amap.results:
+        if not isinstance(expr, AffineDimExpr):
+            raise _fail(op, f"indexing map {amap} is not a projected permutation (an index "
+                            f"like d0 + d1 is a convolution or a window): only maps whose "
+                            f"results are distinct loop dimensions convert")
+        dims.append(expr.position)
+    if len(set(dims)) != len(dims) or amap.num_symbols:
+        raise _fail(op, f"indexing map {amap} repeats a dimension or has symbols: only "
+                        f"projected permutations convert")
+    return tuple(dims)
+
+
+def structured(op: Operation) -> Structured:
+    """The loop form of a linalg op."""
+    if isinstance(op, linalg.TransposeOp):
+        perm = tuple(op.permutation.get_values())
+        inverse = tuple(perm.index(k) for k in range(len(perm)))
+        return Structured(op, [op.inputs[0]], [inverse], [op.outputs[0]],
+                          [tuple(range(len(perm)))], (False,) * len(perm), None)
+    if isinstance(op, linalg.BroadcastOp):
+        rank = len(sig_of(op.init.type).shape)
+        added = set(op.dimensions.get_values())
+        kept = tuple(d for d in range(rank) if d not in added)
+        return Structured(op, [op.input], [kept], [op.init], [tuple(range(rank))],
+                          (False,) * rank, None)
+    if isinstance(op, linalg.ReduceOp):
+        rank = len(sig_of(op.input.type).shape)
+        axes = set(op.dimensions.get_values())
+        kept = tuple(d for d in range(rank) if d not in axes)
+        return Structured(op, [op.input], [tuple(range(rank))], [op.init], [kept],
+                          tuple(d in axes for d in range(rank)), op.region.block)
+    assert isinstance(op, LinalgStructuredOperation)
+    maps: list[AffineMapAttr] = list(op.get_indexing_maps().data)
+    n_in = len(op.inputs)
+    dims = [_dims(op, m.data) for m in maps]
+    kinds = [str(t.data) for t in op.get_iterator_types().data]
+    if any(k not in ("parallel", "reduction") for k in kinds):
+        raise _fail(op, f"iterator types {kinds}: only parallel and reduction convert")
+    return Structured(op, list(op.inputs), dims[:n_in], list(op.outputs), dims[n_in:],
+                      tuple(k == "reduction" for k in kinds), op.body.block)
+
+
+#: reduction combiners: op class -> (uop reduce kind, negate around a max for a min)
+_COMBINERS: dict[type[Operation], tuple[str, bool]] = {
+    arith.AddfOp: ("add", False), arith.AddiOp: ("add", False),
+    arith.MaximumfOp: ("max", False), arith.MaxSIOp: ("max", False),
+    arith.MinimumfOp: ("max", True), arith.MinSIOp: ("max", True),
+}
+
+
+class _Function:
+    """Converts one function body: old values map to uop values in a new block."""
+
+    def __init__(self, fn: FuncOp):
+        self.fn = fn
+        old = fn.body.block
+        self.block = Block(arg_types=[a.type for a in old.args])
+        self.e = _Emitter(self.block)
+        self.values: dict[SSAValue, SSAValue] = dict(zip(old.args, self.block.args))
+        for a, b in zip(old.args, self.block.args):
+            b.name_hint = a.name_hint
+
+    def get(self, v: SSAValue) -> SSAValue:
+        return self.values[v]
+
+    def run(self) -> Block:
+        for t in self.fn.function_type.inputs.data:
+            self._check_type(self.fn, t, "argument")
+        for t in self.fn.function_type.outputs.data:
+            self._check_type(self.fn, t, "result")
+        for op in self.fn.body.block.ops:
+            self.e.source = op
+            try:
+                results = self.convert(op)
+            except ShapeError as err:  # a uop op's shape rule refused what was built
+                raise _fail(self.e.source or op, str(err)) from None
+            for r, new in zip(op.results, results):
+                if new.name_hint is None:
+                    new.name_hint = r.name_hint
+            self.values.update(zip(op.results, results))
+        for op in reversed(list(self.block.ops)):  # scalars only the bodies read, views
+            if not isinstance(op, ReturnOp) and not any(r.uses for r in op.results):
+                self.block.erase_op(op)
+        return self.block
+
+    def _check_type(self, op: Operation, t: Attribute, what: str) -> None:
+        if not isinstance(t, TensorType):
+            raise _fail(op, f"{what} type {t} is not a tensor: converted functions take and "
+                            f"return tensors (a scalar is a tensor<{t}>)")
+        try:
+            sig_of(t)
+        except ShapeError as err:
+            raise _fail(op, str(err)) from None
+
+    # ---- one top-level op -> its results' uop values
+    def convert(self, op: Operation) -> list[SSAValue]:
+        e = self.e
+        if op.name.startswith("uop.") or isinstance(op, (ReturnOp, CallOp)):
+            clone = op.clone(value_mapper=self.values)
+            self.block.add_op(clone)
+            return list(clone.results)
+        for r in op.results:
+            if isinstance(r.type, TensorType):
+                self._check_type(op, r.type, "result")
+        if isinstance(op, arith.ConstantOp):
+            if isinstance(op.value, DenseIntOrFPElementsAttr):
+                _dtype(op, op.value.get_type())
+                return [e.emit(uop.ConstOp.of(op.value))]
+            sig = Sig((), _dtype(op, op.result.type))
+            return [e.splat(sig, _scalar_value(op))]
+        if _is_elementwise(op):
+            operands = [self.get(v) for v in op.operands]
+            shape = max((sig_of(v.type).shape for v in operands), key=len)
+            return [elementwise(e, op, [e.broadcast(v, shape) for v in operands])]
+        if isinstance(op, tensor.EmptyOp):
+            return [e.splat(sig_of(op.tensor.type), 0)]
+        if isinstance(op, (tensor.ExpandShapeOp, tensor.CollapseShapeOp)):
+            return [e.reshape(self.get(op.src), sig_of(op.result.type).shape)]
+        if isinstance(op, tensor.ExtractSliceOp):
+            return [self.extract_slice(op)]
+        if isinstance(op, tensor.PadOp):
+            return [self.pad(op)]
+        if isinstance(op, (LinalgStructuredOperation, linalg.BroadcastOp,
+                           linalg.ReduceOp)):
+            return self.structured(structured(op))
+        raise _fail(op, f"not supported by uop-from-linalg; it converts {SUPPORTED}")
+
+    # ---- tensor ops
+    def extract_slice(self, op: tensor.ExtractSliceOp) -> SSAValue:
+        if op.offsets or op.sizes or op.strides:
+            raise _fail(op, "dynamic offsets, sizes or strides: give static ones")
+        e, x = self.e, self.get(op.source)
+        offsets = op.static_offsets.get_values()
+        sizes = op.static_sizes.get_values()
+        strides = op.static_strides.get_values()
+        shape = sig_of(x.type).shape
+        ends = [o + (n - 1) * s + 1 if n else o for o, n, s in zip(offsets, sizes, strides)]
+        if any(s < 1 for s in strides) or any(o < 0 or end > d
+                                              for o, end, d in zip(offsets, ends, shape)):
+            raise _fail(op, f"slice offsets {offsets} sizes {sizes} strides {strides} do not "
+                            f"fit {shape}: give positive strides and an in-bounds window")
+        if (tuple(offsets), tuple(ends)) != ((0,) * len(shape), shape):
+            x = e.emit(uop.ShrinkOp.make(x, begin=tuple(offsets), end=tuple(ends)))
+        if any(s > 1 for s in strides):
+            # per axis: pad the window to size*stride, split it into (size, stride) and
+            # keep column 0 of each row
+            window = sig_of(x.type).shape
+            after = [n * s - w if n else 0 for n, s, w in zip(sizes, strides, window)]
+            x = e.emit(uop.PadOp.make(x, before=(0,) * len(window), after=tuple(after)))
+            split = [d for n, s in zip(sizes, strides) for d in (n, s)]
+            x = e.reshape(x, split)
+            x = e.emit(uop.ShrinkOp.make(x, begin=(0,) * len(split), end=tuple(
+                d for n in sizes for d in (n, 1))))
+        return e.reshape(x, sig_of(op.result.type).shape)  # rank-reducing slices
+
+    def pad(self, op: tensor.PadOp) -> SSAValue:
+        if op.low or op.high:
+            raise _fail(op, "dynamic padding: give static low and high sizes")
+        low, high = op.static_low.get_values(), op.static_high.get_values()
+        if any(p < 0 for p in (*low, *high)):
+            raise _fail(op, f"negative padding low {low} high {high}: use extract_slice")
+        block = op.region.block
+        yielded = block.last_op.operands[0] if block.last_op else None
+        if len(block.ops) != 1 or yielded is None or yielded.owner is block:
+            raise _fail(op, "the pad value must be a value defined outside the region (a "
+                            "constant); index-dependent padding is not supported")
+        e, x = self.e, self.get(op.source)
+        padded = e.emit(uop.PadOp.make(x, before=tuple(low), after=tuple(high)))
+        value = self.get(yielded)
+        if _splat_bytes(value) == reduce_identity("add", sig_of(x.type).dtype).tobytes():
+            return padded  # a +0 pad value is uop.pad's own
+        inside = e.emit(uop.PadOp.make(e.splat(x, True, "i1"), before=tuple(low),
+                                       after=tuple(high)))
+        return e.where(inside, padded, e.broadcast(value, sig_of(padded.type).shape))
+
+    # ---- structured ops
+    def structured(self, s: Structured) -> list[SSAValue]:
+        e, op = self.e, s.op
+        n = len(s.reduction)
+        sizes: list[int | None] = [None] * n
+        for v, dims in zip([*s.inputs, *s.outputs], [*s.input_dims, *s.output_dims]):
+            shape = sig_of(self.get(v).type).shape
+            if len(shape) != len(dims):
+                raise _fail(op, f"an indexing map has {len(dims)} results for an operand "
+                                f"of rank {len(shape)}")
+            for d, size in zip(dims, shape):
+                if sizes[d] is not None and sizes[d] != size:
+                    raise _fail(op, f"loop dimension d{d} has size {sizes[d]} and {size}")
+                sizes[d] = size
+        if None in sizes:
+            raise _fail(op, "a loop dimension is not the size of any operand axis")
+        domain = tuple(sizes)
+        parallel = tuple(d for d in range(n) if not s.reduction[d])
+        reduced_axes = tuple(d for d in range(n) if s.reduction[d])
+
+        def view(v: SSAValue, dims: tuple[int, ...]) -> SSAValue:
+            x = e.permute(self.get(v), sorted(range(len(dims)), key=lambda k: dims[k]))
+            x = e.reshape(x, [domain[d] if d in dims else 1 for d in range(n)])
+            return e.broadcast(x, domain)
+
+        if s.body is None:
+            yields, env = [s.inputs[0]], {}
+            env[s.inputs[0]] = view(s.inputs[0], s.input_dims[0])
+        else:
+            env = {a: view(v, dims) for a, v, dims in zip(
+                s.body.args, s.inputs, s.input_dims) if a.uses}
+            yields = list(s.body.last_op.operands)
+            out_args = s.body.args[len(s.inputs):]
+        results = []
+        for k, (out, dims) in enumerate(zip(s.outputs, s.output_dims)):
+            dtype = sig_of(self.get(out).type).dtype
+            if sorted(dims) != list(parallel):
+                raise _fail(op, "each output's indexing map must list exactly the parallel "
+                                "loop dimensions")
+            if not reduced_axes:
+                if s.body is not None and out_args[k].uses:
+                    env[out_args[k]] = view(out, dims)
+                value = e.cast(self.body_value(s, yields[k], env, domain), dtype)
+                results.append(e.permute(value, dims))
+                continue
+            kind, flip, partial = self.combiner(s, yields[k], out_args[k])
+            partial = e.cast(self.body_value(s, partial, env, domain), dtype)
+            if flip:
+                partial = e.neg(partial) if dtype != "i32" else e.bitnot(partial)
+            r = e.reduce(partial, kind, reduced_axes)
+            if flip:
+                r = e.neg(r) if dtype != "i32" else e.bitnot(r)
+            r = e.permute(r, [parallel.index(d) for d in dims])
+            init = self.get(out)
+            if not self._is_start(init, kind, flip):
+                r = e.min(init, r) if flip else e.binary(kind, init, r)
+            results.append(r)
+        return results
+
+    def _is_start(self, init: SSAValue, kind: str, flip: bool) -> bool:
+        """Whether `init` is a splat of the reduction's start value (0; -inf or INT_MIN
+        for max; +inf or INT_MAX for min), which combining with would not change."""
+        start = reduce_identity(kind, sig_of(init.type).dtype)
+        if flip:
+            start = -start if start.dtype.kind == "f" else ~start
+        return _splat_bytes(init) == start.tobytes()
+
+    def combiner(self, s: Structured, y: SSAValue, out_arg: SSAValue):
+        """(kind, flip, the combined non-accumulator value) of a reduction body's yield."""
+        op = y.owner
+        spec = _COMBINERS.get(type(op)) if isinstance(op, Operation) else None
+        uses = list(out_arg.uses)
+        if spec is None or len(uses) != 1 or uses[0].operation is not op:
+            raise _fail(s.op, "a reduction body must yield arith.addf/addi, maximumf/maxsi "
+                              "or minimumf/minsi of the output block argument (used once) "
+                              "and a value computed from the inputs")
+        other = op.operands[1 - uses[0].index]
+        return spec[0], spec[1], other
+
+    def body_value(self, s: Structured, v: SSAValue, env: dict[SSAValue, SSAValue],
+                   domain: tuple[int, ...]) -> SSAValue:
+        """The uop value (over the iteration space) of body value `v`, converting the
+        body ops it depends on."""
+        e = self.e
+        if v in env:
+            return env[v]
+        op = v.owner
+        if s.body is None or not isinstance(op, Operation) or op.parent_block() is not s.body:
+            if v not in self.values:  # a block argument of another region
+                raise _fail(s.op, "the body uses a value it cannot see")
+            env[v] = e.broadcast(self.get(v), domain)  # a value from outside the body
+            return env[v]
+        e.source = op
+        if isinstance(op, arith.ConstantOp) and not isinstance(op.value, DenseIntOrFPElementsAttr):
+            env[v] = e.splat(Sig(domain, _dtype(op, v.type)), _scalar_value(op))
+        elif _is_elementwise(op):
+            operands = [self.body_value(s, x, env, domain) for x in op.operands]
+            e.source = op
+            env[v] = elementwise(e, op, operands)
+        else:
+            raise _fail(op, "not supported in a linalg body: the body must be elementwise "
+                            "arith/math ops on the block arguments (linalg.index and "
+                            "tensor.extract are not converted)")
+        e.source = s.op
+        return env[v]
+
+
+def _splat_bytes(v: SSAValue) -> bytes | None:
+    """The one element's bytes when `v` is a splat constant (through the reshapes and
+    expands that broadcast it, as a converted linalg.fill does), else None."""
+    while isinstance(v.owner, (uop.ReshapeOp, uop.ExpandOp)):
+        v = v.owner.src
+    owner = v.owner
+    if not isinstance(owner, uop.ConstOp) or len(owner.value) != 1:
+        return None
+    return bytes(owner.value.data.data)
+
+
+def _is_upstream_tensor_function(fn: FuncOp) -> bool:
+    """Whether `fn` holds ops this pass converts (and is not a uop or loop function)."""
+    for op in fn.body.block.ops:
+        if op.name.startswith(("linalg.", "tensor.")):
+            return True
+        if op.name.startswith(("arith.", "math.")) and any(
+                isinstance(r.type, TensorType) for r in op.results):
+            return True
+    return False
+
+
+def convert_function(fn: FuncOp) -> None:
+    """Rewrite `fn`'s body into uop ops in place."""
+    new = _Function(fn).run()
+    old = fn.body.block
+    fn.body.insert_block_before(new, old)
+    fn.body.detach_block(old)
+    old.erase(safe_erase=False)
+
+
+def import_linalg(module: ModuleOp) -> None:
+    """Convert every upstream tensor-level function of `module` to uop (see the module
+    docstring); other functions are left alone."""
+    for fn in [op for op in module.walk() if isinstance(op, FuncOp)]:
+        if fn.body.blocks and _is_upstream_tensor_function(fn):
+            convert_function(fn)
+
+
+@dataclass(frozen=True)
+class UopFromLinalg(ModulePass):
+    """Convert upstream MLIR tensor IR (linalg on tensors, tensor, arith/math) to uop ops.
+
+    Runs in front of the uop pipelines: `-p 'uop-from-linalg,uop-to-c'`. Functions that
+    hold none of those ops are left as they are."""
+
+    name = "uop-from-linalg"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        import_linalg(op)
