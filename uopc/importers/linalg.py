@@ -30,8 +30,7 @@ What converts (static shapes; element types f32, f16, i32, i1):
   sizes and strides (`uop.shrink`, strides by padding and reshaping), `tensor.pad` with
   static low/high padding and a constant pad value.
 - elementwise `arith` and `math` ops, on tensors at the top level or on scalars inside a
-  linalg body: add, sub, mul, div (floats: `x * (1/y)`, which may differ from a true
-  quotient in the last bit), floordivsi, neg, maximumf/maxnumf/maxsi, minimumf/minnumf/
+  linalg body: add, sub, mul, div (floats: `uop.div`, correctly rounded), floordivsi, neg, maximumf/maxnumf/maxsi, minimumf/minnumf/
   minsi, cmpf (every predicate), cmpi (signed and equality predicates), select,
   andi/ori/xori on i1, sitofp, fptosi, extf, truncf, extui/uitofp from i1, constant
   (scalar, splat or dense); math.exp, exp2, log, log2, sqrt, rsqrt, sin, tanh, absf, absi.
@@ -253,7 +252,7 @@ ELEMENTWISE: dict[type[Operation], Elementwise] = {
     arith.SubiOp: lambda e, x: e.sub(*x),
     arith.MulfOp: lambda e, x: e.binary("mul", *x),
     arith.MuliOp: lambda e, x: e.binary("mul", *x),
-    arith.DivfOp: lambda e, x: e.binary("mul", x[0], e.unary("recip", x[1])),
+    arith.DivfOp: lambda e, x: e.binary("div", x[0], x[1]),
     arith.FloorDivSIOp: lambda e, x: e.binary("floordiv", *x),
     arith.NegfOp: lambda e, x: e.neg(x[0]),
     arith.MaximumfOp: lambda e, x: e.binary("max", *x),
