@@ -14,17 +14,6 @@ is 1 when anything failed.
 
 Known issues (open, owned elsewhere; the seeds of `tests/py/test_fuzz.py` do not reach them):
 
-- A `.uir` buffer past what fits in memory is a MemoryError traceback in both CLIs (issue 11
-  item 4) where a diagnostic is due; the `bad-shape` mutation makes such inputs:
-
-      %x = buffer 2147483648 : dtype=f32 slot=0
-      %y = add %x, 1
-
-  `uopc-run input.uir --fill` and `uopc-opt input.uir -p uop-to-c -t c`, within the 4 GiB
-  address-space limit of `mutations.check`, end with `MemoryError` and a traceback. So does
-  a huge splat constant (found by `--cli 300 --seed 1000`, shrunk to this line):
-  `%l2e = uop.const dense<1.44269504> : tensor<2147483648x8xf32>` through
-  `uopc-opt input.mlir --split-input-file -p uop-to-c -t c`.
 - `Tensor.float()` keeps an f16 tensor in f16 (PyTorch's `.float()` is always f32); the
   generator casts f16 back with `.cast('f32')`.
 """
