@@ -117,17 +117,17 @@ def _parse_splat(self: AttrParser, type: Attribute | None) -> DenseIntOrFPElemen
                                                           AnyFloat | IntegerType | IndexType):
         return None
     if hex_string is not None:
-        data = _hex_bytes(hex_string)
-        if data is None or len(data) != element_type.compile_time_size:
-            return None  # the literal's data in full (or malformed, for xDSL to report)
-        return DenseIntOrFPElementsAttr(type, BytesAttr(data))
+        data = _one_element_hex(hex_string, element_type.compile_time_size)
+        return None if data is None else DenseIntOrFPElementsAttr(type, BytesAttr(data))
     value = element.to_type(self, element_type)
     one = DenseIntOrFPElementsAttr.from_list(TensorType(element_type, []), [value])
     return DenseIntOrFPElementsAttr(type, one.data)
 
 
-def _hex_bytes(text: str) -> bytes | None:
-    if not text.lower().startswith("0x"):
+def _one_element_hex(text: str, size: int) -> bytes | None:
+    """The bytes of a hex string `0x...` of one element of `size` bytes; None for the
+    data of every element (or a malformed string, which xDSL reports)."""
+    if len(text) != 2 + 2 * size or not text.lower().startswith("0x"):
         return None
     try:
         return bytes.fromhex(text[2:])
