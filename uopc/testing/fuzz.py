@@ -35,7 +35,7 @@ from uopc.testing.programs import ALL_OPS, SMOOTH_OPS, Program, generate, smalle
 from uopc.testing.sandbox import Sandbox
 
 GRADIENT_EVERY = 4
-PROGRAM_TIME_LIMIT_S = 60.0
+PROGRAM_CPU_LIMIT_S = 60.0  # CPU time a program may take before it counts as a hang
 # Gradients are computed in f32 through a chain of ops (the finite differences in float64
 # are good to about 1e-9): agreement to this fraction of the largest gradient entry (plus
 # this fraction of the entry itself), a few thousand f32 roundings, is what f32 allows.
@@ -123,7 +123,7 @@ def shrink(case: T, fails: Callable[[T], bool], smaller_cases: Callable[[T], Ite
 def fuzz_programs(n: int, seed: int, ops: Sequence[str], shrink_budget_s: float,
                   summary: Summary, log: Callable[[str], None]) -> None:
     smooth = [op for op in ops if op in SMOOTH_OPS]
-    with Sandbox(PROGRAM_TIME_LIMIT_S) as sandbox:
+    with Sandbox(PROGRAM_CPU_LIMIT_S) as sandbox:
         for i in range(n):
             gradient = bool(smooth) and i % GRADIENT_EVERY == GRADIENT_EVERY - 1
             program = generate(seed + i, smooth if gradient else ops)
