@@ -28,7 +28,7 @@ from uopc.lowering.registry import UNIVERSE
 from uopc.passes import gc_frozen
 from uopc.tools.failure import fail, out_of_memory, report
 from uopc.uopdialect.context import register_uopc_dialects
-from uopc.uopdialect.loop_steps import verify_loop_steps
+from uopc.uopdialect.scf_verifier import verify_scf
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
 
@@ -58,7 +58,7 @@ class UopcOptMain(xDSLOptMain):
         """xDSL's parse, then the loop-step verifier xDSL lacks (unless --disable-verify)."""
         module = super().parse_chunk(chunk, file_extension, start_offset)
         if module is not None and not self.args.disable_verify:
-            verify_loop_steps(module)
+            verify_scf(module)
         return module
 
     def run(self) -> None:
