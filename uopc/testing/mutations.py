@@ -4,9 +4,9 @@ The seeds are the `.mlir` and `.uir` files under `tests/` and `examples/` of the
 tree. A `Mutant` is one seed changed by one mutation (`MUTATIONS`): a truncation, flipped
 bytes, a shape made huge, negative or zero, a deeply nested expression or region, a line
 dropped or repeated, or binary garbage. `check(mutant)` runs one command on it in a
-subprocess with a limit on its CPU time and memory and classifies the outcome: a clean run ends with exit status 0,
-or 1 with a diagnostic on stderr; anything else is a traceback, a crash (a signal or another
-status) or a hang.
+subprocess, within limits on its CPU time and memory, and classifies the outcome: a clean
+run ends with exit status 0, or 1 with a diagnostic on stderr; anything else is a
+traceback, a crash (a signal or another status) or a hang.
 """
 
 from __future__ import annotations
