@@ -357,6 +357,5 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
             module = Parser(make_context(), text, source).parse_module()
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
-    module.verify()
     verify_scf(module)
     return module

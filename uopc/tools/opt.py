@@ -55,7 +55,7 @@ class UopcOptMain(xDSLOptMain):
             self.available_frontends.setdefault(name, factory)
 
     def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        """xDSL's parse, then the loop-step verifier xDSL lacks (unless --disable-verify)."""
+        """xDSL's parse, then the scf verifier xDSL lacks (unless --disable-verify)."""
         module = super().parse_chunk(chunk, file_extension, start_offset)
         if module is not None and not self.args.disable_verify:
             verify_scf(module)

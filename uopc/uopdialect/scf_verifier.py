@@ -9,7 +9,7 @@
   then failed, converted the value silently, or read an unset result.
 
 uopc's entry points that read programs (`uopc-opt`, `uopc-run`, `parse_program`,
-`compile_program`) call `verify_scf` after xDSL's own verifier.
+`compile_program`) call `verify_scf`, which runs xDSL's own verifier first.
 """
 
 from __future__ import annotations
@@ -41,8 +41,11 @@ def op_place(op: Operation) -> str:
 
 
 def verify_scf(module: ModuleOp) -> None:
-    """Raise VerifyException, at the op, for the first scf op of `module` that breaks one
-    of the rules above."""
+    """Verify `module` with xDSL's verifier, then raise VerifyException, at the op, for the
+    first scf op that breaks one of the rules above. (The rules read operands and regions
+    through xDSL's accessors, which hold only for ops that xDSL's verifier accepts: an
+    `"scf.for"()` without operands made them raise IndexError.)"""
+    module.verify()
     for op in module.walk():
         problem = None
         if isinstance(op, scf.ForOp | scf.ParallelOp):
@@ -66,11 +69,12 @@ def _step_problem(op: scf.ForOp | scf.ParallelOp) -> str | None:
 
 
 def _if_problem(op: scf.IfOp) -> str | None:
+    branches = (("then", op.true_region), ("else", op.false_region))
     results = tuple(op.result_types)
     if results and not op.false_region.blocks:
         return (f"it has results {_types(results)} but no else branch (they would be unset "
                 f"when the condition is false): add an else branch that yields them")
-    for branch, region in (("then", op.true_region), ("else", op.false_region)):
+    for branch, region in branches:
         if not region.blocks:
             continue
         last = region.block.last_op

@@ -68,3 +68,14 @@ func.func @nested(%y: memref<4xf32>, %x: f32, %i: i32) {
   func.return
 }
 // CHECK: scf.if in @nested (op 6): its else branch yields (f32, i32) but its results are (f32, f32): yield one value of each result's type
+
+// -----
+// Malformed generic forms are xDSL's verification errors (the scf checks run after
+// xDSL's verifier: they read the op through accessors that only hold for verified ops)
+func.func @one_region(%c: i1, %x: f32) -> f32 {
+  %r = "scf.if"(%c) ({
+    "scf.yield"(%x) : (f32) -> ()
+  }) : (i1) -> f32
+  func.return %r : f32
+}
+// CHECK: Expected 2 regions, but got 1
