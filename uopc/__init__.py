@@ -1,6 +1,6 @@
 """uopc: a machine-learning compiler on xDSL (see README and SPEC).
 
-The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load`), so that
+The frontend is exported lazily (`from uopc import Tensor, nn, optim, distributed, save, load`), so that
 tools which only handle text IR do not pay for importing it.
 """
 
@@ -12,8 +12,11 @@ _EXPORTS = {
     "manual_seed": ("uopc.frontend.tensor", "manual_seed"),
     "nn": ("uopc.frontend.nn", None),
     "optim": ("uopc.frontend.optim", None),
+    "distributed": ("uopc.frontend.distributed", None),
     "save": ("uopc.frontend.checkpoint", "save"),
     "load": ("uopc.frontend.checkpoint", "load"),
+    "reduce_fusion": ("uopc.runtime.engine", "reduce_fusion"),
+    "capture": ("uopc.frontend.capture", "capture"),
 }
 
 __all__ = list(_EXPORTS)

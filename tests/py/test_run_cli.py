@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import subprocess
 import sys
 from pathlib import Path
@@ -139,7 +141,8 @@ def test_bad_input_is_one_clear_error(tmp_path, capsys, setup, message):
     assert main([str(a) for a in setup(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert err.startswith("uopc-run: error:")
+    # one error: on the command line, or located in the program (file:line:col: error:)
+    assert err.startswith("uopc-run: error:") or re.match(r"\S+:\d+:\d+: error: ", err)
     assert message in err
 
 

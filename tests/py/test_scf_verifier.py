@@ -62,7 +62,10 @@ def test_an_scf_if_yielding_too_little_is_rejected_by_every_entry_point(tmp_path
     program = tmp_path / "if.mlir"
     program.write_text(EMPTY)
     assert uopc_run([str(program), "--fill"]) == 1
-    assert capsys.readouterr().err == f"uopc-run: error: {ERROR}\n"
+    # located at the op: file:line:col, the source line and a caret
+    err = capsys.readouterr().err
+    assert err.startswith(f"{program}:10:5: error: 'scf.if' op {ERROR}\n"), err
+    assert "%r = scf.if %c -> (f32) {" in err
 
 
 def test_an_scf_if_yielding_another_type_is_rejected():

@@ -305,8 +305,9 @@ def test_a_negative_rewrite_budget_is_a_clean_option_error(tmp_path, capsys):
     program = tmp_path / "select.mlir"
     program.write_text(SELECT_PROGRAM)
     assert uopc_opt([str(program), "-p", "uop-symbolic{rewrites-per-op=-1}"]) == 1
-    assert capsys.readouterr().err == ("uopc-opt: error: uop-symbolic: rewrites-per-op is -1, "
-                                       "expected a count >= 0 (the default is 64)\n")
+    assert capsys.readouterr().err == ("uopc-opt: error: uop-symbolic: option rewrites-per-op=-1 "
+                                       "is not allowed: expected a count >= 0 (the default is "
+                                       "64)\n")
 
 
 # ---------------------------------------------------------------------------------------

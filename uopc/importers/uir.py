@@ -53,7 +53,9 @@ scalars, literals of unary ops default to f32.
 
 Every error raises `UirError` (a `ParseError`, so `uopc-opt` reports it like any other
 syntax error): its location names the file and line, the offending text is shown with
-carets, and the message says what was expected and how to fix it.
+carets, and the message says what was expected and how to fix it. Every op carries the
+location of the statement it comes from (`op.location`), so that a verifier or pass
+error about it later names that line too.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from typing import IO, ClassVar, Union
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import ParseError
@@ -75,6 +77,7 @@ from xdsl.utils.lexer import Input, Span
 
 from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect.locations import LineIndex
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
@@ -385,8 +388,11 @@ class _Importer:
             raise self.source.error("empty program: write at least one statement", 0, 0)
         block = Block(arg_types=[tensor_type(s) for s in self._buffer_sigs()])
         self.args = block.args
+        file = StringAttr(self.source.name)
+        lines = LineIndex(self.source.text)
         for st in self.statements:
             self.stmt = st
+            first_new = len(self.ops)
             if st.name in self.values:
                 raise self.error(f"%{st.name} is defined twice: give each statement its own name")
             handler = _HANDLERS.get(st.op.text)
@@ -394,6 +400,10 @@ class _Importer:
                 raise self.error(f"unknown op '{st.op.text}': expected one of "
                                  f"{', '.join(sorted(_HANDLERS))}", st.op)
             value = handler(self, st)
+            line, col = lines.line_col(st.start)
+            loc = FileLineColLoc(file, IntAttr(line), IntAttr(col))
+            for op in self.ops[first_new:]:  # the statement's ops are at its line
+                op.location = loc
             if SSAValue.is_valid_name(st.name) and value.name_hint is None:
                 value.name_hint = st.name
             self.values[st.name] = value

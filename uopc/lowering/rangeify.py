@@ -68,10 +68,12 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.indexing import Clamp, Dynamic, Ix, LoopVar, flatten, unflatten
 from uopc.passes.intform import Quotient
+from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.shapes import FLOAT_DTYPES
+from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
 
 INDEX = IndexType()
@@ -80,11 +82,15 @@ I8 = IntegerType(8)
 I32 = IntegerType(32)
 #: alignment of arena offsets; the runtime aligns the arena's start to it as well
 ARENA_ALIGN = 64
-BYTES = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
+
+#: the largest row `_row_buffered` keeps on the stack (per thread)
+ROW_BUFFER_BYTES = 64 * 1024
 
 #: attribute names of the calling convention
 OUTPUTS_ATTR = "uopc.outputs"
 ARENA_ATTR = "uopc.arena_bytes"
+#: on an scf.for of a result's loop nest: the output axis it iterates
+AXIS_ATTR = "uop.axis"
 
 
 class RangeifyError(DiagnosticException):
@@ -101,9 +107,9 @@ def memref_of(t: TensorType) -> MemRefType:
     construction verifies attributes and is slow). A tensor too large to address is an
     error here, before any loop is built."""
     sig = sig_of(t)
-    if sig.numel * BYTES[sig.dtype] > MAX_BUFFER_BYTES:
+    if sig.numel * sig.itemsize > MAX_BUFFER_BYTES:
         raise RangeifyError(
-            f"{t} holds {sig.numel} elements ({sig.numel * BYTES[sig.dtype]} bytes): buffers "
+            f"{t} holds {sig.numel} elements ({sig.numel * sig.itemsize} bytes): buffers "
             f"are addressed with 64-bit offsets, at most {MAX_BUFFER_BYTES} bytes; split the "
             f"tensor into smaller ones"
         )
@@ -171,6 +177,9 @@ class FunctionLowering:
         self.arena_used = 0
         self.temps: list[tuple[memref.ViewOp, int]] = []
         self.globals: list[Operation] = []
+        #: a kernel's contiguous ops (staged values under reduce fusion) are computed
+        #: inside its nest (`_rule_contiguous`), not materialized in front of it
+        self.is_kernel = KERNEL_ATTR in fn.attributes
 
     def _callees(self) -> list[str]:
         return [op.callee.string_value() for op in self.fn.walk() if isinstance(op, func.CallOp)
@@ -193,14 +202,15 @@ class FunctionLowering:
                 break
             if isinstance(op, func.CallOp):
                 self._call(op, dest)
-            elif isinstance(op, uop.ContiguousOp) or op.results and op.results[0] in dest:
+            elif (isinstance(op, uop.ContiguousOp) and not self.is_kernel) \
+                    or op.results and op.results[0] in dest:
                 v = op.results[0]
                 self._materialize(v, dest.get(v) or self._temp(v.type))
             elif op.dialect_name() != "uop":
-                raise RangeifyError(
+                raise about(op, RangeifyError(
                     f"{op.name} in @{self.fn.sym_name.data}: uop-rangeify lowers uop ops and "
                     f"func.call only; lower or remove this op first"
-                )
+                ))
         for v, out in pending:
             self._materialize(v, out, register=False)
         self.body.add_op(func.ReturnOp())
@@ -220,10 +230,10 @@ class FunctionLowering:
         name = op.callee.string_value()
         sig = self.lowered.get(name)
         if sig is None:
-            raise RangeifyError(
+            raise about(op, RangeifyError(
                 f"func.call @{name}: the callee is not a tensor function defined in this "
                 f"module; define it (on tensors) in the same module"
-            )
+            ))
         outs = [dest.get(r) or self._temp(r.type) for r in op.results]
         ins = [self._buffer_of(v) for v in op.operands]
         args = [*outs, *ins]
@@ -253,7 +263,7 @@ class FunctionLowering:
         sig = sig_of(t)
         view = memref.ViewOp(self._arena(), self.index(Ix(0)).value, [], memref_of(t))
         self._insert(0, view)
-        self.temps.append((view, _align(max(sig.numel, 1) * BYTES[sig.dtype])))
+        self.temps.append((view, _align(max(sig.numel, 1) * sig.itemsize)))
         return view.result
 
     def _finish_arena(self) -> None:
@@ -316,8 +326,20 @@ class FunctionLowering:
         saved = self.stack
         anchor = saved[1].loop if len(saved) > 1 else saved[0].anchor
         self.stack = [Frame(self.body, anchor=anchor)]
-        # size-1 axes get no loop: their index is the constant 0
-        idx = tuple(Ix.of(self._open_loop(n).var) if n != 1 else Ix(0) for n in shape)
+        # size-1 axes get no loop: their index is the constant 0. The loops of the nest
+        # that writes a result are tagged with their output axis: the kernel's schedule
+        # (uop-apply-schedule) transforms them
+        tagged = buf in self.outs
+        idx = []
+        for axis, n in enumerate(shape):
+            if n == 1:
+                idx.append(Ix(0))
+                continue
+            frame = self._open_loop(n)
+            if tagged:
+                frame.loop.attributes[AXIS_ATTR] = IntegerAttr(axis, i64)
+            idx.append(Ix.of(frame.var))
+        idx = tuple(idx)
         s = yield v, idx
         indices = [self.index(ix).value for ix in idx]
         self._insert(len(self.stack) - 1, memref.StoreOp.get(s.value, buf, indices))
@@ -628,18 +650,84 @@ class FunctionLowering:
         return (yield op.src, (*dyn, *idx))
 
     def _rule_contiguous(self, op: uop.ContiguousOp, idx):
-        return (yield op.src, idx)
+        # inside a kernel (reduce fusion keeps staged values fused): computed once, not
+        # once per iteration of the loops it does not depend on
+        once = yield from self._computed_once(op.src, op.result, idx)
+        return once if once is not None else (yield op.src, idx)
 
-    def _rule_reduce(self, op: uop.ReduceOp, idx):
+    def _computed_once(self, v: SSAValue, result: SSAValue, idx) -> Steps:
+        """`result[idx]` (whose elements are those of `v`) read from a buffer written once,
+        when computing it here would repeat it for loops it does not depend on: a row
+        buffer (`_row_buffered`) where possible, else an arena temporary of all of it.
+        None when nothing would be repeated."""
         deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
         level = self._level(deps)
         recompute = math.prod(f.var.size for f in self.stack[1:level + 1] if f.var not in deps)
-        if recompute > 1:
-            # materialize once instead of recomputing for every iteration of those loops
-            buf = self._temp(op.result.type)
-            yield self._materialize_steps(op.result, buf)
-            return self._load(buf, idx)
-        return (yield from self._reduce_loop(op, idx, level, deps))
+        if recompute <= 1:
+            return None
+        row = yield from self._row_buffered(v, idx)
+        if row is not None:
+            return row
+        buf = self._temp(result.type)
+        yield self._materialize_steps(result, buf)
+        return self._load(buf, idx)
+
+    def _row_buffered(self, v: SSAValue, idx) -> Steps:
+        """When the loop stack holds a loop that `v[idx]` does not depend on, inside the
+        loops it does depend on (out[i, d] = sum_j p[i, j] * V[j, d]: p does not depend on
+        d), compute `v` once for every value of the dependent loops below that one, into
+        a stack buffer in front of it (p[i, :] for each i: a row, never all of p), and
+        read it there. Returns None (computing nothing) when there is no such loop, or
+        when the index is not one outer-loop expression or one inner loop variable per
+        axis, or the row would exceed ROW_BUFFER_BYTES."""
+        deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
+        frames = self.stack[1:]
+        first = next((k for k, f in enumerate(frames) if f.var not in deps), None)
+        if first is None or not any(f.var in deps for f in frames[first:]):
+            return None
+        outer = {f.var for f in frames[:first]}
+        inner: list[LoopVar | None] = []
+        for ix in idx:
+            if ix.deps() <= outer:
+                inner.append(None)
+            elif not ix.const and len(ix.terms) == 1 and ix.terms[0][1] == 1 \
+                    and isinstance(ix.terms[0][0], LoopVar) and ix.terms[0][0] not in outer:
+                inner.append(ix.terms[0][0])
+            else:
+                return None
+        if not deps <= outer | {var for var in inner if var is not None}:
+            return None
+        sig = sig_of(v.type)
+        shape = [var.size for var in inner if var is not None]
+        if math.prod(shape) * sig.itemsize > ROW_BUFFER_BYTES:
+            return None
+        saved = self.stack
+        self.stack = saved[: first + 1]
+        self.stack[-1:] = [_with_anchor(saved, first)]
+        row = memref.AllocaOp.get(ELEMENT_TYPES[sig.dtype], shape=shape)
+        self._insert(first, row)
+        row_idx = []
+        loops = []
+        for ix, var in zip(idx, inner):
+            if var is None:
+                row_idx.append(ix)
+            else:
+                loops.append(self._open_loop(var.size))
+                row_idx.append(Ix.of(loops[-1].var))
+        x = yield v, tuple(row_idx)
+        self._insert(len(self.stack) - 1, memref.StoreOp.get(
+            x.value, row.memref, [self.index(Ix.of(f.var)).value for f in loops]))
+        for frame in reversed(loops):
+            frame.block.add_op(scf.YieldOp())
+        self.stack = saved
+        return self._load(row.memref, tuple(Ix.of(var) for var in inner if var is not None))
+
+    def _rule_reduce(self, op: uop.ReduceOp, idx):
+        once = yield from self._computed_once(op.result, op.result, idx)
+        if once is not None:
+            return once
+        deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
+        return (yield from self._reduce_loop(op, idx, self._level(deps), deps))
 
     def _reduce_loop(self, op: uop.ReduceOp, idx, level: int,
                      deps: frozenset[LoopVar]) -> Steps:
@@ -748,7 +836,8 @@ def _callee_first(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
                 state[name] = 2
                 order.append(by_name[name])
             elif state.get(callee) == 1:
-                raise RangeifyError(f"func.func @{callee} is recursive: rangeify needs a call tree")
+                raise about(by_name[callee], RangeifyError(
+                    f"func.func @{callee} is recursive: rangeify needs a call tree"))
             elif callee not in state:
                 path.append(enter(callee))
     return order
@@ -763,7 +852,9 @@ class UopRangeify(ModulePass):
         funcs = [f for f in op.body.block.ops if _is_tensor_function(f)]
         lowered: dict[str, LoweredSignature] = {}
         for fn in _callee_first(funcs):
-            new, globals_ = FunctionLowering(fn, lowered).lower()
+            with at_op(fn):  # an error without an op of its own is about the function
+                new, globals_ = FunctionLowering(fn, lowered).lower()
+            new.location = fn.location
             block = op.body.block
             for g in globals_:
                 block.insert_op_before(g, fn)

@@ -38,6 +38,8 @@ PASSES: dict[str, str] = {
     "uop-eval": "uopc.passes.eval.UopEvalPass",
     "uop-fresh-results": "uopc.passes.fresh_results.UopFreshResultsPass",
     "uop-rangeify": "uopc.lowering.rangeify.UopRangeify",
+    "uop-schedule": "uopc.passes.schedule.UopSchedulePass",
+    "uop-apply-schedule": "uopc.lowering.apply_schedule.UopApplySchedule",
 }
 
 #: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines
@@ -50,13 +52,19 @@ PIPELINES: dict[str, str] = {
     # operands are copied to make the innermost output axis contiguous ("reduce", the
     # pass's SPEC §7 default, measured 6x slower on x @ W)
     "uop-to-kernels": 'uop-simplify,uop-fresh-results,uop-kernelize{layout="output"}',
+    # the same with reduce fusion (SPEC §8): reduces are computed inside their consumers'
+    # kernels (a softmax is one kernel; attention writes nothing N x N)
+    "uop-to-fused-kernels":
+        'uop-simplify,uop-fresh-results,uop-kernelize{layout="output" fuse_reduces=true}',
     # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
     # rest. canonicalize is left out: on rangeify's output it found nothing that
     # symbolic + dce had not, at 10x their cost (1.5 s for 1,400 loop ops)
-    "uop-to-loops": "uop-rangeify,uop-symbolic,dce,licm,cse",
-    # a traced graph's whole compile, up to the loops the C target prints (-t c)
-    "uop-to-c": "uop-to-kernels,uop-to-loops",
+    # uop-apply-schedule builds each kernel's output nest as its schedule says
+    "uop-to-loops": "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,cse",
+    # a traced graph's whole compile, up to the loops the C target prints (-t c):
+    # kernels, their schedules by rules (OPT=1), loops
+    "uop-to-c": "uop-to-kernels,uop-schedule,uop-to-loops",
 }
 
 #: target name -> "module.Class"

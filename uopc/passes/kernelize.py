@@ -64,6 +64,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
 
+from uopc.passes.options import check_option
 from uopc.uopdialect.ops import (
     ALL_OPS,
     OPS,
@@ -242,7 +243,9 @@ def _bound_depth(block: Block, max_depth: int) -> None:
             result.replace_uses_with_if(cut.result, lambda use: use.operation is not cut)
 
 
-def _stage_broadcasts(block: Block, limit: int) -> None:
+def _stage_broadcasts(block: Block, limit: int, fuse_reduces: bool) -> set[Operation]:
+    """Insert the staging copies; returns them."""
+    staged_ops: set[Operation] = set()
     for op in list(block.ops):
         if not isinstance(op, ExpandOp):
             continue
@@ -252,11 +255,15 @@ def _stage_broadcasts(block: Block, limit: int) -> None:
         value, _ = _view_root(op.src)
         if _is_buffer(value) or isinstance(_uop_owner(value), ConstOp):
             continue
+        if fuse_reduces and isinstance(_uop_owner(value), ReduceOp):
+            continue  # rangeify computes it once per outer index itself
         if _fused_alu_cost(value, cap=2) < 2:
             continue
         staged = ContiguousOp.make(value)
         Rewriter.insert_op(staged, InsertPoint.after(value.owner))
         value.replace_uses_with_if(staged.result, lambda use: use.operation is not staged)
+        staged_ops.add(staged)
+    return staged_ops
 
 
 @dataclass(frozen=True)
@@ -576,11 +583,12 @@ def _fail(op: Operation, what: str, fix: str) -> None:
 
 
 def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: int,
-                       layout: str, max_depth: int, epilogue: bool) -> None:
+                       layout: str, max_depth: int, epilogue: bool,
+                       fuse_reduces: bool = False) -> None:
     _check_straight_line(fn)
     block = fn.body.block
     _bound_depth(block, max_depth)
-    _stage_broadcasts(block, broadcast_limit)
+    staged = _stage_broadcasts(block, broadcast_limit, fuse_reduces)
     if layout != "none":
         _fix_layouts(block, layout)
     _merge_reduce_axes(block)
@@ -591,7 +599,10 @@ def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: in
             continue
         uop_ops.append(op)
         result = op.results[0]
-        cut = isinstance(op, ContiguousOp) or (isinstance(op, ReduceOp) and op not in fused) \
+        # with reduce fusion, a staged value stays in its consumer's kernel, which
+        # computes it once per row (rangeify)
+        cut = (isinstance(op, ContiguousOp) and not (fuse_reduces and op in staged)) \
+            or (isinstance(op, ReduceOp) and op not in fused and not fuse_reduces) \
             or any(not _is_uop(use.operation) for use in result.uses)
         if not cut:
             continue
@@ -621,15 +632,21 @@ class KernelizePass(ModulePass):
     #: compute a reduce inside the kernel of its only consumer when that reads each of
     #: its elements once (bias and activation after a matmul: SPEC §7 epilogue fusion)
     epilogue: bool = True
+    #: reduce fusion (SPEC §8): no reduce is a cut; a kernel computes the reduces it reads
+    #: (rangeify places each in the loop of the indices it depends on, and keeps a value
+    #: it would recompute in a row buffer), so a softmax or LayerNorm is one kernel and
+    #: attention writes nothing of size N x N
+    fuse_reduces: bool = False
+
+    def __post_init__(self) -> None:
+        check_option(self, "broadcast_limit", self.broadcast_limit >= 1, "an integer >= 1")
+        check_option(self, "layout", self.layout in LAYOUTS,
+                     f"one of {', '.join(LAYOUTS)}")
+        check_option(self, "max_depth", self.max_depth >= 1, "an integer >= 1")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.layout not in LAYOUTS:
-            raise PassFailedException(
-                f"uop-kernelize: unknown layout {self.layout!r}: expected one of "
-                f"{', '.join(LAYOUTS)}"
-            )
         outliner = _Outliner.of(op)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):
                 kernelize_function(fn, outliner, self.broadcast_limit, self.layout,
-                                   self.max_depth, self.epilogue)
+                                   self.max_depth, self.epilogue, self.fuse_reduces)

@@ -66,6 +66,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.utils.exceptions import PassFailedException
 
 from uopc.passes.constprop import is_alu
+from uopc.passes.options import check_option
 from uopc.passes.intexpr import SWAPPED, Emitter, IntOp, Views, has_view, width_of
 from uopc.passes.intform import FLOOR, Algebra, Form, Interval, Quotient, type_range, wrap
 from uopc.passes.intrange import Bounds
@@ -475,9 +476,8 @@ class UopSymbolicPass(ModulePass):
     rewrites_per_op: int = 64
 
     def __post_init__(self) -> None:
-        if self.rewrites_per_op < 0:
-            raise ValueError(f"uop-symbolic: rewrites-per-op is {self.rewrites_per_op}, "
-                             f"expected a count >= 0 (the default is 64)")
+        check_option(self, "rewrites_per_op", self.rewrites_per_op >= 0,
+                     "a count >= 0 (the default is 64)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         budget = self.rewrites_per_op * sum(1 for _ in op.walk()) + BUDGET_ALLOWANCE

@@ -39,7 +39,9 @@ import os
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,16 +54,63 @@ from uopc.passes import gc_frozen
 from uopc.passes.kernelize import ALU_OPS
 from uopc.runtime.backend import Backend, default_backend
 from uopc.runtime.program import Program, compile_program
+from uopc.runtime.machine import peak_gbs, peak_gflops
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.graph_to_ir import build_module
 from uopc.uopdialect.ops import OP, ReduceOp
+from uopc.uopdialect.schedule import schedule_of
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
 #: what a miss runs on the graph's uop IR (uopc.lowering.registry.PIPELINES), before
-#: compile_program runs LOOP_PIPELINE on the kernels
+#: compile_program runs LOOP_PIPELINE on the kernels; with reduce fusion on, the same
+#: with `uop-kernelize{fuse_reduces=true}`
 KERNEL_PIPELINE = "uop-to-kernels"
+FUSED_KERNEL_PIPELINE = "uop-to-fused-kernels"
+
+#: reduce fusion (SPEC §8) for the plans compiled while it is set: `reduce_fusion()` in
+#: the frontend, or UOPC_FUSE_REDUCES=1 for a whole process
+_fuse_reduces: ContextVar[bool | None] = ContextVar("uopc_fuse_reduces", default=None)
+
+
+def fuse_reduces() -> bool:
+    value = _fuse_reduces.get()
+    return value if value is not None else os.environ.get("UOPC_FUSE_REDUCES", "") == "1"
+
+
+@contextmanager
+def reduce_fusion(enabled: bool = True) -> Iterator[None]:
+    """Compile the plans realized inside the block with reduce fusion on (or off)."""
+    token = _fuse_reduces.set(enabled)
+    try:
+        yield
+    finally:
+        _fuse_reduces.reset(token)
+
+
+def compile_mode() -> tuple[int, bool]:
+    """The settings a plan is compiled under (OPT, reduce fusion): part of its key."""
+    return opt_level(), fuse_reduces()
+
+
+def kernel_pipeline() -> str:
+    return FUSED_KERNEL_PIPELINE if fuse_reduces() else KERNEL_PIPELINE
+
+
+def opt_level() -> int:
+    """`OPT` (SPEC §10): 0 naive loops, 1 schedules by rules (the default), 2 measured
+    search (`uopc.runtime.tuning`)."""
+    value = os.environ.get("OPT", "1")
+    if value not in ("0", "1", "2"):
+        raise ValueError(f"OPT={value!r}: use OPT=0 (no schedule), 1 (rules) or 2 (search)")
+    return int(value)
+
+
+def schedule_pipeline(opt: int) -> str:
+    """The pass that gives the kernels their schedules at level `opt` (after a search,
+    it fills in the kernels the search left alone)."""
+    return "uop-schedule{mode=none}" if opt == 0 else "uop-schedule"  # mode=rules
 
 
 @dataclass(slots=True)
@@ -100,7 +149,7 @@ def trace(roots: Sequence[UOp]) -> Trace:
     slot_of: dict[int, int] = {}
     arrays: list[np.ndarray] = []
     sigs: list[Sig] = []
-    key: list[Any] = []
+    key: list[Any] = [compile_mode()]  # how the plan is compiled is part of what it is
     stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -164,6 +213,8 @@ class Engine:
         self.compiles = 0
         self.hits = 0
         self._ctx = None
+        #: the plan and the inputs of the latest realize
+        self.last: tuple[Plan, list[np.ndarray]] | None = None
 
     def realize(self, roots: Sequence[UOp]) -> list[np.ndarray]:
         debug = debug_level()
@@ -180,9 +231,13 @@ class Engine:
             self.hits += 1
         ready = time.perf_counter()
         outs = plan.run(tr.arrays)
+        self.last = (plan, tr.arrays)  # for uopc.capture, which replays plans
         if debug:
             done = time.perf_counter()
-            what = "cached" if hit else f"compiled in {plan.compile_seconds * 1e3:.1f} ms"
+            what = "cached" if hit else (
+                f"compiled in {plan.compile_seconds * 1e3:.1f} ms (passes "
+                f"{plan.compile_split[0] * 1e3:.0f}, C {plan.compile_split[1] * 1e3:.0f}, "
+                f"search {plan.compile_split[2] * 1e3:.0f})")
             print(f"realize: {len(tr.nodes)} nodes, {len(plan.kernels)} kernels "
                   f"({plan.backend}), {what}, trace+lookup {(looked - start) * 1e3:.3f} ms, "
                   f"run {(done - ready) * 1e3:.3f} ms", file=sys.stderr)
@@ -209,29 +264,40 @@ class Engine:
         # one freeze for the whole pipeline: the graph's IR (and everything older) stays
         # out of the cyclic collector's scans while the passes grow and rewrite it
         with gc_frozen():
-            self._lower(module)
+            search = self._lower(module)
             kernels = kernel_infos(module, "main")
             program = self._native(module)
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
                     self.backend.name, time.perf_counter() - start, [program.source],
                     program.arena_bytes)
+        plan.compile_split = (plan.compile_seconds - program.build_seconds - search,
+                              program.build_seconds, search)
         if debug >= 2:
             for k, seconds in zip(kernels, time_kernels(program, kernels)):
-                timing = "" if seconds is None else (
-                    f", {seconds * 1e6:.1f} us, {k.flops / seconds / 1e9:.2f} GFLOP/s")
-                print(f"  kernel {k.name}: {k.out} {k.ops} ops {k.flops / 1e6:.3f} MFLOP"
-                      f"{timing}", file=sys.stderr)
+                print(f"  kernel {k.name} <{k.schedule}>: {k.out} {k.ops} ops "
+                      f"{k.flops / 1e6:.3f} MFLOP{_rates(k, seconds)}", file=sys.stderr)
         if debug >= 4:
             print(program.source, file=sys.stderr)
         return plan
 
-    def _lower(self, module: builtin.ModuleOp) -> None:
-        """Simplify and kernelize `module` in place (KERNEL_PIPELINE)."""
+    def _lower(self, module: builtin.ModuleOp) -> float:
+        """Simplify and kernelize `module` in place (KERNEL_PIPELINE), and give every
+        kernel its schedule (OPT). Returns the seconds spent in a measured search."""
         from uopc.uopdialect.context import make_context
 
         if self._ctx is None:
             self._ctx = make_context()
-        run_pipeline(KERNEL_PIPELINE, module, self._ctx)
+        run_pipeline(kernel_pipeline(), module, self._ctx)
+        opt = opt_level()
+        searched = 0.0
+        if opt == 2:
+            from uopc.runtime.tuning import search_schedules
+
+            start = time.perf_counter()
+            search_schedules(module, self.backend)
+            searched = time.perf_counter() - start
+        run_pipeline(schedule_pipeline(opt), module, self._ctx)
+        return searched
 
     def _native(self, module: builtin.ModuleOp) -> Program:
         """One native entry point running every kernel of the kernelized `module`
@@ -246,7 +312,7 @@ def cached_bytes(key: tuple[Any, ...], plan: Plan) -> int:
 
 def plan_pipeline() -> str:
     """The flat pipeline string of everything a miss runs, from uop IR to loops."""
-    return expand(f"{KERNEL_PIPELINE},{LOOP_PIPELINE}")
+    return expand(f"{kernel_pipeline()},{schedule_pipeline(opt_level())},{LOOP_PIPELINE}")
 
 
 def _print_plan_input(module: builtin.ModuleOp) -> None:
@@ -291,9 +357,24 @@ def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
             elif isinstance(op, ALU_OPS):
                 flops += math.prod(sig_of(op.results[0].type).shape)
         inputs = tuple(sig_of(t) for t in kernel.function_type.inputs.data)
+        schedule = schedule_of(kernel)
         infos.append(KernelInfo(kernel.sym_name.data, sig_of(call.res[0].type), inputs,
-                                len(body), flops))
+                                len(body), flops, "" if schedule is None else str(schedule)))
     return infos
+
+
+def _rates(k: KernelInfo, seconds: float | None) -> str:
+    """DEBUG=2's time, GFLOP/s and GB/s of one kernel, with the fraction of the machine's
+    peak (uopc.runtime.machine) for the bound that limits it."""
+    if seconds is None:
+        return ""
+    gflops, gbs = k.flops / seconds / 1e9, k.bytes / seconds / 1e9
+    peak = peak_gflops()
+    if k.flops > 4 * k.bytes and peak:  # compute-bound
+        share = f"{gflops / peak:.0%} of {peak:.0f} GFLOP/s peak"
+    else:
+        share = f"{gbs / peak_gbs():.0%} of {peak_gbs():.1f} GB/s"
+    return f", {seconds * 1e6:.1f} us, {gflops:.2f} GFLOP/s, {gbs:.2f} GB/s ({share})"
 
 
 def time_kernels(program: Program, kernels: list[KernelInfo],

@@ -34,6 +34,13 @@ class KernelInfo:
     inputs: tuple[Sig, ...]
     ops: int
     flops: int  # ALU work per run: one per element of every ALU op and reduced element
+    schedule: str = ""  # the kernel's schedule, as #uop.schedule<...> prints it
+
+    @property
+    def bytes(self) -> int:
+        """The bytes the kernel must move at least: its inputs read once, its output
+        written once."""
+        return sum(s.numel * s.itemsize for s in (self.out, *self.inputs))
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,8 @@ class Plan:
     compile_seconds: float = 0.0
     sources: list[str] = field(default_factory=list)
     arena_bytes: int = 0  # the native call's scratch memory, allocated once
+    #: compile_seconds split into Python passes, the native build and a measured search
+    compile_split: tuple[float, float, float] = (0.0, 0.0, 0.0)
     _dtypes: list[np.dtype] = field(init=False)
 
     def __post_init__(self) -> None:

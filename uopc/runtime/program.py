@@ -32,6 +32,8 @@ are inputs.
 
 from __future__ import annotations
 
+import time
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +54,7 @@ from xdsl.traits import SymbolTable
 from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, default_backend
-from uopc.uopdialect.scf_verifier import verify_scf
+from uopc.uopdialect.scf_verifier import verify_program, verify_scf
 
 
 class ArgumentError(ValueError):
@@ -189,6 +191,8 @@ class Program:
         self.outputs = signature.outputs
         self.inputs = signature.inputs
         self.arena_bytes = signature.arena_bytes
+        #: seconds the backend took to build (or fetch from its cache) and load the library
+        self.build_seconds = 0.0
         fn = library.function(entry)
         if fn is None:
             raise ProgramError(f"@{entry} has no native function in the {backend.name} "
@@ -328,9 +332,14 @@ def compile_entries(module: ModuleOp, entries: Sequence[str | None],
     names = [_find_entry(work, entry).sym_name.data for entry in entries]
     lower_to_loops(work)
     unit = backend.emit(work)
+    start = time.perf_counter()
     library = backend.load(unit)
-    return [Program(backend, library, unit.text, name,
-                    entry_signature(_find_entry(work, name)), unit.checks) for name in names]
+    built = time.perf_counter() - start
+    programs = [Program(backend, library, unit.text, name,
+                        entry_signature(_find_entry(work, name)), unit.checks) for name in names]
+    for p in programs:
+        p.build_seconds = built
+    return programs
 
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
@@ -348,14 +357,13 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
 
         module = parse_uir(text, source=source)
     elif fmt == "mlir":
-        from xdsl.parser import Parser
-
         from uopc.uopdialect.context import make_context
+        from uopc.uopdialect.locations import LocatedParser
         from uopc.uopdialect.xdsl_fixes import exact_constants
 
-        with exact_constants():
-            module = Parser(make_context(), text, source).parse_module()
+        with exact_constants():  # ops keep their file locations, for diagnostics
+            module = LocatedParser(make_context(), text, source).parse_module()
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
-    verify_scf(module)
+    verify_program(module)
     return module

@@ -134,10 +134,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from uopc.runtime.compiler import CompileError
 
+    from uopc.tools.diagnostics import from_exception
+    from uopc.tools.failure import report
+    from uopc.uopdialect.locations import op_errors
+
     try:
-        return run(args)
-    except (ParseError, DiagnosticException, VerifyException, UsageError, CompileError,
-            ValueError, TypeError) as err:
+        with op_errors():
+            return run(args)
+    except (ParseError, DiagnosticException) as err:
+        # located at the op (or the text) it is about, with the source line
+        try:
+            sources = {args.program: Path(args.program).read_text()}
+        except (OSError, UnicodeDecodeError):
+            sources = {}
+        return report(from_exception(err).render(sources, "uopc-run").rstrip("\n"))
+    except (VerifyException, UsageError, CompileError, ValueError, TypeError) as err:
         return fail("uopc-run", str(err))
     except MemoryError as err:
         return fail("uopc-run", out_of_memory(err))

@@ -6,6 +6,7 @@ from xdsl.ir import Attribute, Dialect, Operation
 
 from uopc.uopdialect.ops import *  # noqa: F403
 from uopc.uopdialect.ops import ALL_OPS, ConstOp
+from uopc.uopdialect.schedule import ScheduleAttr
 from uopc.uopdialect.shapes import ShapeError, Sig
 
 
@@ -18,4 +19,4 @@ class UopConstantMaterializer(ConstantMaterializationInterface):
         return None
 
 
-Uop = Dialect("uop", list(ALL_OPS), [], [UopConstantMaterializer()])
+Uop = Dialect("uop", list(ALL_OPS), [ScheduleAttr], [UopConstantMaterializer()])

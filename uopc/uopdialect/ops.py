@@ -49,7 +49,7 @@ from xdsl.irdl import (
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import Commutative, ConstantLike, Pure
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -336,6 +336,11 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         try:
             with exact_constants():  # hex elements are bit patterns, a splat one element
                 value = parser.parse_attribute()
+        except ParseError as err:
+            if err.span.start <= parser.lexer.input.get_end_of_line(pos):
+                raise
+            # xDSL found the literal wrong once past it (a shape mismatch...): point at it
+            parser.raise_error(err.msg, pos, _span_end(parser, pos))
         except ValueError as err:
             # xDSL reports an integer outside the element type's range as a bare
             # ValueError; make it a parse error that points at the literal
@@ -344,7 +349,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         if not isinstance(value, DenseIntOrFPElementsAttr):
             parser.raise_error(
                 f"uop.const expects a dense literal such as dense<1.0> : tensor<4xf32>, "
-                f"found {value}"
+                f"found {value}", pos, _span_end(parser, pos)
             )
         op = cls.of(value)
         op.attributes.update(attrs)

@@ -8,8 +8,9 @@
   few values, values of other types, or no else branch were accepted, and the C emitter
   then failed, converted the value silently, or read an unset result.
 
-uopc's entry points that read programs (`uopc-opt`, `uopc-run`, `parse_program`,
-`compile_program`) call `verify_scf`, which runs xDSL's own verifier first.
+uopc's entry points that read programs (`uopc-opt`, `uopc-run`, `parse_program`) call
+`verify_program`, which runs xDSL's own verifier first; `compile_program`, which takes a
+module in memory, calls `verify_scf`.
 """
 
 from __future__ import annotations
@@ -40,12 +41,17 @@ def op_place(op: Operation) -> str:
     return f" in @{fn.sym_name.data} (op {number})"
 
 
-def verify_scf(module: ModuleOp) -> None:
-    """Verify `module` with xDSL's verifier, then raise VerifyException, at the op, for the
-    first scf op that breaks one of the rules above. (The rules read operands and regions
-    through xDSL's accessors, which hold only for ops that xDSL's verifier accepts: an
-    `"scf.for"()` without operands made them raise IndexError.)"""
+def verify_program(module: ModuleOp) -> None:
+    """xDSL's verifier, then `verify_scf`: for a module read from text."""
     module.verify()
+    verify_scf(module)
+
+
+def verify_scf(module: ModuleOp) -> None:
+    """Raise VerifyException, at the op, for the first scf op of `module` that breaks one
+    of the rules above. `module` must pass xDSL's verifier first (`verify_program`): the
+    rules read operands and regions through xDSL's accessors, which hold only for ops it
+    accepts (on an `"scf.for"()` without operands they raised IndexError)."""
     for op in module.walk():
         problem = None
         if isinstance(op, scf.ForOp | scf.ParallelOp):

@@ -19,6 +19,8 @@ from typing import NamedTuple, Sequence
 DTYPES = ("i1", "i32", "f32", "f16")
 FLOAT_DTYPES = frozenset({"f32", "f16"})
 INT_DTYPES = frozenset({"i32"})
+#: bytes per element of each dtype in a buffer (i1 is one byte)
+ITEMSIZE = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
 REDUCE_KINDS = ("add", "max")
 
 
@@ -39,6 +41,11 @@ class Sig(NamedTuple):
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element in a buffer."""
+        return ITEMSIZE[self.dtype]
 
 
 def fmt_shape(shape: Sequence[int]) -> str:

@@ -1,0 +1,211 @@
+"""Kernel-level targets of the schedules issue: uopc next to numpy and PyTorch eager.
+
+    python benchmarks/kernels_bench.py [--quick] [--repeat N] [--only NAME ...]
+
+Each workload runs through the Tensor API on a cached plan (trace, lookup, native call,
+fresh output: what a user's loop pays), next to numpy and to torch eager with 1 and 2
+threads (when torch is importable). The contenders run interleaved, round after round,
+in one process; each reports its median, and the table gives uopc's time relative to
+the best peer of each kind (ratio > 1: uopc is slower). The machine's load average is
+printed first: on a shared machine, read ratios, not absolute times.
+
+Workloads: GEMM f32 1024 and 2048 (numpy: BLAS), the elementwise chain relu(a*2+1)*3 on
+16M floats (numpy with out=), row softmax and LayerNorm on 4096x1024, single-head
+attention softmax(QK^T/8)V with N=1024, d=64 (torch: scaled_dot_product_attention),
+softmax, LayerNorm and attention also with reduce fusion ("fused" rows), and
+the forward pass of the 784-128-10 MLP on a batch of 128 (GFLOP/s). `--quick` uses
+smaller sizes (GEMM 512, 4M elements, 1024x1024 rows, N=256).
+OPT (0, 1, 2) selects uopc's schedules as everywhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+from uopc import Tensor, reduce_fusion
+
+
+def load() -> str:
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def fused(fn):
+    """`fn` run with reduce fusion on (uopc.reduce_fusion)."""
+    def run():
+        with reduce_fusion():
+            return fn()
+    return run
+
+
+def workloads(quick: bool, torch):
+    rng = np.random.default_rng(0)
+
+    def f32(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    gemm_sizes = (512,) if quick else (1024, 2048)
+    for n in gemm_sizes:
+        a, b = f32(n, n), f32(n, n)
+        ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
+        yield (f"gemm {n}", 2 * n**3, {
+            "uopc": lambda a=a, b=b: (Tensor(a) @ Tensor(b)).numpy(),
+            "numpy": lambda a=a, b=b: a @ b,
+            "torch": (lambda ta=ta, tb=tb: ta @ tb) if torch else None,
+        })
+
+    n = (1 << 22) if quick else (1 << 24)
+    x = f32(n)
+    out = np.empty_like(x)
+
+    def numpy_chain():
+        np.multiply(x, 2, out=out)
+        np.add(out, 1, out=out)
+        np.maximum(out, 0, out=out)
+        np.multiply(out, 3, out=out)
+        return out
+
+    tx = torch.from_numpy(x) if torch else None
+    yield (f"relu(a*2+1)*3 {n}", 4 * n, {
+        "uopc": lambda: ((Tensor(x) * 2 + 1).relu() * 3).numpy(),
+        "numpy": numpy_chain,
+        "torch": (lambda: torch.relu(tx * 2 + 1) * 3) if torch else None,
+    })
+
+    rows = 1024 if quick else 4096
+    x2 = f32(rows, 1024)
+    w, b = f32(1024), f32(1024)
+    tx2 = torch.from_numpy(x2) if torch else None
+    tw, tb2 = (torch.from_numpy(w), torch.from_numpy(b)) if torch else (None, None)
+
+    def np_softmax():
+        e = np.exp(x2 - x2.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    yield (f"softmax {rows}x1024", 5 * x2.size, {
+        "uopc": lambda: Tensor(x2).softmax(-1).numpy(),
+        "numpy": np_softmax,
+        "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
+    })
+    yield (f"softmax {rows}x1024 fused", 5 * x2.size, {
+        "uopc": fused(lambda: Tensor(x2).softmax(-1).numpy()),
+        "numpy": np_softmax,
+        "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
+    })
+
+    def uopc_layernorm():
+        t = Tensor(x2)
+        mean = t.mean(-1, keepdim=True)
+        centered = t - mean
+        var = (centered * centered).mean(-1, keepdim=True)
+        return (centered * (var + 1e-5).rsqrt() * Tensor(w) + Tensor(b)).numpy()
+
+    def np_layernorm():
+        mean = x2.mean(-1, keepdims=True)
+        c = x2 - mean
+        return c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * w + b
+
+    for suffix, run in (("", uopc_layernorm), (" fused", fused(uopc_layernorm))):
+        yield (f"layernorm {rows}x1024{suffix}", 8 * x2.size, {
+            "uopc": run,
+            "numpy": np_layernorm,
+            "torch": (lambda: torch.nn.functional.layer_norm(tx2, (1024,), tw, tb2))
+            if torch else None,
+        })
+
+    seq = 256 if quick else 1024
+    q, k, v = f32(seq, 64), f32(seq, 64), f32(seq, 64)
+    tq, tk, tv = (torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v)) if torch \
+        else (None, None, None)
+
+    def np_attention():
+        s = q @ k.T / 8
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return (e / e.sum(-1, keepdims=True)) @ v
+
+    def uopc_attention():
+        return ((Tensor(q) @ Tensor(k).T / 8).softmax(-1) @ Tensor(v)).numpy()
+
+    for suffix, run in (("", uopc_attention), (" fused", fused(uopc_attention))):
+        yield (f"attention {seq}x64{suffix}", 4 * seq * seq * 64, {
+            "uopc": run,
+            "numpy": np_attention,
+            "torch": (lambda: torch.nn.functional.scaled_dot_product_attention(
+                tq[None], tk[None], tv[None])) if torch else None,
+        })
+
+    xb, w1, b1, w2, b2 = f32(128, 784), f32(784, 128), f32(128), f32(128, 10), f32(10)
+    tm = [torch.from_numpy(t) for t in (xb, w1, b1, w2, b2)] if torch else None
+    yield ("mlp forward 128x784", 2 * 128 * (784 * 128 + 128 * 10), {
+        "uopc": lambda: ((Tensor(xb) @ Tensor(w1) + Tensor(b1)).relu() @ Tensor(w2)
+                         + Tensor(b2)).numpy(),
+        "numpy": lambda: np.maximum(xb @ w1 + b1, 0) @ w2 + b2,
+        "torch": (lambda: torch.relu(tm[0] @ tm[1] + tm[2]) @ tm[3] + tm[4]) if torch else None,
+    })
+
+
+def measure(contenders: dict, repeat: int, torch) -> dict[str, float]:
+    """Median seconds per contender, runs interleaved; torch runs once per thread count."""
+    runs = {}
+    for name, fn in contenders.items():
+        if fn is None:
+            continue
+        if name == "torch":
+            for threads in (1, 2):
+                runs[f"torch {threads}t"] = (fn, threads)
+        else:
+            runs[name] = (fn, None)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for name, (fn, threads) in runs.items():  # warm up: compile, caches, first touch
+        if threads:
+            torch.set_num_threads(threads)
+        fn()
+    for _ in range(repeat):
+        for name, (fn, threads) in runs.items():
+            if threads:
+                torch.set_num_threads(threads)
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--only", nargs="*", help="workloads whose name starts with these")
+    args = parser.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    print(f"load average {load()}, OPT={os.environ.get('OPT', '1')}, "
+          f"torch {'absent' if torch is None else torch.__version__}")
+    header = f"{'workload':24} {'uopc ms':>9} {'GFLOP/s':>8} {'numpy ms':>9} {'torch1 ms':>10} " \
+             f"{'torch2 ms':>10} {'vs numpy':>9} {'vs torch':>9}"
+    print(header)
+    for name, flops, contenders in workloads(args.quick, torch):
+        if args.only and not any(name.startswith(o) for o in args.only):
+            continue
+        t = measure(contenders, args.repeat, torch)
+        best_torch = min((t[k] for k in t if k.startswith("torch")), default=None)
+
+        def ms(key):
+            return f"{t[key] * 1e3:9.2f}" if key in t else f"{'-':>9}"
+
+        vs_torch = f"{t['uopc'] / best_torch:9.2f}" if best_torch else f"{'-':>9}"
+        print(f"{name:24} {ms('uopc')} {flops / t['uopc'] / 1e9:8.2f} {ms('numpy')} "
+              f"{ms('torch 1t'):>10} {ms('torch 2t'):>10} {t['uopc'] / t['numpy']:9.2f} "
+              f"{vs_torch}")
+
+
+if __name__ == "__main__":
+    main()

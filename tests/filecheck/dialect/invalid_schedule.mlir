@@ -1,0 +1,21 @@
+// Rejected schedule attributes (uopc/uopdialect/schedule.py), as parse errors.
+// RUN: uopc-opt %s --split-input-file --verify-diagnostics
+
+// expected-error@+1 {{#uop.schedule: field 'thread' given twice}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<thread = 0, thread = 0>} {
+  func.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{#uop.schedule: schedule upcast = [2, 0]: upcast factors and unroll must be >= 1 and thread an axis >= 0 (or None)}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<upcast = [2, 0]>} {
+  func.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{Expected one of 'thread', 'unroll', 'upcast' in #uop.schedule}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<tile = 4>} {
+  func.return %x : tensor<4xf32>
+}

@@ -1,0 +1,58 @@
+// uop-apply-schedule builds a kernel's output nest as its schedule says.
+// RUN: uopc-opt %s -p uop-rangeify,uop-apply-schedule,cse | filecheck %s
+
+// upcast [2, 4]: the loops step by 2 and 4, and ONE reduce loop carries the 8
+// accumulators of the 2x4 tile; each of the 2 loads of A is shared by the 4 copies along j.
+// thread 0: the loop over axis 0 is an scf.parallel.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME:    attributes {uop.kernel, uopc.outputs = 1 : i64} {
+// CHECK:         "scf.parallel"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-2:       memref.load %{{.*}} : memref<8x6xf32>
+// CHECK-COUNT-4:       memref.load %{{.*}} : memref<6x8xf32>
+// CHECK-NOT:           memref.load
+// CHECK-COUNT-8:       arith.mulf
+// CHECK:               scf.yield
+// CHECK-COUNT-8:     memref.store
+// CHECK:           }{{$}}
+// CHECK:           scf.reduce
+// CHECK-NEXT:    }) : (index, index, index) -> ()
+func.func @matmul(%a: tensor<8x6xf32>, %b: tensor<6x8xf32>) -> tensor<8x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [2, 4], thread = 0>} {
+  %a3 = uop.reshape %a : tensor<8x6xf32> -> tensor<8x1x6xf32>
+  %ae = uop.expand %a3 : tensor<8x1x6xf32> -> tensor<8x8x6xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
+  %b3 = uop.reshape %bt : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  %be = uop.expand %b3 : tensor<1x8x6xf32> -> tensor<8x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<8x8x6xf32>
+  %r = uop.reduce add %p axes [2] : tensor<8x8x6xf32> -> tensor<8x8xf32>
+  func.return %r : tensor<8x8xf32>
+}
+
+// unroll 3: the reduce loop steps by 3 and adds its three elements in order, one
+// accumulator through all of them.
+// CHECK-LABEL: func.func @rowsum
+// CHECK:         scf.for
+// CHECK:           %[[THREE:.*]] = arith.constant 3 : index
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[THREE]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:             %[[X0:.*]] = memref.load
+// CHECK-NEXT:        %[[S0:.*]] = arith.addf %[[ACC]], %[[X0]] : f32
+// CHECK:             %[[X1:.*]] = memref.load
+// CHECK-NEXT:        %[[S1:.*]] = arith.addf %[[S0]], %[[X1]] : f32
+// CHECK:             %[[X2:.*]] = memref.load
+// CHECK-NEXT:        %[[S2:.*]] = arith.addf %[[S1]], %[[X2]] : f32
+// CHECK-NEXT:        scf.yield %[[S2]] : f32
+func.func @rowsum(%x: tensor<4x9xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<unroll = 3>} {
+  %r = uop.reduce add %x axes [1] : tensor<4x9xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// No schedule, or the naive one: the nest is left as rangeify built it.
+// CHECK-LABEL: func.func @naive
+// CHECK-NOT:     scf.parallel
+// CHECK:         scf.for {{.*}} step %[[ONE:.*]] {
+// CHECK-NEXT:      memref.load
+func.func @naive(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<>} {
+  %y = uop.add %x, %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}

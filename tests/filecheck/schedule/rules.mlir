@@ -1,0 +1,63 @@
+// uop-schedule gives each kernel a schedule by rules; a schedule already there is kept.
+// RUN: uopc-opt %s -p uop-schedule | filecheck %s
+// RUN: uopc-opt %s -p 'uop-schedule{mode=none}' | filecheck %s --check-prefix=NONE
+// RUN: uopc-opt %s -p uop-schedule --print-op-generic | uopc-opt | filecheck %s
+
+// A matmul: A is broadcast along j, B along i, so both output axes are upcast (a 4x16
+// register tile), and the work (64*64*64 = 2^18) pays for threads on axis 0.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 0>}
+// NONE-LABEL:  func.func @matmul
+// NONE-SAME:     uop.schedule = #uop.schedule<>}
+func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
+  %a3 = uop.reshape %a : tensor<64x64xf32> -> tensor<64x1x64xf32>
+  %ae = uop.expand %a3 : tensor<64x1x64xf32> -> tensor<64x64x64xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<64x64xf32> -> tensor<64x64xf32>
+  %b3 = uop.reshape %bt : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %be = uop.expand %b3 : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
+  %p = uop.mul %ae, %be : tensor<64x64x64xf32>
+  %r = uop.reduce add %p axes [2] : tensor<64x64x64xf32> -> tensor<64x64xf32>
+  func.return %r : tensor<64x64xf32>
+}
+
+// A row sum shares no load between rows: no register tile; 12 rows of 8 is too little
+// work for threads.
+// CHECK-LABEL: func.func @rowsum
+// CHECK-SAME:    uop.schedule = #uop.schedule<>}
+func.func @rowsum(%x: tensor<12x8xf32>) -> tensor<12xf32> attributes {uop.kernel} {
+  %r = uop.reduce add %x axes [1] : tensor<12x8xf32> -> tensor<12xf32>
+  func.return %r : tensor<12xf32>
+}
+
+// A large elementwise kernel runs its first looped axis (axis 0 has size 1) on threads.
+// CHECK-LABEL: func.func @big_add
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 1>}
+func.func @big_add(%x: tensor<1x1024x256xf32>) -> tensor<1x1024x256xf32> attributes {uop.kernel} {
+  %y = uop.add %x, %x : tensor<1x1024x256xf32>
+  func.return %y : tensor<1x1024x256xf32>
+}
+
+// An odd-sized matmul gets the largest factors that divide its axes (9 = 1 * 9, 10 = 2 * 5).
+// CHECK-LABEL: func.func @odd
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 2]>}
+func.func @odd(%a: tensor<9x20xf32>, %b: tensor<1x10x20xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
+  %a3 = uop.reshape %a : tensor<9x20xf32> -> tensor<9x1x20xf32>
+  %ae = uop.expand %a3 : tensor<9x1x20xf32> -> tensor<9x10x20xf32>
+  %be = uop.expand %b : tensor<1x10x20xf32> -> tensor<9x10x20xf32>
+  %p = uop.mul %ae, %be : tensor<9x10x20xf32>
+  %r = uop.reduce add %p axes [2] : tensor<9x10x20xf32> -> tensor<9x10xf32>
+  func.return %r : tensor<9x10xf32>
+}
+
+// A schedule written by hand stays; functions that are not kernels get none.
+// CHECK-LABEL: func.func @by_hand
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [2], unroll = 2>}
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK-NOT:     uop.schedule
+func.func @by_hand(%x: tensor<12x8xf32>) -> tensor<12xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<unroll = 2, upcast = [2, 1]>} {
+  %r = uop.reduce add %x axes [1] : tensor<12x8xf32> -> tensor<12xf32>
+  func.return %r : tensor<12xf32>
+}
+func.func @not_a_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}

@@ -1,0 +1,179 @@
+"""Measured schedule search (`OPT=2`, SPEC §7 and §10) and its persistent tuning cache.
+
+`search_schedules(module, backend)` runs between `uop-kernelize` and `uop-schedule`: for
+every kernel without a schedule it looks up the tuning cache, and on a miss times the
+candidates of `uopc.passes.schedule.candidates` on the kernel's real shapes and keeps
+the fastest. All candidates of one kernel are compiled into ONE library (one copy of the
+kernel per candidate), then each runs `REPEATS` times in turn, interleaved, and the
+median decides. Budget: at most `UOPC_SEARCH_MAX` candidates (default 12) and
+`UOPC_SEARCH_SECONDS` of timing per kernel (default 2.0); progress goes to stderr.
+
+The tuning cache is one JSON file in the compile cache directory (`tuning.json` under
+`UOPC_CACHE`), mapping a key of the kernel's structure (its uop IR, printed with the
+schedule removed) and of the machine (CPU model, core count, compiler and flags) to the
+chosen schedule. A second process with the same kernels pays nothing. Writes are atomic
+(a temporary file renamed over the old one); an unreadable or damaged file counts as
+empty and is rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.printer import Printer
+
+from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.schedule import candidates, kernel_shape
+from uopc.runtime.backend import Backend
+from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
+from uopc.runtime.program import compile_entries
+from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
+from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
+
+#: timed runs per candidate
+REPEATS = 5
+TUNING_FILE = "tuning.json"
+
+
+def _budget() -> tuple[int, float]:
+    try:
+        count = int(os.environ.get("UOPC_SEARCH_MAX", "12"))
+        seconds = float(os.environ.get("UOPC_SEARCH_SECONDS", "2.0"))
+    except ValueError:
+        raise ValueError("UOPC_SEARCH_MAX must be an integer and UOPC_SEARCH_SECONDS a "
+                         "number of seconds") from None
+    return max(count, 1), seconds
+
+
+def machine_identity() -> str:
+    """What a measured choice depends on besides the kernel: CPU, cores, compiler, flags."""
+    model = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cc = tuple(compiler())
+    return f"{platform.machine()}|{model}|{os.cpu_count()}|{compiler_identity(cc)}|{cflags()}"
+
+
+def kernel_key(kernel: func.FuncOp) -> str:
+    """The tuning cache key of `kernel`: its IR (without a schedule, under a fixed name)
+    and the machine."""
+    work = kernel.clone()
+    work.attributes.pop(SCHEDULE_ATTR, None)
+    work.sym_name = StringAttr("kernel")
+    text = StringIO()
+    Printer(stream=text).print_op(work)
+    return hashlib.sha256(f"{machine_identity()}\n{text.getvalue()}".encode()).hexdigest()
+
+
+class TuningCache:
+    """The persistent map kernel key -> schedule (see the module docstring)."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or cache_dir() / TUNING_FILE
+
+    def load(self) -> dict[str, dict]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, key: str) -> Schedule | None:
+        entry = self.load().get(key)
+        try:
+            return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"])
+        except (TypeError, KeyError, ValueError):
+            return None  # absent or damaged: search again
+
+    def put(self, key: str, schedule: Schedule, seconds: float) -> None:
+        data = self.load()
+        data[key] = {"upcast": list(schedule.upcast), "unroll": schedule.unroll,
+                     "thread": schedule.thread, "seconds": seconds}
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tuning-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, self.path)
+
+
+def _inputs(kernel: func.FuncOp) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    arrays = []
+    for t in kernel.function_type.inputs.data:
+        sig = sig_of(t)
+        if sig.dtype in ("f32", "f16"):
+            arrays.append(rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype]))
+        else:
+            arrays.append(np.ones(sig.shape, NUMPY_DTYPES[sig.dtype]))
+    return arrays
+
+
+def measure(kernel: func.FuncOp, schedules: list[Schedule], backend: Backend,
+            seconds: float) -> list[float]:
+    """The median time of `kernel` under each schedule: one library holding a copy of the
+    kernel per schedule, runs interleaved, until REPEATS rounds or `seconds` are spent."""
+    module = ModuleOp([])
+    names = []
+    for k, schedule in enumerate(schedules):
+        copy = kernel.clone()
+        copy.sym_name = StringAttr(f"candidate{k}")
+        copy.attributes[SCHEDULE_ATTR] = schedule.to_attr()
+        module.body.block.add_op(copy)
+        names.append(copy.sym_name.data)
+    programs = compile_entries(module, names, backend)
+    inputs = _inputs(kernel)
+    outputs = [np.empty(sig_of(t).shape, NUMPY_DTYPES[sig_of(t).dtype])
+               for t in kernel.function_type.outputs.data]
+    times: list[list[float]] = [[] for _ in schedules]
+    deadline = time.perf_counter() + seconds
+    for p in programs:  # warm up: first touch of code and data
+        p.run(outputs, inputs)
+    for _ in range(REPEATS):
+        for p, t in zip(programs, times):
+            start = time.perf_counter()
+            p.run(outputs, inputs)
+            t.append(time.perf_counter() - start)
+        if time.perf_counter() > deadline:
+            break
+    return [statistics.median(t) for t in times]
+
+
+def search_schedules(module: ModuleOp, backend: Backend,
+                     cache: TuningCache | None = None) -> None:
+    """Give every kernel of `module` without a schedule its fastest measured one."""
+    cache = cache or TuningCache()
+    count, seconds = _budget()
+    for kernel in module.body.block.ops:
+        if (not isinstance(kernel, func.FuncOp) or KERNEL_ATTR not in kernel.attributes
+                or SCHEDULE_ATTR in kernel.attributes):
+            continue
+        key = kernel_key(kernel)
+        schedule = cache.get(key)
+        if schedule is None:
+            found = candidates(kernel_shape(kernel))[:count]
+            start = time.perf_counter()
+            times = measure(kernel, found, backend, seconds)
+            best = min(range(len(found)), key=times.__getitem__)
+            schedule = found[best]
+            cache.put(key, schedule, times[best])
+            print(f"search @{kernel.sym_name.data}: {len(found)} candidates in "
+                  f"{time.perf_counter() - start:.1f} s, best <{schedule}> "
+                  f"{times[best] * 1e6:.1f} us (naive {times[0] * 1e6:.1f} us)",
+                  file=sys.stderr)
+        kernel.attributes[SCHEDULE_ATTR] = schedule.to_attr()
