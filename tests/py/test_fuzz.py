@@ -81,9 +81,10 @@ def test_shrinking_keeps_the_failure_and_drops_the_rest():
     assert len(small.shapes) == 1 and all(d == 1 for d in small.shapes[0])
 
 
-def _outcome(code: str, time_limit_s: float = 20.0) -> mutations.Outcome:
+def _outcome(code: str, cpu_limit_s: float = 20.0,
+             wall_limit_s: float = 60.0) -> mutations.Outcome:
     mutant = mutations.Mutant(b"", ".mlir", ("python", "-c", code, "FILE"), "test")
-    return mutations.check(mutant, time_limit_s)
+    return mutations.check(mutant, cpu_limit_s, wall_limit_s)
 
 
 def test_cli_outcomes_are_classified():
@@ -92,4 +93,37 @@ def test_cli_outcomes_are_classified():
     assert _outcome("raise ValueError('boom')").kind == "traceback"
     assert _outcome("import sys; sys.exit(1)").kind == "crash"  # no diagnostic
     assert _outcome("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)").kind == "crash"
-    assert _outcome("import time; time.sleep(30)", time_limit_s=1.0).kind == "hang"
+    assert _outcome("import time; time.sleep(30)", wall_limit_s=1.0) == \
+        mutations.Outcome("hang", "no exit after 1 s")
+    assert _outcome("while True: pass", cpu_limit_s=1.0) == \
+        mutations.Outcome("hang", "more than 1 s of CPU time")
+
+
+def test_a_run_slow_on_the_wall_clock_only_is_no_hang():
+    """A hang is CPU time: on a busy machine a run may take long without spinning (found
+    by `--cli 1000` at a load of 13 on 2 cores: 30 s on the wall clock flagged parse errors
+    of 13-byte inputs as hangs)."""
+    assert _outcome("import time; time.sleep(3)", cpu_limit_s=1.0).kind == "ok"
+    with Sandbox(1.0) as sandbox:
+        assert sandbox.run(_Sleep()).kind == "ok"
+        assert sandbox.run(_Spin()) == Result("hang", (), "more than 1 s of CPU time")
+        assert sandbox.run(_Sleep()).kind == "ok"  # a fresh worker took over
+
+
+class _Sleep:
+    """A stand-in program (the sandbox's worker imports it from this module) that takes
+    3 s on the wall clock and no CPU time."""
+
+    def run(self, tensor: type, gradient: bool) -> list[np.ndarray]:
+        import time
+
+        time.sleep(3)
+        return [np.zeros(1)]
+
+
+class _Spin:
+    """A stand-in program that never ends."""
+
+    def run(self, tensor: type, gradient: bool) -> list[np.ndarray]:
+        while True:
+            pass

@@ -206,6 +206,10 @@ def test_importing_uopc_leaves_xdsl_untouched():
     assert zeros.is_splat()
     literal = Parser(CTX, "dense<[0x7F800000]> : tensor<1xf32>").parse_attribute()
     assert literal.get_values() == (float(0x7F800000),)
+    # ... and splats read as one value per element
+    assert len(Parser(CTX, "dense<1.0> : tensor<3xf32>").parse_attribute()) == 3
+    with exact_constants():
+        assert len(Parser(CTX, "dense<1.0> : tensor<3xf32>").parse_attribute()) == 1
 
 
 def test_uop_const_parses_and_prints_exactly_through_a_bare_xdsl_parser():

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import resource
 import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc import Tensor
 from uopc.passes.eval import UopEvalPass
 from uopc.passes.fold import UopFoldPass
+from uopc.runtime import compile_program, parse_program
 from uopc.uopdialect.context import make_context
 from uopc.uopdialect.ops import OP, ConstOp
 from uopc.uopdialect.shapes import Sig
@@ -69,6 +71,61 @@ def test_folding_and_evaluating_splats_keeps_them_splats():
         assert len(literals) == 1, module
         assert len(literals[0].value) == 1 and literals[0].as_array().flat[0] == 3.0
         assert peak < LIMIT, f"{apply.__self__.name} peaked at {peak / 2**20:.0f} MiB"
+
+
+def _text_splats(n: int, with_global: bool = True) -> str:
+    """Splats over n elements written in .mlir text: the custom form, the generic form with
+    a hex string and (optionally) a memref.global initializer. `main` is max(a * b) = 2.25."""
+    t = f"tensor<{n}xf32>"
+    initializer = (f'"memref.global"() <{{sym_name = "g", type = memref<{n}xf32>, initial_value '
+                   f'= dense<-0.0> : {t}, sym_visibility = "private", constant}}> : () -> ()\n')
+    return (initializer if with_global else "") + f"""func.func @main() -> tensor<f32> {{
+  %a = uop.const dense<1.5> : {t}
+  %b = "uop.const"() <{{value = dense<"0x0000C03F"> : {t}}}> : () -> {t}
+  %p = uop.mul %a, %b : {t}
+  %m = uop.reduce max %p axes [0] : {t} -> tensor<f32>
+  func.return %m : tensor<f32>
+}}"""
+
+
+def test_a_splat_in_mlir_text_parses_as_one_element():
+    found = {}
+    peak = peak_bytes(lambda: found.setdefault("module", parse_program(_text_splats(BIG))))
+    literals = [op.value for op in found["module"].walk() if isinstance(op, ConstOp)]
+    literals += [op.initial_value for op in found["module"].walk()
+                 if isinstance(op, memref.GlobalOp)]
+    assert [(len(v), v.get_type()) for v in literals] == \
+        [(1, tensor_type(Sig((BIG,), "f32")))] * 3
+    bits = [np.frombuffer(v.data.data, np.uint32)[0] for v in literals]
+    assert bits == [np.float32(1.5).view(np.uint32)] * 2 + [np.float32(-0.0).view(np.uint32)]
+    assert peak < LIMIT, f"parsing peaked at {peak / 2**20:.0f} MiB"
+
+
+def test_a_splat_in_mlir_text_compiles_in_small_memory_and_runs():
+    # no memref.global here: C initializes a global's elements one by one
+    text = _text_splats(BIG, with_global=False)
+    found = {}
+    peak = peak_bytes(lambda: found.setdefault("program", compile_program(parse_program(text))))
+    (result,) = found["program"]()
+    want = (np.full(BIG, 1.5, np.float32) * np.float32(1.5)).max()
+    assert result.dtype == np.float32 and result == want
+    assert peak < LIMIT, f"compile peaked at {peak / 2**20:.0f} MiB"
+
+
+def test_a_splat_over_2_31_elements_in_mlir_text_compiles_in_bounded_memory():
+    """Through the Python API in a process of 3 GiB of address space (uopc-opt: the
+    FileCheck test dialect/huge_splat.mlir)."""
+    script = ("from uopc.runtime import compile_program, parse_program\n"
+              "import sys\n"
+              "compile_program(parse_program(sys.stdin.read()))\n"
+              "print('compiled')\n")
+
+    def bound() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    done = subprocess.run([sys.executable, "-c", script], input=_text_splats(2**31, False),
+                          capture_output=True, text=True, timeout=120, preexec_fn=bound)
+    assert done.returncode == 0 and done.stdout == "compiled\n", done.stderr
 
 
 def _opt(text: str, tmp_path, limit_bytes: int) -> subprocess.CompletedProcess:

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitter, c_type
-from uopc.uopdialect.loop_steps import op_place
+from uopc.uopdialect.scf_verifier import op_place
 
 #: the fault record, the jump target and the accessors the runtime declares
 CHECK_PRELUDE = r"""

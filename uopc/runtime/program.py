@@ -54,7 +54,7 @@ from xdsl.traits import SymbolTable
 from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, default_backend
-from uopc.uopdialect.loop_steps import verify_loop_steps
+from uopc.uopdialect.scf_verifier import verify_program, verify_scf
 
 
 class ArgumentError(ValueError):
@@ -323,7 +323,7 @@ def checking_backend() -> Backend:
 def compile_entries(module: ModuleOp, entries: Sequence[str | None],
                     backend: Backend | None = None, check: bool = False) -> list[Program]:
     """One Program per entry function of `module`, from one lowering and one library."""
-    verify_loop_steps(module)
+    verify_scf(module)
     if check and backend is not None:
         raise ProgramError("check=True compiles with its own backend (checking_backend()); "
                            "pass either a backend or check=True, not both")
@@ -365,6 +365,5 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
             module = LocatedParser(make_context(), text, source).parse_module()
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
-    module.verify()
-    verify_loop_steps(module)
+    verify_program(module)
     return module

@@ -4,9 +4,9 @@ The seeds are the `.mlir` and `.uir` files under `tests/` and `examples/` of the
 tree. A `Mutant` is one seed changed by one mutation (`MUTATIONS`): a truncation, flipped
 bytes, a shape made huge, negative or zero, a deeply nested expression or region, a line
 dropped or repeated, or binary garbage. `check(mutant)` runs one command on it in a
-subprocess with a time limit and classifies the outcome: a clean run ends with exit status 0,
-or 1 with a diagnostic on stderr; anything else is a traceback, a crash (a signal or another
-status) or a hang.
+subprocess, within limits on its CPU time and memory, and classifies the outcome: a clean
+run ends with exit status 0, or 1 with a diagnostic on stderr; anything else is a
+traceback, a crash (a signal or another status) or a hang.
 """
 
 from __future__ import annotations
@@ -22,8 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from uopc.testing.sandbox import WALL_LIMIT_S, limit_cpu_time, ran_out_of_cpu_time
+
 SOURCE_TREE = Path(__file__).resolve().parents[2]  # holds uopc/, tests/, examples/
-TIME_LIMIT_S = 30.0
+# CPU time a run may use before it counts as a hang (wall-clock time would count a busy
+# machine); a run that blocks without using the CPU is a hang after `sandbox.WALL_LIMIT_S`.
+CPU_LIMIT_S = 30.0
 # Address-space limit of each run: a mutant declaring a huge shape must fail cleanly within
 # it (as a diagnostic, not a MemoryError traceback) and never squeezes the machine.
 MEMORY_LIMIT_BYTES = 4 << 30
@@ -135,23 +139,27 @@ def _executable(name: str) -> str:
     return str(local) if local.exists() else name
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+def check(mutant: Mutant, cpu_limit_s: float = CPU_LIMIT_S,
+          wall_limit_s: float = WALL_LIMIT_S) -> Outcome:
+    """Run the mutant's command on it (within `MEMORY_LIMIT_BYTES`, `cpu_limit_s` of CPU
+    time and `wall_limit_s` on the wall clock) and classify how it ended."""
 
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+        limit_cpu_time(cpu_limit_s)
 
-def check(mutant: Mutant, time_limit_s: float = TIME_LIMIT_S) -> Outcome:
-    """Run the mutant's command on it (within `MEMORY_LIMIT_BYTES`) and classify how it
-    ended."""
     with tempfile.TemporaryDirectory(prefix="uopc-fuzz-") as tmp:
         path = Path(tmp) / f"input{mutant.suffix}"
         path.write_bytes(mutant.data)
         argv = [_executable(mutant.command[0])] + [
             str(path) if a == "FILE" else a for a in mutant.command[1:]]
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=time_limit_s, cwd=tmp,
-                                  preexec_fn=_limit_memory)
+            done = subprocess.run(argv, capture_output=True, timeout=wall_limit_s, cwd=tmp,
+                                  preexec_fn=limit)
         except subprocess.TimeoutExpired:
-            return Outcome("hang", f"no exit after {time_limit_s:.0f} s")
+            return Outcome("hang", f"no exit after {wall_limit_s:.0f} s")
+    if ran_out_of_cpu_time(done.returncode):
+        return Outcome("hang", f"more than {cpu_limit_s:.0f} s of CPU time")
     stderr = done.stderr.decode("utf-8", "replace")
     if TRACEBACK in stderr:
         return Outcome("traceback", stderr.strip().splitlines()[-1])

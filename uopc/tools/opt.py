@@ -58,7 +58,7 @@ from uopc.tools.failure import fail, out_of_memory
 from uopc.tools.passinfo import check_spec, list_passes
 from uopc.uopdialect.context import register_uopc_dialects
 from uopc.uopdialect.locations import LocatedParser, op_errors
-from uopc.uopdialect.loop_steps import verify_loop_steps
+from uopc.uopdialect.scf_verifier import verify_program
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
 TOOL = "uopc-opt"
@@ -167,7 +167,8 @@ class UopcOptMain(xDSLOptMain):
     # ---- parsing --------------------------------------------------------------------------
     def parse_text(self, text: str, file_extension: str, line_offset: int) -> ModuleOp:
         """One chunk, which starts after `line_offset` lines of the file, as a module
-        whose ops carry their file locations; then the loop-step verifier xDSL lacks."""
+        whose ops carry their file locations; then xDSL's verifier and the scf verifier
+        xDSL lacks (`verify_program`)."""
         name = self.get_input_name()
         frontend = self.args.frontend or file_extension
         try:
@@ -186,7 +187,7 @@ class UopcOptMain(xDSLOptMain):
             err.span = dataclasses.replace(err.span, line_offset=line_offset)
             raise
         if not self.args.disable_verify:
-            verify_loop_steps(module)
+            verify_program(module)
         return module
 
     # ---- a run ----------------------------------------------------------------------------

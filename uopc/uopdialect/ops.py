@@ -334,7 +334,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         attrs = parser.parse_optional_attr_dict()
         pos = parser.pos
         try:
-            with exact_constants():  # hex elements are bit patterns (see xdsl_fixes)
+            with exact_constants():  # hex elements are bit patterns, a splat one element
                 value = parser.parse_attribute()
         except ParseError as err:
             if err.span.start <= parser.lexer.input.get_end_of_line(pos):

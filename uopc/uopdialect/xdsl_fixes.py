@@ -1,8 +1,9 @@
 """Workarounds for xDSL 0.75 behaviour that would silently change uop constants, in force
 only while uopc itself parses or prints.
 
-Each one is tested in tests/filecheck/dialect/constants_exact*.mlir and
-tests/py/test_side_effects.py; drop it when the pinned xDSL fixes it.
+Each one is tested in tests/filecheck/dialect/ (constants_exact*.mlir, huge_splat.mlir,
+invalid_const.mlir), tests/py/test_side_effects.py and tests/py/test_splat_memory.py; drop
+it when the pinned xDSL fixes it.
 
 1. `DenseIntOrFPElementsAttr.is_splat` compares elements with `==`, so the printer
    writes `dense<[0.0, -0.0]>` as the splat `dense<0.0>` and a round trip turns -0.0
@@ -12,13 +13,23 @@ tests/py/test_side_effects.py; drop it when the pinned xDSL fixes it.
    f32 inf), but the dense-literal parser reads `0x7f800000` as the integer 2139095040
    converted to float, so inf and nan constants do not survive a round trip. As in MLIR,
    a hexadecimal element of a float literal is its bit pattern.
+3. The dense-literal parser expands a splat: `dense<1.0> : tensor<2147483648xf32>` becomes
+   a Python list of 2**31 floats and then 8 GiB of bytes (a splat hex string,
+   `dense<"0x0000803F">`, is repeated as bytes the same way), so parsing a huge splat costs
+   memory per element. A splat is read as its one element, stored the way uop.const stores
+   splats (and MLIR does): a literal whose data holds one element of a larger type. Any
+   other literal is left to xDSL's parser, which reads it from where it starts. Inside
+   the block this holds for every dense literal, an `arith.constant`'s or a
+   `memref.global`'s too: a reader of one sees one element where the type has more
+   (`len()` and `get_values()` count the data; xDSL's printer and uopc's C emitter
+   handle it).
 
-Scope: `exact_constants()` swaps both fixes into xDSL's classes for the duration of a
+Scope: `exact_constants()` swaps the fixes into xDSL's classes for the duration of a
 `with` block and then puts back what was there, so other users of xDSL in the process
 see xDSL's own behaviour. It is reentrant (an inner block finds the fixes in place and
 leaves them to the outer one). It is entered by uopc's entry points that read or write
 IR text: `uopc-opt`'s run, `uopc.runtime.program.parse_program`, and uop.const's own
-parse and print hooks. `parse_uir` needs neither fix: it builds literals from numbers,
+parse and print hooks. `parse_uir` needs none of them: it builds literals from numbers,
 never through xDSL's dense-literal parser or printer. While a block is active the fixes
 are visible to every thread, as any change to a class is.
 
@@ -28,22 +39,32 @@ them: the generic form (`"uop.const"() <{value = dense<...>}>`, `--print-op-gene
 and the `memref.global` initializers that uop-rangeify writes. Handling -0.0 and hex bit
 patterns inside uop.const alone would mean re-implementing xDSL's dense-literal grammar
 (nested lists, hex blobs, splats, booleans) there; instead the hooks enter the same
-context, so a uop.const reads and writes exactly even through a bare xDSL Parser or
-Printer, and the entry points cover the rest of the module.
+context, so a uop.const reads and writes exactly, and a splat as one element, even
+through a bare xDSL Parser or Printer, and the entry points cover the rest of the module.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerType,
+    TensorType,
+)
 from xdsl.ir import Attribute
 from xdsl.parser import AttrParser
 
 _Element = AttrParser._TensorLiteralElement
 #: xDSL's own conversion of a parsed literal element, which the hex fix falls back to
 _to_type_decimal = _Element.to_type
+#: xDSL's own dense-literal parser, which the splat fix leaves every other literal to
+_parse_dense_expanding = AttrParser.parse_dense_int_or_fp_elements_attr
 
 
 def _is_splat_bitwise(self: DenseIntOrFPElementsAttr) -> bool:
@@ -66,16 +87,66 @@ def _to_type_hex_bits(self, parser: AttrParser, element_type: Attribute):
     return _to_type_decimal(self, parser, element_type)
 
 
+def _parse_dense_keeping_splats(self: AttrParser,
+                                type: Attribute | None) -> DenseIntOrFPElementsAttr:
+    """`dense<...>` (`: type` unless `type` is given) with a splat read as one element."""
+    start = self.pos
+    splat = _parse_splat(self, type)
+    if splat is not None:
+        return splat
+    self._resume_from(start)  # not a splat of several elements: read it again as xDSL does
+    return _parse_dense_expanding(self, type)
+
+
+def _parse_splat(self: AttrParser, type: Attribute | None) -> DenseIntOrFPElementsAttr | None:
+    """A splat literal of more than one element, stored as one element; None (with the
+    parser somewhere inside the literal) for any other literal. It reads the literal with
+    the same xDSL parsing steps, in the same order, as xDSL's parser, so a malformed
+    literal gets xDSL's own error message."""
+    self.parse_punctuation("<", " in dense attribute")
+    if self._current_token.text in (">", "["):
+        return None  # empty, or a list of elements
+    hex_string = self.parse_optional_str_literal()
+    element = self._parse_tensor_literal_element() if hex_string is None else None
+    self.parse_punctuation(">", " in dense attribute")
+    if type is None:
+        self.parse_punctuation(":", " in dense attribute")
+        type = self._parse_dense_literal_type()
+    element_type = type.get_element_type()
+    if math.prod(type.get_shape()) <= 1 or not isinstance(element_type,
+                                                          AnyFloat | IntegerType | IndexType):
+        return None
+    if hex_string is not None:
+        data = _one_element_hex(hex_string, element_type.compile_time_size)
+        return None if data is None else DenseIntOrFPElementsAttr(type, BytesAttr(data))
+    value = element.to_type(self, element_type)
+    one = DenseIntOrFPElementsAttr.from_list(TensorType(element_type, []), [value])
+    return DenseIntOrFPElementsAttr(type, one.data)
+
+
+def _one_element_hex(text: str, size: int) -> bytes | None:
+    """The bytes of a hex string `0x...` of one element of `size` bytes; None for the
+    data of every element (or a malformed string, which xDSL reports)."""
+    if len(text) != 2 + 2 * size or not text.lower().startswith("0x"):
+        return None
+    try:
+        return bytes.fromhex(text[2:])
+    except ValueError:
+        return None
+
+
 #: (class, attribute, uopc's replacement)
 FIXES = (
     (DenseIntOrFPElementsAttr, "is_splat", _is_splat_bitwise),
     (_Element, "to_type", _to_type_hex_bits),
+    (AttrParser, "parse_dense_int_or_fp_elements_attr", _parse_dense_keeping_splats),
 )
 
 
 @contextmanager
 def exact_constants() -> Iterator[None]:
-    """Parse and print constants bit-exactly (the fixes above) inside the block."""
+    """Parse and print constants bit-exactly, and splats in memory independent of their
+    size (the fixes above), inside the block."""
     cls, name, fix = FIXES[0]
     if cls.__dict__[name] is fix:  # an enclosing block has installed them
         yield

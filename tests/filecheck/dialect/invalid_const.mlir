@@ -1,5 +1,7 @@
 // Rejected constants: every rule of uop.const, in generic syntax (so that nothing
-// is inferred) and as parse errors of the custom syntax.
+// is inferred) and as parse errors of the custom syntax. Within 3 GiB of address space
+// (the splats over 2**31 elements at the end must not be expanded).
+// RUN: ulimit -v 3145728
 // RUN: uopc-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
@@ -54,3 +56,21 @@
 // accepted and mean the negative number with the same 32 bits.
 %c = uop.const dense<[2147483648, 4294967295]> : tensor<2xi32>
 // CHECK: %c = uop.const dense<[-2147483648, -1]> : tensor<2xi32>
+
+// -----
+// A splat over 2**31 elements is read as one element (xdsl_fixes): its errors are the
+// same, and come without building 2**31 of them first.
+// expected-error@+1 {{Integer value 5000000000 is out of range for type i32 which supports values in the range [-2147483648, 4294967296): write a value the element type can hold}}
+%c = uop.const dense<5000000000> : tensor<2147483648xi32>
+
+// -----
+// expected-error@+1 {{Expected integer value}}
+%c = uop.const dense<1.5> : tensor<2147483648xi32>
+
+// -----
+// expected-error@+1 {{Shape mismatch in dense literal. Expected 2147483648 elements from the type, but got 2 elements.}}
+%c = "uop.const"() <{value = dense<"0x0000C03F0000C03F"> : tensor<2147483648xf32>}> : () -> tensor<2147483648xf32>
+
+// -----
+// expected-error@+1 {{literal has type tensor<2147483648xf32> but the result is tensor<2147483648xf16>: write the literal with the result's type}}
+%c = "uop.const"() <{value = dense<1.0> : tensor<2147483648xf32>}> : () -> tensor<2147483648xf16>

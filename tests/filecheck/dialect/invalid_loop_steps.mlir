@@ -52,3 +52,15 @@ func.func @fine(%m: memref<4xindex>, %s: index) {
   func.return
 }
 // CHECK: func.func @fine
+
+// -----
+// A malformed generic scf.for is xDSL's verification error (it was an IndexError
+// traceback: the step check read the op before xDSL's verifier had run)
+func.func @no_operands() {
+  // expected-error@+1 {{Expected at least 3 operands, but got 0}}
+  "scf.for"() ({
+  ^bb0(%i: index):
+    "scf.yield"() : () -> ()
+  }) : () -> ()
+  func.return
+}
