@@ -33,3 +33,8 @@ class Weights:
 
     def tensor(self, name: str, shape: tuple[int, ...]) -> Tensor:
         return Tensor(self.array(name, shape))
+
+    def linear(self, name: str, n_out: int, n_in: int) -> Tensor:
+        """A torch.nn.Linear weight (stored (out, in)) as the (in, out) matrix that
+        `Tensor.linear` takes (transposed once, on the host)."""
+        return Tensor(np.ascontiguousarray(self.array(name, (n_out, n_in)).T))
