@@ -94,6 +94,14 @@ def test_tensor_reaching_past_its_storage_is_refused(tmp_path):
         read_torch_zip(path)
 
 
+def test_malformed_pickle_is_a_clear_error(tmp_path):
+    # a storage type called like a function: refused as malformed, not a TypeError
+    path = tmp_path / "m.bin"
+    _zip_with_pickle(path, b"\x80\x02ctorch\nFloatStorage\n)R.")
+    with pytest.raises(ValueError, match="not a valid torch state dict pickle"):
+        read_torch_zip(path)
+
+
 def test_not_a_zip_is_a_clear_error(tmp_path):
     path = tmp_path / "m.bin"
     path.write_bytes(b"\x80\x02}q\x00.")

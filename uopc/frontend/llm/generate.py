@@ -59,13 +59,19 @@ def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator) -> 
 @dataclass
 class Generation:
     tokens: list[int] = field(default_factory=list)  # the new tokens, not the prompt
-    prefill_seconds: float = 0.0  # the first token's latency, compiles included
-    decode_seconds: float = 0.0  # the other tokens
+    step_seconds: list[float] = field(default_factory=list)  # the time to each token
+
+    @property
+    def first_token_seconds(self) -> float:
+        """The prefill: the latency of the first token, compiles included."""
+        return self.step_seconds[0] if self.step_seconds else 0.0
 
     @property
     def decode_tokens_per_second(self) -> float:
-        steps = len(self.tokens) - 1
-        return steps / self.decode_seconds if steps > 0 and self.decode_seconds > 0 else 0.0
+        """Tokens/s of the decode steps after the first one (which may compile the decode
+        plan): the speed of a warm generation loop."""
+        warm = self.step_seconds[2:] or self.step_seconds[1:]
+        return len(warm) / sum(warm) if warm and sum(warm) > 0 else 0.0
 
 
 def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
@@ -85,15 +91,12 @@ def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
     out = Generation()
     ids = np.asarray([prompt], np.int32)
     start = time.perf_counter()
-    for i in range(max_new_tokens):
+    for _ in range(max_new_tokens):
         logits = model(ids, cache, last_only=True)
         cache.commit(logits)
         token = choose(logits.numpy()[0, -1], sampling, rng)
         now = time.perf_counter()
-        if i == 0:
-            out.prefill_seconds = now - start
-        else:
-            out.decode_seconds += now - start
+        out.step_seconds.append(now - start)
         start = now
         out.tokens.append(token)
         if on_token is not None:

@@ -143,7 +143,13 @@ def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
             return bf16_to_f32(raw) if dtype == np.uint16 else raw
 
         with archive.open(pickles[0]) as f:
-            state = RestrictedUnpickler(f, load_storage).load()
+            try:
+                state = RestrictedUnpickler(f, load_storage).load()
+            except (UnsafeCheckpointError, ValueError):
+                raise
+            except Exception as e:  # what the allowed stand-ins raise on malformed bytes
+                raise ValueError(f"{path}: not a valid torch state dict pickle "
+                                 f"({type(e).__name__}: {e})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: the pickle holds a {type(state).__name__}, not a state dict")
     bad = [k for k, v in state.items() if not isinstance(v, np.ndarray)]
