@@ -1,6 +1,6 @@
 """Training-step benchmarks: uopc next to PyTorch CPU (when torch is importable).
 
-    python benchmarks/train_bench.py [--steps N] [--only mnist|gpt]
+    python benchmarks/train_bench.py [--steps N] [--quick] [--only mnist|gpt]
 
 Workloads (random data of the right shapes; the step is the same work as the examples):
   mnist  784-128-10 MLP, batch 128, cross entropy, AdamW
@@ -9,7 +9,9 @@ Workloads (random data of the right shapes; the step is the same work as the exa
 Reported per framework: the first step (uopc: trace + compile + run), the steady
 ms/step (median over N steps after warm-up), and for uopc the Python overhead of a
 step on a cached plan (everything but the native call: tracing forward, backward and
-the optimizer update, the engine's structural lookup, output allocation).
+the optimizer update, the engine's structural lookup, output allocation), once as the
+plain step and once under `uopc.capture` (which replays the plans without tracing);
+PyTorch eager runs with 1 and with 2 threads.
 PyTorch is a benchmark-only dependency (`pip install torch==2.13.0`).
 """
 
@@ -22,7 +24,7 @@ import time
 
 import numpy as np
 
-from uopc import Tensor, manual_seed, nn
+from uopc import Tensor, capture, manual_seed, nn
 from uopc.runtime.engine import default_engine
 from uopc.frontend.nn.gpt import GPT
 from uopc.frontend.optim import AdamW
@@ -96,10 +98,12 @@ def uopc_step_fn(workload: str):
     return step
 
 
-def bench_uopc(workload: str, steps: int) -> dict[str, float]:
+def bench_uopc(workload: str, steps: int, captured: bool = False) -> dict[str, float]:
     rng = np.random.default_rng(0)
     batches = mnist_batches(rng) if workload == "mnist" else gpt_batches(rng)
     step = uopc_step_fn(workload)
+    if captured:
+        step = capture(step)
     engine = default_engine()
     t0 = time.perf_counter()
     step(*next(batches))
@@ -199,34 +203,48 @@ def bench_torch(torch, workload: str, steps: int) -> dict[str, float]:
     return {"first_ms": first * 1e3, "step_ms": statistics.median(times) * 1e3}
 
 
+def load() -> str:
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "n/a"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="uopc vs PyTorch CPU training steps")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--only", choices=("mnist", "gpt"))
-    parser.add_argument("--torch-threads", type=int,
-                        help="PyTorch intra-op threads (default: PyTorch's choice)")
+    parser.add_argument("--quick", action="store_true", help="5 steps of each")
     args = parser.parse_args()
+    steps = 5 if args.quick else args.steps
     try:
         import torch
-        if args.torch_threads:
-            torch.set_num_threads(args.torch_threads)
     except ImportError:
         torch = None
         print("(torch not importable: PyTorch columns skipped; pip install torch==2.13.0)")
-    workloads = [args.only] if args.only else ["mnist", "gpt"]
-    header = (f"{'workload':<8} {'uopc first':>11} {'uopc step':>10} {'uopc py':>9} "
-              f"{'torch first':>12} {'torch step':>11}   (ms; {args.steps} steps)")
+    print(f"load average {load()}; ms per step, median of {steps}; 'py' is the Python "
+          f"time of a cached step (all but the native calls); 'captured' runs the step "
+          f"under uopc.capture")
+    header = (f"{'workload':<8} {'uopc first':>11} {'uopc step':>10} {'uopc py':>8} "
+              f"{'captured':>9} {'capt py':>8} {'torch 1t':>9} {'torch 2t':>9} {'ratio':>6}")
     print(header)
+    workloads = [args.only] if args.only else ["mnist", "gpt"]
     for workload in workloads:
-        ours = bench_uopc(workload, args.steps)
-        theirs = bench_torch(torch, workload, args.steps) if torch else None
-        torch_cols = (f"{theirs['first_ms']:12.1f} {theirs['step_ms']:11.2f}" if theirs
-                      else f"{'-':>12} {'-':>11}")
+        ours = bench_uopc(workload, steps)
+        capt = bench_uopc(workload, steps, captured=True)
+        torch_ms = []
+        for threads in (1, 2):
+            if torch:
+                torch.set_num_threads(threads)
+                torch_ms.append(bench_torch(torch, workload, steps)["step_ms"])
+        best = min(ours["step_ms"], capt["step_ms"])
+        torch_cols = " ".join(f"{t:9.2f}" for t in torch_ms) if torch_ms else f"{'-':>9} {'-':>9}"
+        ratio = f"{best / min(torch_ms):6.2f}" if torch_ms else f"{'-':>6}"
         print(f"{workload:<8} {ours['first_ms']:11.1f} {ours['step_ms']:10.2f} "
-              f"{ours['overhead_ms']:9.2f} {torch_cols}   "
-              f"(uopc compiles after step 2: {ours['compiles']})", flush=True)
+              f"{ours['overhead_ms']:8.2f} {capt['step_ms']:9.2f} {capt['overhead_ms']:8.2f} "
+              f"{torch_cols} {ratio}   (compiles after step 2: {ours['compiles']})", flush=True)
     if torch:
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+        print(f"torch {torch.__version__}; ratio = best uopc step / best torch step")
 
 
 if __name__ == "__main__":

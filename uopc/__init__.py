@@ -16,6 +16,7 @@ _EXPORTS = {
     "save": ("uopc.frontend.checkpoint", "save"),
     "load": ("uopc.frontend.checkpoint", "load"),
     "reduce_fusion": ("uopc.runtime.engine", "reduce_fusion"),
+    "capture": ("uopc.frontend.capture", "capture"),
 }
 
 __all__ = list(_EXPORTS)

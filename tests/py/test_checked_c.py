@@ -153,5 +153,8 @@ def test_a_constant_step_of_zero_is_rejected_by_every_entry_point(tmp_path, caps
     program = tmp_path / "step.mlir"
     program.write_text(STEP_ZERO)
     assert uopc_run([str(program), "--fill"]) == 1
-    assert capsys.readouterr().err == f"uopc-run: error: {STEP_ERROR} (a step of 0 never " \
-                                      f"ends the loop): use a step of 1 or more\n"
+    # located at the loop: file:line:col, the source line and a caret
+    err = capsys.readouterr().err
+    assert err.startswith(f"{program}:6:3: error: 'scf.for' op {STEP_ERROR} (a step of 0 "
+                          f"never ends the loop): use a step of 1 or more\n"), err
+    assert "scf.for %i = %c0 to %c4 step %c0 {" in err

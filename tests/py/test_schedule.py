@@ -18,33 +18,10 @@ from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime import engine as engine_module
 from uopc.runtime.engine import Engine
+from uopc.testing.ir_programs import matmul_text
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 
 RNG = np.random.default_rng(7)
-
-
-def matmul_text(m: int, k: int, n: int, epilogue: bool) -> str:
-    a, b, o = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>"
-    body = f"""
-  %a3 = uop.reshape %a : {a} -> tensor<{m}x1x{k}xf32>
-  %ae = uop.expand %a3 : tensor<{m}x1x{k}xf32> -> tensor<{m}x{n}x{k}xf32>
-  %bt = uop.permute %b perm [1, 0] : {b} -> tensor<{n}x{k}xf32>
-  %b3 = uop.reshape %bt : tensor<{n}x{k}xf32> -> tensor<1x{n}x{k}xf32>
-  %be = uop.expand %b3 : tensor<1x{n}x{k}xf32> -> tensor<{m}x{n}x{k}xf32>
-  %p = uop.mul %ae, %be : tensor<{m}x{n}x{k}xf32>
-  %r = uop.reduce add %p axes [2] : tensor<{m}x{n}x{k}xf32> -> {o}"""
-    result = "%r"
-    if epilogue:
-        body += f"""
-  %c1 = uop.reshape %c : tensor<{n}xf32> -> tensor<1x{n}xf32>
-  %ce = uop.expand %c1 : tensor<1x{n}xf32> -> {o}
-  %s = uop.add %r, %ce : {o}
-  %z = uop.const dense<0.0> : {o}
-  %y = uop.max %s, %z : {o}"""
-        result = "%y"
-    extra = f", %c: tensor<{n}xf32>" if epilogue else ""
-    return (f"func.func @main(%a: {a}, %b: {b}{extra}) -> {o} {{{body}\n"
-            f"  func.return {result} : {o}\n}}\n")
 
 
 ROWSUM = """
@@ -118,7 +95,9 @@ def test_unroll_gives_the_naive_result_bit_for_bit():
 def test_rules_tile_matmuls_and_thread_big_kernels():
     mm = kernel_shape(kernels_of(kernel_module(matmul_text(64, 48, 32, True)))[0])
     assert mm == KernelShape((64, 32), 48, frozenset({0, 1}))
-    assert rules(mm) == Schedule((4, 16), thread=0)
+    assert rules(mm) == Schedule((4, 16))  # 64*32*48 element operations: too few for threads
+    big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 64, 64, False)))[0])
+    assert rules(big) == Schedule((4, 16), thread=0)
     # nothing is broadcast into a plain reduction: no register tile, and too small for threads
     assert rules(KernelShape((12,), 8, frozenset())) == Schedule()
     # threads need work and at least two iterations per thread
@@ -158,3 +137,12 @@ def test_bad_opt_level_is_an_error(monkeypatch):
     monkeypatch.setenv("OPT", "3")
     with pytest.raises(ValueError, match="OPT='3': use OPT=0"):
         Tensor(np.ones(3, np.float32)).exp().numpy()
+
+
+def test_an_unknown_mode_is_refused_when_the_pass_is_built():
+    from uopc.passes.options import PassOptionError
+    from uopc.passes.schedule import UopSchedulePass
+
+    with pytest.raises(PassOptionError, match='uop-schedule: option mode="fast" is not '
+                                              'allowed: expected one of rules, none'):
+        UopSchedulePass(mode="fast")

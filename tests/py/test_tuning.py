@@ -16,20 +16,10 @@ from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime import parse_program, tuning
 from uopc.runtime.backend import default_backend
 from uopc.runtime.tuning import TuningCache, kernel_key, search_schedules
+from uopc.testing.ir_programs import matmul_text
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
-MATMUL = """
-func.func @main(%a: tensor<16x32xf32>, %b: tensor<32x16xf32>) -> tensor<16x16xf32> {
-  %a3 = uop.reshape %a : tensor<16x32xf32> -> tensor<16x1x32xf32>
-  %ae = uop.expand %a3 : tensor<16x1x32xf32> -> tensor<16x16x32xf32>
-  %bt = uop.permute %b perm [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
-  %b3 = uop.reshape %bt : tensor<16x32xf32> -> tensor<1x16x32xf32>
-  %be = uop.expand %b3 : tensor<1x16x32xf32> -> tensor<16x16x32xf32>
-  %p = uop.mul %ae, %be : tensor<16x16x32xf32>
-  %r = uop.reduce add %p axes [2] : tensor<16x16x32xf32> -> tensor<16x16xf32>
-  func.return %r : tensor<16x16xf32>
-}
-"""
+MATMUL = matmul_text(16, 32, 16)
 
 
 def kernel_module():
@@ -90,7 +80,7 @@ def test_the_key_ignores_the_schedule_and_the_name_but_not_the_shapes():
     renamed = kernel.clone()
     renamed.sym_name = type(kernel.sym_name)("k7")
     assert kernel_key(renamed) == key
-    wider = parse_program(MATMUL.replace("16", "8"), "mlir")
+    wider = parse_program(matmul_text(8, 32, 8), "mlir")
     run_pipeline("uop-to-kernels", wider)
     assert kernel_key(the_kernel(wider)) != key
 

@@ -84,8 +84,9 @@ def captured(monkeypatch):
     lower, compile_ = engine_module.Engine._lower, engine_module.Engine._compile
 
     def keep_module(self, module):
-        lower(self, module)
+        searched = lower(self, module)
         modules.append(module.clone())
+        return searched
 
     def keep_inputs(self, tr, roots, debug):
         arrays.append([np.ascontiguousarray(a) for a in tr.arrays])

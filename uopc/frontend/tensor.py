@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -144,6 +144,13 @@ def _shape_arg(shape: tuple) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+#: called after every realize with the tensors that received values and the values
+#: (set while `uopc.capture` records a step)
+realize_observer: Callable[[list["Tensor"], list[np.ndarray]], None] | None = None
+#: called with the data and the private copy every new Tensor's buffer holds (idem)
+buffer_observer: Callable[[Any, np.ndarray], None] | None = None
 
 
 class Tensor:
@@ -309,6 +316,8 @@ class Tensor:
         results = realize([t.uop for t in todo])
         for t, array in zip(todo, results):
             t._set_value(array)
+        if realize_observer is not None:
+            realize_observer(todo, results)
 
     def _set_value(self, array: np.ndarray) -> None:
         node = UOp.buffer(array, self.uop.sig)
@@ -904,6 +913,8 @@ def _buffer_node(data: Any, dtype: Any) -> UOp:
     dt = to_dtype(dtype) if dtype is not None else to_dtype(array.dtype)
     # a private copy: the graph is evaluated later, after the caller may have changed `data`
     array = np.array(array, dtype=_NUMPY_OF[dt], order="C", copy=True)
+    if buffer_observer is not None:
+        buffer_observer(data, array)
     return UOp.buffer(array, Sig(tuple(array.shape), dt))
 
 

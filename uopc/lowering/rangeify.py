@@ -83,7 +83,7 @@ I32 = IntegerType(32)
 #: alignment of arena offsets; the runtime aligns the arena's start to it as well
 ARENA_ALIGN = 64
 
-#: the largest row `_row_buffered` keeps on the stack (per thread)
+#: the stack memory (per thread) a function's row buffers (`_row_buffered`) may use together
 ROW_BUFFER_BYTES = 64 * 1024
 
 #: attribute names of the calling convention
@@ -180,6 +180,7 @@ class FunctionLowering:
         #: a kernel's contiguous ops (staged values under reduce fusion) are computed
         #: inside its nest (`_rule_contiguous`), not materialized in front of it
         self.is_kernel = KERNEL_ATTR in fn.attributes
+        self.row_bytes = 0  # stack bytes of the row buffers so far
 
     def _callees(self) -> list[str]:
         return [op.callee.string_value() for op in self.fn.walk() if isinstance(op, func.CallOp)
@@ -679,12 +680,13 @@ class FunctionLowering:
         a stack buffer in front of it (p[i, :] for each i: a row, never all of p), and
         read it there. Returns None (computing nothing) when there is no such loop, or
         when the index is not one outer-loop expression or one inner loop variable per
-        axis, or the row would exceed ROW_BUFFER_BYTES."""
+        axis, or the function's rows would exceed ROW_BUFFER_BYTES; and when no loop it
+        depends on encloses that loop (then an arena temporary holds all of it)."""
         deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
         frames = self.stack[1:]
         first = next((k for k, f in enumerate(frames) if f.var not in deps), None)
-        if first is None or not any(f.var in deps for f in frames[first:]):
-            return None
+        if not first or not any(f.var in deps for f in frames[first:]):
+            return None  # none to save, or no outer loop: all of it goes to the arena
         outer = {f.var for f in frames[:first]}
         inner: list[LoopVar | None] = []
         for ix in idx:
@@ -699,8 +701,10 @@ class FunctionLowering:
             return None
         sig = sig_of(v.type)
         shape = [var.size for var in inner if var is not None]
-        if math.prod(shape) * sig.itemsize > ROW_BUFFER_BYTES:
+        nbytes = math.prod(shape) * sig.itemsize
+        if self.row_bytes + nbytes > ROW_BUFFER_BYTES:
             return None
+        self.row_bytes += nbytes
         saved = self.stack
         self.stack = saved[: first + 1]
         self.stack[-1:] = [_with_anchor(saved, first)]

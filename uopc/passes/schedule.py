@@ -9,7 +9,7 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   reads an operand broadcast along an output axis (A@B: A along j, B along i) upcasts
   those axes, the innermost by up to 16 and the next by up to 4 (largest divisors of the
   axis sizes): the copies along one axis share the broadcast operand's loads;
-- **threads**: a kernel doing at least `MIN_THREAD_WORK` element operations (output
+- **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
   it saves.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -29,14 +29,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.options import check_option
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import sig_of
 
-#: element operations from which a kernel runs on several threads
-MIN_THREAD_WORK = 1 << 16
+#: element operations from which a kernel runs on several threads (about 100 us of work
+#: on one core: waking a thread costs 5-20 us on an idle machine)
+MIN_THREAD_WORK = 1 << 18
 #: the shortest reduction worth a register tile
 MIN_TILE_REDUCE = 16
+MODES = ("rules", "none")
 #: the OpenMP threads a parallel loop is split over (the machine's cores)
 THREADS = 2
 
@@ -151,14 +154,13 @@ class UopSchedulePass(ModulePass):
 
     name: ClassVar[str] = "uop-schedule"
 
-    #: `rules` (OPT=1) or `none` (OPT=0: the naive nest)
-    mode: Literal["rules", "none"] = "rules"
+    #: how kernels get schedules: "rules" (OPT=1) or "none" (OPT=0: the naive nest)
+    mode: str = "rules"
+
+    def __post_init__(self) -> None:
+        check_option(self, "mode", self.mode in MODES, f"one of {', '.join(MODES)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in ("rules", "none"):
-            raise ValueError(
-                f"uop-schedule: mode={self.mode!r} is not a mode; use mode=rules or mode=none"
-            )
         for kernel in op.body.block.ops:
             if (isinstance(kernel, func.FuncOp) and KERNEL_ATTR in kernel.attributes
                     and SCHEDULE_ATTR not in kernel.attributes):

@@ -213,6 +213,8 @@ class Engine:
         self.compiles = 0
         self.hits = 0
         self._ctx = None
+        #: the plan and the inputs of the latest realize
+        self.last: tuple[Plan, list[np.ndarray]] | None = None
 
     def realize(self, roots: Sequence[UOp]) -> list[np.ndarray]:
         debug = debug_level()
@@ -229,6 +231,7 @@ class Engine:
             self.hits += 1
         ready = time.perf_counter()
         outs = plan.run(tr.arrays)
+        self.last = (plan, tr.arrays)  # for uopc.capture, which replays plans
         if debug:
             done = time.perf_counter()
             what = "cached" if hit else (

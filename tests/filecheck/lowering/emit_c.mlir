@@ -65,19 +65,25 @@ func.func @floats(%o: memref<2xf32>, %h: memref<1xf16>, %x: memref<2x3xf32>) {
   func.return
 }
 
-// scf.parallel is an OpenMP loop; scf.if with a result assigns in both branches.
+// scf.parallel is an OpenMP loop (guided scheduling) calling a helper that holds the
+// body, with every pointer it uses as a restrict parameter (printed before the function);
+// scf.if with a result assigns in both branches.
+// CHECK: static void __attribute__((noinline)) par_body{{[0-9]+}}(int64_t [[P:i[0-9]+]], const float* restrict x, float* restrict y) {
+// CHECK-NEXT:    const float [[XV:v[0-9]+]] = x[[[P]]];
+// CHECK-NEXT:    const bool [[C:v[0-9]+]] = [[XV]] > 0.0f;
+// CHECK-NEXT:    float [[R:r[0-9]+]];
+// CHECK-NEXT:    if ([[C]]) {
+// CHECK-NEXT:      [[R]] = [[XV]];
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      [[R]] = 0.0f;
+// CHECK-NEXT:    }
+// CHECK-NEXT:    y[[[P]]] = [[R]];
+// CHECK-NEXT:  }
 // CHECK-LABEL: void par(float* restrict y, const float* restrict x) {
-// CHECK-NEXT:    #pragma omp parallel for
-// CHECK-NEXT:    for (int64_t [[P:i[0-9]+]] = 0; [[P]] < 16; [[P]] += 1) {
-// CHECK-NEXT:      const float [[XV:v[0-9]+]] = x[[[P]]];
-// CHECK-NEXT:      const bool [[C:v[0-9]+]] = [[XV]] > 0.0f;
-// CHECK-NEXT:      float [[R:r[0-9]+]];
-// CHECK-NEXT:      if ([[C]]) {
-// CHECK-NEXT:        [[R]] = [[XV]];
-// CHECK-NEXT:      } else {
-// CHECK-NEXT:        [[R]] = 0.0f;
-// CHECK-NEXT:      }
-// CHECK-NEXT:      y[[[P]]] = [[R]];
+// CHECK-NEXT:    #pragma omp parallel for schedule(guided)
+// CHECK-NEXT:    for (int64_t [[Q:i[0-9]+]] = 0; [[Q]] < 16; [[Q]] += 1) {
+// CHECK-NEXT:      par_body{{[0-9]+}}([[Q]], x, y);
+// CHECK-NEXT:    }
 func.func @par(%y: memref<16xf32>, %x: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -4,20 +4,20 @@
 // RUN: uopc-opt %s -p uop-schedule --print-op-generic | uopc-opt | filecheck %s
 
 // A matmul: A is broadcast along j, B along i, so both output axes are upcast (a 4x16
-// register tile), and the work (64*32*48) pays for threads on axis 0.
+// register tile), and the work (64*64*64 = 2^18) pays for threads on axis 0.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 0>}
 // NONE-LABEL:  func.func @matmul
 // NONE-SAME:     uop.schedule = #uop.schedule<>}
-func.func @matmul(%a: tensor<64x48xf32>, %b: tensor<48x32xf32>) -> tensor<64x32xf32> attributes {uop.kernel} {
-  %a3 = uop.reshape %a : tensor<64x48xf32> -> tensor<64x1x48xf32>
-  %ae = uop.expand %a3 : tensor<64x1x48xf32> -> tensor<64x32x48xf32>
-  %bt = uop.permute %b perm [1, 0] : tensor<48x32xf32> -> tensor<32x48xf32>
-  %b3 = uop.reshape %bt : tensor<32x48xf32> -> tensor<1x32x48xf32>
-  %be = uop.expand %b3 : tensor<1x32x48xf32> -> tensor<64x32x48xf32>
-  %p = uop.mul %ae, %be : tensor<64x32x48xf32>
-  %r = uop.reduce add %p axes [2] : tensor<64x32x48xf32> -> tensor<64x32xf32>
-  func.return %r : tensor<64x32xf32>
+func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
+  %a3 = uop.reshape %a : tensor<64x64xf32> -> tensor<64x1x64xf32>
+  %ae = uop.expand %a3 : tensor<64x1x64xf32> -> tensor<64x64x64xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<64x64xf32> -> tensor<64x64xf32>
+  %b3 = uop.reshape %bt : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %be = uop.expand %b3 : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
+  %p = uop.mul %ae, %be : tensor<64x64x64xf32>
+  %r = uop.reduce add %p axes [2] : tensor<64x64x64xf32> -> tensor<64x64xf32>
+  func.return %r : tensor<64x64xf32>
 }
 
 // A row sum shares no load between rows: no register tile; 12 rows of 8 is too little
@@ -32,9 +32,9 @@ func.func @rowsum(%x: tensor<12x8xf32>) -> tensor<12xf32> attributes {uop.kernel
 // A large elementwise kernel runs its first looped axis (axis 0 has size 1) on threads.
 // CHECK-LABEL: func.func @big_add
 // CHECK-SAME:    uop.schedule = #uop.schedule<thread = 1>}
-func.func @big_add(%x: tensor<1x512x256xf32>) -> tensor<1x512x256xf32> attributes {uop.kernel} {
-  %y = uop.add %x, %x : tensor<1x512x256xf32>
-  func.return %y : tensor<1x512x256xf32>
+func.func @big_add(%x: tensor<1x1024x256xf32>) -> tensor<1x1024x256xf32> attributes {uop.kernel} {
+  %y = uop.add %x, %x : tensor<1x1024x256xf32>
+  func.return %y : tensor<1x1024x256xf32>
 }
 
 // An odd-sized matmul gets the largest factors that divide its axes (9 = 1 * 9, 10 = 2 * 5).

@@ -1,0 +1,103 @@
+"""`uopc.capture`: a replayed step computes what the Python step computes, runs no Python
+trace, and refuses what it cannot replay."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import uopc
+from uopc import Tensor, manual_seed, nn
+from uopc.frontend.capture import CaptureError
+from uopc.frontend.optim import SGD, AdamW
+from uopc.runtime import engine as engine_module
+
+RNG = np.random.default_rng(11)
+BATCHES = [(RNG.random((16, 12), dtype=np.float32), RNG.integers(0, 5, 16).astype(np.int32))
+           for _ in range(6)]
+
+
+def make_step(optimizer):
+    manual_seed(0)
+    layers = [nn.Linear(12, 8), nn.Linear(8, 5)]
+    params = nn.parameters(layers)
+    opt = optimizer(params)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = layers[1](layers[0](Tensor(x)).relu()).cross_entropy(Tensor(y))
+        loss.backward()
+        opt.step(loss)
+        return loss
+    return step, params
+
+
+@pytest.mark.parametrize("optimizer", [lambda p: AdamW(p, lr=1e-2),
+                                       lambda p: SGD(p, lr=0.1, momentum=0.9)])
+def test_replayed_steps_match_python_steps_bit_for_bit(optimizer):
+    step, params = make_step(optimizer)
+    plain = [step(x, y).item() for x, y in BATCHES]
+    want = [p.numpy() for p in params]
+    step, params = make_step(optimizer)
+    captured = uopc.capture(step)
+    losses = [captured(x, y).item() for x, y in BATCHES]
+    assert captured.replays == len(BATCHES) - 2
+    assert losses == plain
+    for p, w in zip(params, want):
+        assert np.array_equal(p.numpy(), w)
+
+
+def test_a_replay_traces_nothing(monkeypatch):
+    step, _ = make_step(lambda p: AdamW(p, lr=1e-2))
+    captured = uopc.capture(step)
+    for x, y in BATCHES[:2]:
+        captured(x, y)
+
+    def no_trace(roots):
+        raise AssertionError("a replay traced a graph")
+    monkeypatch.setattr(engine_module, "trace", no_trace)
+    first, second = captured(*BATCHES[2]), captured(*BATCHES[3])
+    assert first is not second and captured.replays == 2  # fresh results every call
+    assert first.shape == () and np.isfinite(first.item())
+
+
+def test_new_argument_shapes_record_again():
+    step, _ = make_step(lambda p: SGD(p, lr=0.1))
+    captured = uopc.capture(step)
+    for x, y in BATCHES[:3]:
+        captured(x, y)
+    assert captured.replays == 1
+    x, y = BATCHES[3]
+    loss = captured(x[:8], y[:8])  # a smaller batch: the Python runs (and records) again
+    assert captured.replays == 1 and np.isfinite(loss.item())
+
+
+def test_a_value_made_inside_the_step_that_changes_is_refused():
+    w = Tensor(np.ones(3, np.float32), requires_grad=True)
+    calls = [0]
+
+    def step(x):
+        calls[0] += 1
+        scale = Tensor(np.full(3, calls[0], np.float32))  # changes every call
+        w.assign(w * scale + Tensor(x))
+        w.realize()
+        return w
+
+    captured = uopc.capture(step)
+    captured(np.zeros(3, np.float32))
+    with pytest.raises(CaptureError, match="changed between the two recorded calls"):
+        captured(np.zeros(3, np.float32))
+
+
+def test_an_argument_the_plans_never_see_is_refused():
+    w = Tensor(np.ones(3, np.float32))
+
+    def step(x):
+        w.assign(w + Tensor(x * 2))  # x * 2 is computed by numpy, not read by a plan
+        w.realize()
+        return w
+
+    captured = uopc.capture(step)
+    captured(np.ones(3, np.float32))
+    with pytest.raises(CaptureError, match=r"arguments \[0\] reach no plan"):
+        captured(np.ones(3, np.float32))
