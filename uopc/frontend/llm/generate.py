@@ -1,0 +1,107 @@
+"""Text generation: one prefill step over the prompt, then one decode step per token on
+a KV cache (see `kv_cache`), choosing each token on the host from the last logits.
+
+Greedy (temperature 0) takes the first maximum, as transformers' greedy search does.
+Sampling divides the logits by the temperature, keeps the `top_k` most likely tokens
+and then the smallest set whose probabilities reach `top_p`, and draws from the
+renormalized rest with a numpy Generator seeded by `seed` (same seed, same text).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: cache sizes are rounded up to this many positions, so that runs of similar lengths
+#: share compiled plans
+CACHE_QUANTUM = 64
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float = 0.0  # 0: greedy
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"temperature {self.temperature} is negative (0 is greedy)")
+        if self.top_k is not None and self.top_k < 1:
+            raise ValueError(f"top_k {self.top_k} must be at least 1")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p {self.top_p} must be in (0, 1]")
+
+
+def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator) -> int:
+    """The next token from one position's logits (vocab,)."""
+    if sampling.temperature == 0:
+        return int(np.argmax(logits))
+    scaled = logits.astype(np.float64) / sampling.temperature
+    if sampling.top_k is not None and sampling.top_k < scaled.size:
+        kth = np.partition(scaled, -sampling.top_k)[-sampling.top_k]
+        scaled = np.where(scaled >= kth, scaled, -np.inf)
+    probs = np.exp(scaled - scaled.max())
+    probs /= probs.sum()
+    if sampling.top_p is not None and sampling.top_p < 1:
+        order = np.argsort(-probs, kind="stable")
+        before = np.cumsum(probs[order]) - probs[order]  # mass of the more likely tokens
+        dropped = order[before >= sampling.top_p]
+        probs[dropped] = 0.0
+        probs /= probs.sum()
+    return int(rng.choice(probs.size, p=probs))
+
+
+@dataclass
+class Generation:
+    tokens: list[int] = field(default_factory=list)  # the new tokens, not the prompt
+    step_seconds: list[float] = field(default_factory=list)  # the time to each token
+
+    @property
+    def first_token_seconds(self) -> float:
+        """The prefill: the latency of the first token, compiles included."""
+        return self.step_seconds[0] if self.step_seconds else 0.0
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        """Tokens/s of the decode steps after the first one (which may compile the decode
+        plan): the speed of a warm generation loop."""
+        warm = self.step_seconds[2:] or self.step_seconds[1:]
+        return len(warm) / sum(warm) if warm and sum(warm) > 0 else 0.0
+
+
+def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
+             sampling: Sampling = Sampling(), stop: Sequence[int] = (),
+             on_token: Callable[[int], None] | None = None) -> Generation:
+    """Continue `prompt` (token ids) by up to `max_new_tokens`, stopping after a token in
+    `stop`. `model` is a GPT2 or Llama (anything with `new_cache` and
+    `__call__(ids, cache, last_only)`); `on_token` sees each token as it is chosen."""
+    if not prompt:
+        raise ValueError("generate needs a prompt of at least one token")
+    needed = len(prompt) + max_new_tokens
+    cache = model.new_cache(-(-needed // CACHE_QUANTUM) * CACHE_QUANTUM)
+    if cache.max_length < needed:
+        raise ValueError(f"prompt of {len(prompt)} tokens + {max_new_tokens} new ones "
+                         f"exceeds the model's context of {cache.max_length}")
+    rng = np.random.default_rng(sampling.seed)
+    out = Generation()
+    ids = np.asarray([prompt], np.int32)
+    start = time.perf_counter()
+    for _ in range(max_new_tokens):
+        logits = model(ids, cache, last_only=True)
+        cache.commit(logits)
+        token = choose(logits.numpy()[0, -1], sampling, rng)
+        now = time.perf_counter()
+        out.step_seconds.append(now - start)
+        start = now
+        out.tokens.append(token)
+        if on_token is not None:
+            on_token(token)
+        if token in stop:
+            break
+        ids = np.asarray([[token]], np.int32)
+    return out

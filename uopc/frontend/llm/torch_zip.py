@@ -1,0 +1,158 @@
+"""PyTorch `torch.save` files (`pytorch_model.bin`) read without torch and without
+running code from the file.
+
+Such a file is a zip archive: `<prefix>/data.pkl` is a pickle of the state dict and
+`<prefix>/data/<key>` holds the raw bytes of each storage. A pickle can name any Python
+callable and make the reader call it, so `data.pkl` goes through `RestrictedUnpickler`,
+which resolves only the globals a state dict is made of (an ordered dict, the tensor and
+parameter rebuild functions, the storage types) to uopc's own stand-ins, and refuses every
+other global before anything is called. Storages are numpy arrays; a tensor is a strided
+view into one (offset, sizes, strides, all checked against the storage's length) copied
+out, so tied weights and views with offsets come out as the values torch would give.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from uopc.frontend.llm.bfloat16 import bf16_to_f32
+
+#: torch storage type name -> numpy dtype of its elements (bfloat16 read as its bits)
+STORAGE_DTYPES = {
+    "DoubleStorage": "f8", "FloatStorage": "f4", "HalfStorage": "f2", "BFloat16Storage": "u2",
+    "LongStorage": "i8", "IntStorage": "i4", "ShortStorage": "i2", "CharStorage": "i1",
+    "ByteStorage": "u1", "BoolStorage": "?",
+}
+
+
+class UnsafeCheckpointError(pickle.UnpicklingError):
+    """The pickle names something a state dict never contains; nothing of it was run."""
+
+
+class _StorageType:
+    """What a storage type global (torch.FloatStorage, ...) stands for: its element type."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.dtype = np.dtype(STORAGE_DTYPES[name])
+
+
+def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
+                    requires_grad: bool = False, backward_hooks: Any = None,
+                    metadata: Any = None) -> np.ndarray:
+    """torch._utils._rebuild_tensor_v2: the strided view of `storage`, copied."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride) or offset < 0 or any(s < 0 for s in size + stride):
+        raise UnsafeCheckpointError(f"tensor with offset {offset}, sizes {size} and "
+                                    f"strides {stride} is malformed")
+    if 0 in size:
+        return np.zeros(size, storage.dtype)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    if last >= storage.size:
+        raise UnsafeCheckpointError(f"tensor with offset {offset}, sizes {size} and strides "
+                                    f"{stride} reaches element {last} of a storage of "
+                                    f"{storage.size}")
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[offset:], size, [s * item for s in stride],
+                                           writeable=False)
+    return np.array(view)
+
+
+def _rebuild_parameter(data: np.ndarray, requires_grad: bool = False,
+                       backward_hooks: Any = None) -> np.ndarray:
+    """torch._utils._rebuild_parameter: a parameter is its data."""
+    return data
+
+
+#: (module, name) -> stand-in; everything a state dict pickle may name
+_ALLOWED: dict[tuple[str, str], Any] = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    **{("torch", name): _StorageType(name) for name in STORAGE_DTYPES},
+}
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Unpickles a state dict; `find_class` refuses any global outside `_ALLOWED`, so a
+    pickle that would call anything else stops before it is called. Storages (persistent
+    ids) are read from the archive by `load_storage(key, dtype, numel)`."""
+
+    def __init__(self, file: io.BufferedIOBase, load_storage: Any):
+        super().__init__(file)
+        self._load_storage = load_storage
+        self._storages: dict[str, np.ndarray] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = _ALLOWED.get((module, name))
+        if found is None:
+            raise UnsafeCheckpointError(
+                f"refusing to load {module}.{name}: a state dict only holds tensors, "
+                f"storages and dicts, and this pickle would call {module}.{name}; "
+                f"the file was not executed (use a .safetensors file, or re-save it)")
+        return found
+
+    def persistent_load(self, pid: Any) -> np.ndarray:
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
+            raise UnsafeCheckpointError(f"unknown persistent id {pid!r} (expected a storage)")
+        _, kind, key, _location, numel = pid
+        key = str(key)
+        if key not in self._storages:
+            self._storages[key] = self._load_storage(key, kind.dtype, int(numel))
+        return self._storages[key]
+
+
+def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
+    """name -> array of the state dict in a torch.save zip file (bfloat16 as float32).
+
+    Raises UnsafeCheckpointError for a pickle that names anything but a state dict's
+    parts, ValueError for a file that is not a torch zip checkpoint."""
+    path = Path(path)
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path}: not a zip archive; only the zip format of torch.save "
+                         f"(PyTorch >= 1.6) is read")
+    with zipfile.ZipFile(path) as archive:
+        pickles = [n for n in archive.namelist() if n.endswith("/data.pkl")]
+        if len(pickles) != 1:
+            raise ValueError(f"{path}: expected one <prefix>/data.pkl in the archive, "
+                             f"found {len(pickles)}")
+        prefix = pickles[0][: -len("data.pkl")]
+        names = set(archive.namelist())
+        order = "little"
+        if prefix + "byteorder" in names:
+            order = archive.read(prefix + "byteorder").decode().strip()
+        endian = "<" if order == "little" else ">"
+
+        def load_storage(key: str, dtype: np.dtype, numel: int) -> np.ndarray:
+            record = f"{prefix}data/{key}"
+            if record not in names:
+                raise ValueError(f"{path}: storage {key} is missing from the archive")
+            raw = np.frombuffer(archive.read(record), dtype.newbyteorder(endian))
+            if raw.size < numel:
+                raise ValueError(f"{path}: storage {key} holds {raw.size} elements, "
+                                 f"the pickle says {numel}")
+            raw = raw.astype(dtype)  # native byte order, own memory
+            return bf16_to_f32(raw) if dtype == np.uint16 else raw
+
+        with archive.open(pickles[0]) as f:
+            try:
+                state = RestrictedUnpickler(f, load_storage).load()
+            except (UnsafeCheckpointError, ValueError):
+                raise
+            except Exception as e:  # what the allowed stand-ins raise on malformed bytes
+                raise ValueError(f"{path}: not a valid torch state dict pickle "
+                                 f"({type(e).__name__}: {e})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: the pickle holds a {type(state).__name__}, not a state dict")
+    bad = [k for k, v in state.items() if not isinstance(v, np.ndarray)]
+    if bad:
+        raise ValueError(f"{path}: entries {bad[:3]} of the state dict are not tensors")
+    return dict(state)
