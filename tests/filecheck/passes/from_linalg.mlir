@@ -128,7 +128,7 @@ func.func @slices(%x: tensor<4x10xf32>) -> tensor<6x2xf32> {
 // -----
 
 // a generic's body becomes elementwise ops over the iteration space: ole is "less, or
-// not unequal", divf multiplies by the reciprocal (xDSL 0.75's arith.select takes an i1
+// not unequal", divf is uop.div (xDSL 0.75's arith.select takes an i1
 // condition only, so a select on tensors must live in a body)
 // CHECK-LABEL: func.func @compare(%a: tensor<4xf32>, %b: tensor<4xf32>)
 // CHECK-NEXT:    %0 = uop.cmplt %a, %b : tensor<4xf32>
@@ -137,9 +137,8 @@ func.func @slices(%x: tensor<4x10xf32>) -> tensor<6x2xf32> {
 // CHECK-NEXT:    %3 = uop.cmpne %1, %2 : tensor<4xi1>
 // CHECK-NEXT:    %4 = uop.const dense<true> : tensor<4xi1>
 // CHECK-NEXT:    %5 = uop.where %0, %4, %3 : tensor<4xi1>, tensor<4xi1>
-// CHECK-NEXT:    %6 = uop.recip %b : tensor<4xf32>
-// CHECK-NEXT:    %7 = uop.mul %a, %6 : tensor<4xf32>
-// CHECK-NEXT:    %r = uop.where %5, %a, %7 : tensor<4xi1>, tensor<4xf32>
+// CHECK-NEXT:    %6 = uop.div %a, %b : tensor<4xf32>
+// CHECK-NEXT:    %r = uop.where %5, %a, %6 : tensor<4xi1>, tensor<4xf32>
 // CHECK-NEXT:    func.return %r
 func.func @compare(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
