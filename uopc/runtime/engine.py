@@ -53,7 +53,7 @@ from uopc.lowering.pipeline import LOOP_PIPELINE, expand, run_pipeline
 from uopc.passes import gc_frozen
 from uopc.passes.kernelize import ALU_OPS
 from uopc.runtime.backend import Backend, default_backend
-from uopc.runtime.program import Program, compile_program
+from uopc.runtime.program import Program, compile_program, sample_inputs
 from uopc.runtime.machine import peak_gbs, peak_gflops
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.uopdialect.graph import UOp
@@ -397,12 +397,8 @@ def time_kernels(program: Program, kernels: list[KernelInfo],
         if fn is None or library.parameter_count(k.name) != 1 + len(k.inputs):
             times.append(None)
             continue
-        arrays = [np.empty(k.out.shape, NUMPY_DTYPES[k.out.dtype])]
-        for sig in k.inputs:
-            if sig.dtype in ("f32", "f16"):
-                arrays.append(rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype]))
-            else:
-                arrays.append(np.ones(sig.shape, NUMPY_DTYPES[sig.dtype]))
+        arrays = [np.empty(k.out.shape, NUMPY_DTYPES[k.out.dtype]),
+                  *sample_inputs(k.inputs, rng)]
         pointers = [library.bind(a) for a in arrays]
         best = math.inf
         for _ in range(repeats):

@@ -32,9 +32,8 @@ are inputs.
 
 from __future__ import annotations
 
-import time
-
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +54,8 @@ from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, default_backend
 from uopc.uopdialect.scf_verifier import verify_program, verify_scf
+from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
+from uopc.uopdialect.types import NUMPY_DTYPES
 
 
 class ArgumentError(ValueError):
@@ -300,6 +301,14 @@ def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
         names = ", ".join("@" + f.sym_name.data for f in funcs) or "none"
         raise ProgramError(f"no entry function @{entry or 'main'} in the module (functions: {names})")
     return entry_fn
+
+
+def sample_inputs(sigs: Sequence[Sig], rng: np.random.Generator) -> list[np.ndarray]:
+    """Arrays to time a kernel on: floats uniform in [0.5, 1.5) (no denormals, no zero
+    divisors), integers and booleans all ones (valid indices and masks)."""
+    return [rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype])
+            if sig.dtype in FLOAT_DTYPES else np.ones(sig.shape, NUMPY_DTYPES[sig.dtype])
+            for sig in sigs]
 
 
 def compile_program(module: ModuleOp, entry: str | None = "main",

@@ -38,7 +38,7 @@ from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
-from uopc.runtime.program import compile_entries
+from uopc.runtime.program import compile_entries, sample_inputs
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
@@ -114,18 +114,6 @@ class TuningCache:
         os.replace(tmp, self.path)
 
 
-def _inputs(kernel: func.FuncOp) -> list[np.ndarray]:
-    rng = np.random.default_rng(0)
-    arrays = []
-    for t in kernel.function_type.inputs.data:
-        sig = sig_of(t)
-        if sig.dtype in ("f32", "f16"):
-            arrays.append(rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype]))
-        else:
-            arrays.append(np.ones(sig.shape, NUMPY_DTYPES[sig.dtype]))
-    return arrays
-
-
 def measure(kernel: func.FuncOp, schedules: list[Schedule], backend: Backend,
             seconds: float) -> list[float]:
     """The median time of `kernel` under each schedule: one library holding a copy of the
@@ -139,7 +127,8 @@ def measure(kernel: func.FuncOp, schedules: list[Schedule], backend: Backend,
         module.body.block.add_op(copy)
         names.append(copy.sym_name.data)
     programs = compile_entries(module, names, backend)
-    inputs = _inputs(kernel)
+    inputs = sample_inputs([sig_of(t) for t in kernel.function_type.inputs.data],
+                           np.random.default_rng(0))
     outputs = [np.empty(sig_of(t).shape, NUMPY_DTYPES[sig_of(t).dtype])
                for t in kernel.function_type.outputs.data]
     times: list[list[float]] = [[] for _ in schedules]
