@@ -7,6 +7,7 @@ and generation with a KV cache.
     gguf_file    llama GGUF files: config, weights (packed and dequantized), metadata
     bpe          byte-level BPE: GPT-2's encoder.json / vocab.bpe, or a GGUF's vocabulary
     weights      weights looked up by checkpoint name, shapes checked
+    causal_lm    what both architectures provide: a step's host inputs and its lazy graph
     gpt2, llama  the two architectures, loading weights by their checkpoint names
     attention    scaled dot-product attention with grouped-query heads
     kv_cache     fixed-size key/value buffers: one compiled plan for every decode step

@@ -14,7 +14,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, visible: Tensor) -> Tensor:
     reads key/value head h // (H // KV) (grouped-query attention; KV = H is plain
     multi-head). `visible` is (T, S) booleans. Returns (B, H, T, hd)."""
     batch, heads, length, head_dim = q.shape
-    kv_heads, size = k.shape[1], k.shape[2]
+    kv_heads = k.shape[1]
     if heads % kv_heads:
         raise ValueError(f"attention with {heads} query heads and {kv_heads} key/value "
                          f"heads: query heads must be a multiple of key/value heads")

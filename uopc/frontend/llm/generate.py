@@ -17,11 +17,13 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from uopc.frontend.capture import capture
+from uopc.frontend.llm.causal_lm import CausalLM
+from uopc.frontend.llm.kv_cache import KVCache
+from uopc.frontend.tensor import Tensor
 
 #: cache sizes are rounded up to this many positions, so that runs of similar lengths
 #: share compiled plans
@@ -81,12 +83,11 @@ class Generation:
         return len(warm) / sum(warm) if warm and sum(warm) > 0 else 0.0
 
 
-def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
+def generate(model: CausalLM, prompt: Sequence[int], max_new_tokens: int,
              sampling: Sampling = Sampling(), stop: Sequence[int] = (),
              on_token: Callable[[int], None] | None = None) -> Generation:
     """Continue `prompt` (token ids) by up to `max_new_tokens`, stopping after a token in
-    `stop`. `model` is a GPT2 or Llama (anything with `new_cache`,
-    `step_inputs(ids, cache)` and `forward(cache, *inputs, last_only)`); `on_token` sees each token as it is chosen."""
+    `stop`. `model` is a GPT2 or Llama; `on_token` sees each token as it is chosen."""
     if not prompt:
         raise ValueError("generate needs a prompt of at least one token")
     needed = len(prompt) + max_new_tokens
@@ -116,7 +117,7 @@ def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
     return out
 
 
-def _step(model: Any, cache: Any, *inputs: np.ndarray) -> Any:
+def _step(model: CausalLM, cache: KVCache, *inputs: np.ndarray) -> Tensor:
     """The realized last-position logits of one step from its `step_inputs`."""
     logits = model.forward(cache, *inputs, last_only=True)
     cache.realize(logits)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from uopc.frontend.llm.attention import attend
+from uopc.frontend.llm.causal_lm import CausalLM
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
 from uopc.frontend.llm.kv_cache import KVCache, Step
 from uopc.frontend.llm.weights import Weights
@@ -54,7 +55,7 @@ class GPT2Block:
         return x + self.ln_2(x).linear(*self.fc).gelu().linear(*self.out)
 
 
-class GPT2:
+class GPT2(CausalLM):
     """Token ids (B, T) -> next-token logits (B, T, vocab), from a Hugging Face GPT-2
     config (n_layer, n_embd, n_head, n_positions, vocab_size, layer_norm_epsilon)."""
 
@@ -88,17 +89,7 @@ class GPT2:
         size = self.context if max_length is None else min(max_length, self.context)
         return KVCache(self.layers, batch, self.heads, self.dim // self.heads, size)
 
-    def __call__(self, ids: Any, cache: KVCache | None = None, last_only: bool = False) -> Tensor:
-        """Logits of the tokens `ids` (B, T) following those already in `cache` (a fresh
-        cache of T positions when None). Lazy; with a cache, `cache.commit(logits)`
-        realizes the step."""
-        ids = np.asarray(ids, np.int32)
-        cache = cache if cache is not None else self.new_cache(ids.shape[1], ids.shape[0])
-        return self.forward(cache, *self.step_inputs(ids, cache), last_only=last_only)
-
-    def step_inputs(self, ids: Any, cache: KVCache) -> tuple[np.ndarray, ...]:
-        """Begin a step of `ids` (B, T) on `cache`: the arrays `forward` reads."""
-        ids = np.asarray(ids, np.int32)
+    def step_inputs(self, ids: np.ndarray, cache: KVCache) -> tuple[np.ndarray, ...]:
         data = cache.begin(ids.shape[1])
         return ids, data.positions, data.placement, data.written, data.visible
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from uopc.frontend.llm.attention import attend
+from uopc.frontend.llm.causal_lm import CausalLM
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
 from uopc.frontend.llm.gguf_file import read_gguf
 from uopc.frontend.llm.kv_cache import KVCache, Step
@@ -105,7 +106,7 @@ class LlamaShape:
         self.tied = config.get("tie_word_embeddings", False)
 
 
-class Llama:
+class Llama(CausalLM):
     """Token ids (B, T) -> next-token logits (B, T, vocab)."""
 
     def __init__(self, config: dict[str, Any], state: dict[str, np.ndarray]):
@@ -136,15 +137,7 @@ class Llama:
         size = c.context if max_length is None else min(max_length, c.context)
         return KVCache(c.layers, batch, c.kv_heads, c.head_dim, size)
 
-    def __call__(self, ids: Any, cache: KVCache | None = None, last_only: bool = False) -> Tensor:
-        """Logits of `ids` (B, T) after the tokens in `cache`; see GPT2.__call__."""
-        ids = np.asarray(ids, np.int32)
-        cache = cache if cache is not None else self.new_cache(ids.shape[1], ids.shape[0])
-        return self.forward(cache, *self.step_inputs(ids, cache), last_only=last_only)
-
-    def step_inputs(self, ids: Any, cache: KVCache) -> tuple[np.ndarray, ...]:
-        """Begin a step of `ids` (B, T) on `cache`: the arrays `forward` reads."""
-        ids = np.asarray(ids, np.int32)
+    def step_inputs(self, ids: np.ndarray, cache: KVCache) -> tuple[np.ndarray, ...]:
         data = cache.begin(ids.shape[1])
         cos, sin = rotary_tables(data.positions, self.cfg.head_dim, self.cfg.theta)
         return ids, cos, sin, data.placement, data.written, data.visible
