@@ -293,11 +293,13 @@ class Format:
 
 
 def _max_scaled(fmt: Format, blocks: np.ndarray):
-    """scale = max|w| / code max (f32); codes = encode(w / scale), saturating."""
-    scale = (np.abs(blocks).max(axis=-1) / np.float32(fmt.code.max)).astype(np.float32)
+    """scale = max|w| / code max (f32); codes = encode(w / scale) clipped to
+    [-max, max] (rounding, or a scale that underflowed, can land past it)."""
+    top = np.float32(fmt.code.max)
+    scale = (np.abs(blocks).max(axis=-1) / top).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.where(scale[..., None] == 0, np.float32(0), blocks / scale[..., None])
-    return scale, None, fmt.code.encode(x, saturate=True)
+    return scale, None, fmt.code.encode(np.clip(x, -top, top))
 
 
 def _mx(fmt: Format, blocks: np.ndarray):
