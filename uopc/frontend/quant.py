@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from uopc.frontend.nn import Linear
+from uopc.frontend.nn import Linear, Sequential
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
@@ -188,7 +188,10 @@ def _rewrite(obj: Any, path: str, visit, seen: set[int]) -> Any:
         return obj
     seen.add(id(obj))
     for key, value in _items(obj):
-        name = f"{path}.{key}" if path else str(key)
+        if isinstance(obj, Sequential) and key == "layers":
+            name = path  # entries are named by index, as in state dicts: "net.0.weight"
+        else:
+            name = f"{path}.{key}" if path else str(key)
         new = visit(name, obj, key, value)
         if new is None and _is_container(value):
             rebuilt = _rewrite(value, name, visit, seen)
