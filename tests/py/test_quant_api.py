@@ -44,6 +44,14 @@ def test_rows_that_do_not_fill_whole_words(fmt, rows, grouping):
     assert bits_equal(q.numpy(), q.packed.dequantize())
 
 
+@pytest.mark.parametrize("fmt", ["q4_0", "mxfp4", "int8"])
+def test_a_partial_last_block(fmt):
+    """784 inputs (MNIST) in blocks of 32: the last block is padded, the padding unread."""
+    w = RNG.standard_normal((3, 784)).astype(np.float32)
+    q = quantize_weight(w, fmt)
+    assert q.shape == (3, 784) and bits_equal(q.numpy(), q.packed.dequantize())
+
+
 @pytest.mark.parametrize("fmt", ["int4", "e4m3", "mxfp4", "q4_0", "q4_1", "q8_0", "bf16"])
 def test_matmuls_read_quantized_weights(fmt):
     w = RNG.standard_normal((48, 64)).astype(np.float32)

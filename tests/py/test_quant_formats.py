@@ -220,6 +220,18 @@ def test_mx_formats_follow_the_ocp_recipe(fmt, code, w):
     assert np.array_equal(f.codes(packed), expected.astype(np.int64))
 
 
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_a_partial_last_block_is_padded_with_zeros(fmt):
+    w = np.random.default_rng(1).standard_normal((3, 40)).astype(np.float32)
+    padded = np.pad(w, ((0, 0), (0, 24)))
+    f = FORMATS[fmt]
+    part, whole = f.quantize(w), f.quantize(padded)
+    assert part.shape == (3, 40) and part.padded_cols == 64
+    assert np.array_equal(part.codes, whole.codes) and np.array_equal(part.scales, whole.scales)
+    assert same_floats(part.dequantize(), whole.dequantize()[:, :40])
+    assert np.array_equal(f.codes(part), f.codes(whole)[:, :40])
+
+
 def test_bytes_per_element():
     w = np.random.default_rng(0).standard_normal((4, 256)).astype(np.float32)
     bits = {name: 8 * FORMATS[name].quantize(w).nbytes / w.size for name in FORMATS}
@@ -235,8 +247,8 @@ def test_bad_requests_name_the_fix():
         get_format("int3")
     with pytest.raises(QuantError, match="blocks of 32: group_size 64 does not apply"):
         FORMATS["mxfp4"].quantize(np.zeros((1, 64)), group_size=64)
-    with pytest.raises(QuantError, match="pick a group_size that divides 48"):
-        FORMATS["int4"].quantize(np.zeros((1, 48)), group_size=32)
+    with pytest.raises(QuantError, match="rows of 48 elements have no GGUF form"):
+        FORMATS["q4_0"].quantize(np.ones((1, 48))).to_gguf()
     with pytest.raises(QuantError, match="the weight holds NaN or infinity"):
         FORMATS["int8"].quantize(np.full((1, 32), np.nan))
     with pytest.raises(QuantError, match=r"expected a \(rows, cols\) matrix"):

@@ -64,21 +64,21 @@ def dequantized(packed: Packed) -> Tensor:
     """The lazy f32 Tensor of `packed`, decoded from packed storage where it is read."""
     fmt = packed.format
     rows, cols = packed.shape
-    g = packed.group
-    values = _decoded(packed.codes, fmt.code.name, fmt.bits, cols)
+    g, width = packed.group, packed.padded_cols  # whole blocks; cut to cols at the end
+    values = _decoded(packed.codes, fmt.code.name, fmt.bits, width)
     if fmt.split_nibbles:  # ggml's order: byte j of a block holds elements j and j + g/2
-        values = values.reshape(rows, cols // g, g // 2, 2).permute(0, 1, 3, 2) \
-            .reshape(rows, cols)
+        values = values.reshape(rows, width // g, g // 2, 2).permute(0, 1, 3, 2) \
+            .reshape(rows, width)
     if fmt.scale == "q4_0":
         values = values - 8.0
     if fmt.scale == "mx":
-        scale = _decoded(packed.scales, "e8m0", 8, cols // g)
+        scale = _decoded(packed.scales, "e8m0", 8, width // g)
     else:
         scale = Tensor(packed.scales).float()
     out = values * _over_blocks(scale, g)
     if packed.mins is not None:
         out = out + _over_blocks(Tensor(packed.mins).float(), g)
-    return out
+    return out if width == cols else out.shrink(((0, rows), (0, cols)))
 
 
 class QuantizedTensor(Tensor):

@@ -237,7 +237,8 @@ class Format:
         return g
 
     def quantize(self, w: np.ndarray, group_size: int | None = None) -> "Packed":
-        """Quantize a (rows, cols) matrix in blocks of the row (see `group`)."""
+        """Quantize a (rows, cols) matrix in blocks of the row (see `group`). A row that
+        does not fill its last block is padded with zeros (stored, never read back)."""
         w = np.asarray(w)
         if w.ndim != 2:
             raise QuantError(f"quantize {self.name}: expected a (rows, cols) matrix, got "
@@ -247,12 +248,9 @@ class Format:
         w = w.astype(np.float32)
         g = self.group(group_size)
         rows, cols = w.shape
-        if cols % g:
-            raise QuantError(f"quantize {self.name}: rows of {cols} elements do not split "
-                             f"into blocks of {g}; pick a group_size that divides {cols}")
-        blocks = w.reshape(rows, cols // g, g)
+        blocks = np.pad(w, ((0, 0), (0, -cols % g))).reshape(rows, -1, g)
         scales, mins, codes = _QUANTIZERS[self.scale](self, blocks)
-        return Packed(self, (rows, cols), g, self._arrange(codes.reshape(rows, cols), g),
+        return Packed(self, (rows, cols), g, self._arrange(codes.reshape(rows, -1), g),
                       scales, mins)
 
     def _arrange(self, codes: np.ndarray, g: int) -> np.ndarray:
@@ -265,25 +263,29 @@ class Format:
 
     def codes(self, packed: "Packed") -> np.ndarray:
         """The codes of `packed` in element order, (rows, cols)."""
-        rows, cols = packed.shape
-        c = unpack_codes(packed.codes, self.bits)[:, :cols]
+        return self._block_codes(packed)[:, :packed.shape[1]]
+
+    def _block_codes(self, packed: "Packed") -> np.ndarray:
+        """The codes of whole blocks (a padded last block included), (rows, padded cols)."""
+        rows, width = packed.shape[0], packed.padded_cols
+        c = unpack_codes(packed.codes, self.bits)[:, :width]
         if self.split_nibbles:
             g = packed.group
-            c = c.reshape(rows, cols // g, g // 2, 2).transpose(0, 1, 3, 2).reshape(rows, cols)
+            c = c.reshape(rows, width // g, g // 2, 2).transpose(0, 1, 3, 2).reshape(rows, width)
         return c
 
     def dequantize(self, packed: "Packed") -> np.ndarray:
         """The f32 matrix `packed` stands for (the reference decode)."""
         rows, cols = packed.shape
         g = packed.group
-        values = self.code.decode(self.codes(packed)).reshape(rows, cols // g, g)
+        values = self.code.decode(self._block_codes(packed)).reshape(rows, -1, g)
         scale = self.scale_values(packed)[..., None]
         if self.scale == "q4_0":
             values = values - np.float32(8)
         out = values * scale
         if packed.mins is not None:
             out = out + packed.mins.astype(np.float32)[..., None]
-        return out.reshape(rows, cols).astype(np.float32)
+        return out.reshape(rows, -1)[:, :cols].astype(np.float32)
 
     def scale_values(self, packed: "Packed") -> np.ndarray:
         """The f32 scale of every block, (rows, blocks)."""
@@ -386,6 +388,11 @@ class Packed:
     mins: np.ndarray | None = field(default=None)
 
     @property
+    def padded_cols(self) -> int:
+        """Columns rounded up to whole blocks."""
+        return -(-self.shape[1] // self.group) * self.group
+
+    @property
     def nbytes(self) -> int:
         """Bytes of storage: codes, scales and mins."""
         return self.codes.nbytes + self.scales.nbytes + (0 if self.mins is None else
@@ -399,6 +406,9 @@ class Packed:
         if self.format.gguf is None:
             raise QuantError(f"{self.format.name} is not a GGUF block format")
         rows, cols = self.shape
+        if cols % self.group:
+            raise QuantError(f"GGUF rows are whole blocks of {self.group}: rows of {cols} "
+                             f"elements have no GGUF form")
         nb = cols // self.group
         planes = [self.scales.astype("<f2").view(np.uint8).reshape(rows, nb, 2)]
         if self.mins is not None:
