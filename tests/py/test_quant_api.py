@@ -156,19 +156,9 @@ def test_exclude_and_tied_heads():
 def test_llm_gpt2_tied_head_reads_the_quantized_table():
     from uopc.frontend.llm.gpt2 import GPT2
 
-    dim, vocab = 32, 64
-    config = {"n_layer": 1, "n_embd": dim, "n_head": 4, "n_positions": 16, "vocab_size": vocab}
+    model = GPT2.random(layers=1, dim=32, heads=4, vocab=64, positions=16, seed=3)
     rng = np.random.default_rng(3)
-    shapes = {"wte.weight": (vocab, dim), "wpe.weight": (16, dim),
-              "h.0.attn.c_attn.weight": (dim, 3 * dim), "h.0.attn.c_attn.bias": (3 * dim,),
-              "h.0.attn.c_proj.weight": (dim, dim), "h.0.attn.c_proj.bias": (dim,),
-              "h.0.mlp.c_fc.weight": (dim, 4 * dim), "h.0.mlp.c_fc.bias": (4 * dim,),
-              "h.0.mlp.c_proj.weight": (4 * dim, dim), "h.0.mlp.c_proj.bias": (dim,)}
-    state = {k: (0.1 * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
-    for n in ("h.0.ln_1", "h.0.ln_2", "ln_f"):
-        state[n + ".weight"], state[n + ".bias"] = np.ones(dim, np.float32), np.zeros(dim, np.float32)
-    model = GPT2(config, state)
-    ids = rng.integers(0, vocab, (1, 6))
+    ids = rng.integers(0, 64, (1, 6))
     f32 = model(ids).numpy()
     report = quantize_model(model, "q8_0")
     assert len(report.entries) == 6  # wte, wpe and the four block matrices

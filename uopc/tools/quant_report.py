@@ -112,27 +112,14 @@ def mnist_case(train_steps: int = 200, samples: int = 512) -> Case:
 def gpt2_case(layers: int = 2, dim: int = 64, vocab: int = 512, tokens: int = 32) -> Case:
     from uopc.frontend.llm.gpt2 import GPT2
 
-    config = {"n_layer": layers, "n_embd": dim, "n_head": 4, "n_positions": 64,
-              "vocab_size": vocab}
-    rng = np.random.default_rng(0)
-    shapes = {"wte.weight": (vocab, dim), "wpe.weight": (64, dim)}
-    for i in range(layers):
-        p = f"h.{i}."
-        shapes |= {p + "attn.c_attn.weight": (dim, 3 * dim), p + "attn.c_attn.bias": (3 * dim,),
-                   p + "attn.c_proj.weight": (dim, dim), p + "attn.c_proj.bias": (dim,),
-                   p + "mlp.c_fc.weight": (dim, 4 * dim), p + "mlp.c_fc.bias": (4 * dim,),
-                   p + "mlp.c_proj.weight": (4 * dim, dim), p + "mlp.c_proj.bias": (dim,)}
-    state = {k: (0.02 * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
-    for name in [f"h.{i}.ln_{j}" for i in range(layers) for j in (1, 2)] + ["ln_f"]:
-        state[name + ".weight"] = np.ones(dim, np.float32)
-        state[name + ".bias"] = np.zeros(dim, np.float32)
-    ids = rng.integers(0, vocab, (2, tokens))
+    ids = np.random.default_rng(1).integers(0, vocab, (2, tokens))
 
     def record(model):
         model.blocks = [Recorder(b) for b in model.blocks]
         return {f"block{i}": r for i, r in enumerate(model.blocks)}
 
-    return Case(f"GPT-2 {layers}x{dim}, vocab {vocab}", lambda: GPT2(config, state),
+    return Case(f"GPT-2 {layers}x{dim}, vocab {vocab}",
+                lambda: GPT2.random(layers, dim, heads=4, vocab=vocab, positions=64),
                 record, lambda model: model(ids))
 
 
