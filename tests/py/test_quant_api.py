@@ -176,3 +176,28 @@ def test_bad_requests():
         quantize_weight(np.zeros((2, 32), np.float32), "fp3")
     with pytest.raises(QuantError, match="group_size 3 must be positive and even"):
         quantize_weight(np.zeros((2, 30), np.float32), "int4", group_size=3)
+
+
+#: the README's documented bound on the worst output error (relative to the largest
+#: output) of a quantized MLP against the f32 one
+TOLERANCE = {"f16": 1e-3, "bf16": 1e-2, "int8": 2e-2, "q8_0": 2e-2, "e4m3": 0.1, "mxfp8": 0.1,
+             "e5m2": 0.15, "int4": 0.3, "e2m1": 0.3, "mxfp4": 0.3, "q4_0": 0.3, "q4_1": 0.3}
+
+
+def test_each_format_stays_within_its_documented_tolerance():
+    assert set(TOLERANCE) == set(FORMATS)
+    x = Tensor(np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32))
+
+    def build():
+        uopc.manual_seed(0)
+        return nn.Sequential(nn.Linear(256, 128), nn.Linear(128, 10))
+
+    def run(model):
+        return model[1](model[0](x).relu()).numpy()
+
+    ref = run(build())
+    for fmt, bound in TOLERANCE.items():
+        model = build()
+        quantize_model(model, fmt)
+        error = np.abs(run(model) - ref).max() / np.abs(ref).max()
+        assert 0 < error < bound, fmt

@@ -253,8 +253,8 @@ def contiguous(a: Sig) -> Sig:
 def decode(code: str | None, words: Sig, pos: Sig) -> Sig:
     """decode: i32 words and i32 code positions of one shape give f32 values."""
     if code not in CODES:
-        raise ShapeError(f"decode needs an element code, one of {', '.join(CODES)}; "
-                         f"found {code}")
+        raise ShapeError(f"unknown element code {code}: decode takes one of "
+                         f"{', '.join(CODES)}")
     if words.dtype != "i32" or pos.dtype != "i32":
         raise ShapeError(f"decode takes i32 words and i32 positions, found {words.dtype} "
                          f"and {pos.dtype}: packed storage travels as i32 words")

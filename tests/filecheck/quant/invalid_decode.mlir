@@ -1,7 +1,7 @@
 // RUN: uopc-opt %s --split-input-file --verify-diagnostics
 
 func.func @unknown(%w: tensor<4xi32>) -> tensor<4xf32> {
-  // expected-error@+1 {{decode needs an element code, one of f16, bf16, e4m3, e5m2, e2m1, e8m0, int8, int4, uint4; found e3m4}}
+  // expected-error@+1 {{unknown element code e3m4: decode takes one of f16, bf16, e4m3, e5m2, e2m1, e8m0, int8, int4, uint4}}
   %r = "uop.decode"(%w, %w) <{kind = "e3m4"}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xf32>
   func.return %r : tensor<4xf32>
 }
