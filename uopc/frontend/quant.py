@@ -69,8 +69,8 @@ def dequantized(packed: Packed) -> Tensor:
     if fmt.split_nibbles:  # ggml's order: byte j of a block holds elements j and j + g/2
         values = values.reshape(rows, width // g, g // 2, 2).permute(0, 1, 3, 2) \
             .reshape(rows, width)
-    if fmt.scale == "q4_0":
-        values = values - 8.0
+    if fmt.offset:
+        values = values + fmt.offset
     if fmt.scale == "mx":
         scale = _decoded(packed.scales, "e8m0", 8, width // g)
     else:

@@ -210,7 +210,8 @@ class Format:
     `scale` is the kind of block scale: "max" (f32 max|w| / code max), "mx" (e8m0),
     "q8_0", "q4_0" or "q4_1" (GGUF, f16 scales). `block` is the fixed block size (None:
     the `group_size` parameter); `gguf` the GGML type name; `split_nibbles` says a 4-bit
-    block keeps ggml's order (byte j holds elements j and j + block/2)."""
+    block keeps ggml's order (byte j holds elements j and j + block/2); `offset` is added
+    to every decoded code before scaling (Q4_0 stores q + 8)."""
 
     name: str
     code: Code
@@ -218,6 +219,7 @@ class Format:
     block: int | None = None
     gguf: str | None = None
     split_nibbles: bool = False
+    offset: float = 0.0
 
     @property
     def bits(self) -> int:
@@ -280,8 +282,8 @@ class Format:
         g = packed.group
         values = self.code.decode(self._block_codes(packed)).reshape(rows, -1, g)
         scale = self.scale_values(packed)[..., None]
-        if self.scale == "q4_0":
-            values = values - np.float32(8)
+        if self.offset:
+            values = values + np.float32(self.offset)
         out = values * scale
         if packed.mins is not None:
             out = out + packed.mins.astype(np.float32)[..., None]
@@ -362,7 +364,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("mxfp8", CODES["e4m3"], "mx", block=32),
     Format("mxfp4", CODES["e2m1"], "mx", block=32),
     Format("q8_0", CODES["int8"], "q8_0", block=32, gguf="Q8_0"),
-    Format("q4_0", CODES["uint4"], "q4_0", block=32, gguf="Q4_0", split_nibbles=True),
+    Format("q4_0", CODES["uint4"], "q4_0", block=32, gguf="Q4_0", split_nibbles=True,
+           offset=-8.0),
     Format("q4_1", CODES["uint4"], "q4_1", block=32, gguf="Q4_1", split_nibbles=True),
 )}
 
