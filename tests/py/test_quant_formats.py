@@ -149,10 +149,11 @@ weights = hnp.arrays(np.float32, st.tuples(st.integers(1, 4), st.sampled_from([3
 @settings(max_examples=40, deadline=None)
 @given(weights, st.sampled_from(GGUF))
 def test_gguf_blocks_are_byte_identical_to_gguf_quants(w, fmt):
-    expected = gguf.quants.quantize(w, gguf_type(fmt))
+    with np.errstate(all="ignore"):  # gguf's own arithmetic overflows on tiny blocks
+        expected = gguf.quants.quantize(w, gguf_type(fmt))
+        back = gguf.quants.dequantize(expected, gguf_type(fmt))
     packed = FORMATS[fmt].quantize(w)
     assert np.array_equal(packed.to_gguf(), expected)
-    back = gguf.quants.dequantize(expected, gguf_type(fmt))
     assert same_floats(packed.dequantize(), back.astype(np.float32))
     assert same_floats(from_gguf(expected, fmt, w.shape).dequantize(), packed.dequantize())
     assert packed.nbytes == expected.nbytes

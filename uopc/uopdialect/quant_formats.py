@@ -326,14 +326,23 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
 
 
 def _reciprocal(d: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
+    """1/d, 0 for d = 0. A d of f32-subnormal size overflows to inf, as in ggml: its
+    codes are then meaningless, but the f16 scale stored for it is 0, so the block still
+    decodes to zeros."""
+    with np.errstate(divide="ignore", over="ignore"):
         return np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+
+
+def _ggml_edges():
+    """Quiet the overflows of `_reciprocal`'s tiny-scale case in ggml's arithmetic."""
+    return np.errstate(over="ignore", invalid="ignore")
 
 
 def _q8_0(fmt: Format, blocks: np.ndarray):
     """ggml's Q8_0: d = max|w| / 127, q = round(w / d) (half away from zero)."""
     d = (np.abs(blocks).max(axis=-1, keepdims=True) / np.float32(127)).astype(np.float32)
-    q = _round_half_away(blocks * _reciprocal(d)).astype(np.int64)
+    with _ggml_edges():
+        q = _round_half_away(blocks * _reciprocal(d)).astype(np.int64)
     return d[..., 0].astype(np.float16), None, q % 256
 
 
@@ -342,8 +351,9 @@ def _q4_0(fmt: Format, blocks: np.ndarray):
     q = trunc(w / d + 8.5) clipped to [0, 15]; w = d * (q - 8)."""
     at = np.abs(blocks).argmax(axis=-1)[..., None]
     d = (np.take_along_axis(blocks, at, axis=-1) / np.float32(-8)).astype(np.float32)
-    q = np.trunc(blocks * _reciprocal(d) + np.float32(8.5))
-    return d[..., 0].astype(np.float16), None, np.clip(q, 0, 15).astype(np.int64)
+    with _ggml_edges():
+        q = np.clip(np.trunc(blocks * _reciprocal(d) + np.float32(8.5)), 0, 15).astype(np.int64)
+    return d[..., 0].astype(np.float16), None, q
 
 
 def _q4_1(fmt: Format, blocks: np.ndarray):
@@ -351,9 +361,9 @@ def _q4_1(fmt: Format, blocks: np.ndarray):
     w = d * q + m."""
     lo = blocks.min(axis=-1, keepdims=True)
     d = ((blocks.max(axis=-1, keepdims=True) - lo) / np.float32(15)).astype(np.float32)
-    q = np.trunc((blocks - lo) * _reciprocal(d) + np.float32(0.5))
-    return (d[..., 0].astype(np.float16), lo[..., 0].astype(np.float16),
-            np.clip(q, 0, 15).astype(np.int64))
+    with _ggml_edges():
+        q = np.clip(np.trunc((blocks - lo) * _reciprocal(d) + np.float32(0.5)), 0, 15)
+    return d[..., 0].astype(np.float16), lo[..., 0].astype(np.float16), q.astype(np.int64)
 
 
 _QUANTIZERS = {"max": _max_scaled, "mx": _mx, "q8_0": _q8_0, "q4_0": _q4_0, "q4_1": _q4_1}
