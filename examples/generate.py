@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from uopc.frontend.llm.bpe import ByteLevelBPE
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
 from uopc.frontend.llm.generate import Sampling, generate
@@ -33,21 +31,7 @@ from uopc.frontend.llm.llama import Llama
 
 def random_gpt2(layers: int = 8, dim: int = 64, heads: int = 16, seed: int = 0) -> GPT2:
     """A GPT-2 of GPT-2's vocabulary with N(0, 0.02) weights and unit LayerNorms."""
-    config = {"n_layer": layers, "n_embd": dim, "n_head": heads, "n_positions": 1024,
-              "vocab_size": 50257}
-    rng = np.random.default_rng(seed)
-    shapes = {"wte.weight": (50257, dim), "wpe.weight": (1024, dim)}
-    for i in range(layers):
-        p = f"h.{i}."
-        shapes |= {p + "attn.c_attn.weight": (dim, 3 * dim), p + "attn.c_attn.bias": (3 * dim,),
-                   p + "attn.c_proj.weight": (dim, dim), p + "attn.c_proj.bias": (dim,),
-                   p + "mlp.c_fc.weight": (dim, 4 * dim), p + "mlp.c_fc.bias": (4 * dim,),
-                   p + "mlp.c_proj.weight": (4 * dim, dim), p + "mlp.c_proj.bias": (dim,)}
-    state = {k: (0.02 * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
-    for name in [f"h.{i}.ln_{j}" for i in range(layers) for j in (1, 2)] + ["ln_f"]:
-        state[name + ".weight"] = np.ones(dim, np.float32)
-        state[name + ".bias"] = np.zeros(dim, np.float32)
-    return GPT2(config, state)
+    return GPT2.random(layers, dim, heads, vocab=50257, positions=1024, seed=seed)
 
 
 def main(argv: list[str] | None = None) -> int:

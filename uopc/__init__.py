@@ -17,6 +17,8 @@ _EXPORTS = {
     "load": ("uopc.frontend.checkpoint", "load"),
     "reduce_fusion": ("uopc.runtime.engine", "reduce_fusion"),
     "capture": ("uopc.frontend.capture", "capture"),
+    "quantize_weight": ("uopc.frontend.quant", "quantize_weight"),
+    "quantize_model": ("uopc.frontend.quant", "quantize_model"),
 }
 
 __all__ = list(_EXPORTS)

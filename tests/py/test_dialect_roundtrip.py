@@ -21,6 +21,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from uopc.uopdialect.context import make_context
+from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
@@ -85,7 +86,9 @@ class ProgramGenerator:
             names = ["floordiv", "floormod"]  # integer-only: give them a fair share
         if sig.dtype in FLOAT_DTYPES and self.rng.random() < 0.3:
             names = ["div", "pow"]  # float-only, likewise
-        cls = u.BINARY_BY_NAME[self.rng.choice(names)]
+        # the ops not built yet in this function first, as for the unary ops
+        fresh = [n for n in names if not any(isinstance(o, u.BINARY_BY_NAME[n]) for o in self.ops)]
+        cls = u.BINARY_BY_NAME[self.rng.choice(fresh or names)]
         self.add(cls.make(v, self.same_type(sig)))
 
     def unary(self, v, sig):
@@ -149,6 +152,12 @@ class ProgramGenerator:
     def contiguous(self, v, sig):
         self.add(u.ContiguousOp.make(v))
 
+    def decode(self, v, sig):
+        words = Sig(sig.shape, "i32")
+        if sig.dtype != "i32":
+            v = self.add(u.CastOp.make(v, result=words))
+        self.add(u.DecodeOp.make(v, self.same_type(words), kind=self.rng.choice(sorted(CODES))))
+
     def constant(self, v, sig):
         self.const(Sig(self.rng.choice(SHAPES), self.rng.choice(["i1", "i32", "f32", "f16"])))
 
@@ -157,7 +166,8 @@ STEPS = [ProgramGenerator.binary, ProgramGenerator.unary, ProgramGenerator.cast,
          ProgramGenerator.where, ProgramGenerator.reshape, ProgramGenerator.expand,
          ProgramGenerator.permute, ProgramGenerator.shrink, ProgramGenerator.pad,
          ProgramGenerator.flip, ProgramGenerator.stack, ProgramGenerator.index,
-         ProgramGenerator.reduce, ProgramGenerator.contiguous, ProgramGenerator.constant]
+         ProgramGenerator.reduce, ProgramGenerator.contiguous, ProgramGenerator.constant,
+         ProgramGenerator.decode]
 
 
 def random_function(rng: random.Random, name: str, arg_sigs: list[Sig], steps: int,

@@ -79,6 +79,8 @@ CASES = [
     (u.ReduceOp, [t((2, 3))], {"kind": StringAttr("max"), "axes": ints(0, 0)}, t((3,)), "reduce axes (0, 0) invalid"),
     (u.ReduceOp, [t((2, 3), "i1")], {"kind": StringAttr("add"), "axes": ints(1)}, t((2,), "i1"), "reduce of i1 values"),
     (u.ReduceOp, [t((2, 3))], {"kind": StringAttr("add"), "axes": ints(1)}, t((2, 1)), "result type should be tensor<2xf32>"),
+    (u.DecodeOp, [t((4,), "i32"), t((4,), "i32")], {"kind": StringAttr("e3m4")}, t((4,)), "unknown element code e3m4"),
+    (u.DecodeOp, [t((4,), "i32"), t((2,), "i32")], {"kind": StringAttr("e4m3")}, t((4,)), "shape mismatch (4,) vs (2,)"),
     (u.ContiguousOp, [t((2, 3))], {}, t((3, 2)), "result type should be tensor<2x3xf32>"),
 ]
 

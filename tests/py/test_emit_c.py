@@ -142,16 +142,29 @@ def test_float16_min_max_and_conversions():
     np.testing.assert_array_equal(add[[0, 1, 3]], (np.trunc(a) + b)[[0, 1, 3]])
 
 
+def test_bitcast_reinterprets_bits():
+    text = """
+    func.func @main(%o: memref<1xf32>, %x: memref<1xi32>) {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %x[%c0] : memref<1xi32>
+      %b = arith.bitcast %v : i32 to f32
+      memref.store %b, %o[%c0] : memref<1xf32>
+      func.return
+    }"""
+    source = emit_c(parse_program(text, "mlir"))
+    assert "((union { int32_t from; float to; }){ .from = " in source
+
+
 def test_unsupported_op_is_named():
     text = """
-    func.func @main(%o: memref<1xi32>, %x: memref<1xf32>) {
+    func.func @main(%o: memref<1xi32>, %x: memref<1xi32>) {
       %c0 = arith.constant 0 : index
-      %v = memref.load %x[%c0] : memref<1xf32>
-      %b = arith.bitcast %v : f32 to i32
+      %v = memref.load %x[%c0] : memref<1xi32>
+      %b = math.ctpop %v : i32
       memref.store %b, %o[%c0] : memref<1xi32>
       func.return
     }"""
-    with pytest.raises(CEmitError, match="cannot emit arith.bitcast"):
+    with pytest.raises(CEmitError, match="cannot emit math.ctpop"):
         emit_c(parse_program(text, "mlir"))
 
 

@@ -631,6 +631,18 @@ def _cast(im: _Importer, st: Statement) -> SSAValue:
     return im.emit(uop.CastOp, src, result=Sig(sig_of(src.type).shape, im._dtype(st, None)))
 
 
+def _decode(im: _Importer, st: Statement) -> SSAValue:
+    """`decode %words, %positions : code=e2m1` (see uop.decode)."""
+    im._check_keys(st, {"code"})
+    im._check_arity(st, 2, "words and positions: decode %w, %p : code=e4m3")
+    code = st.attrs.get("code")
+    if code is None:
+        raise im.error("decode needs code=NAME (e4m3, e2m1, int4, ...)")
+    words = im.value(st.operands[0], "i32")
+    return im.emit(uop.DecodeOp, words, im.value(st.operands[1], "i32", sig_of(words.type).shape),
+                   kind=str(code.value))
+
+
 def _const(im: _Importer, st: Statement) -> SSAValue:
     im._check_keys(st, {"dtype", "shape"})
     im._check_arity(st, 1, "the literal: const 1.5 : dtype=f32")
@@ -744,7 +756,7 @@ Handler = Callable[[_Importer, Statement], SSAValue]
 #: the ops whose operands or keys follow no family
 _SPECIAL: dict[str, Handler] = {
     "sub": _sub, "neg": _neg, "buffer": _buffer,
-    "where": _where, "cast": _cast, "const": _const,
+    "where": _where, "cast": _cast, "const": _const, "decode": _decode,
     "reduce": _reduce, "stack": _stack, "index": _index, "contiguous": _contiguous,
 }
 

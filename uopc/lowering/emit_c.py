@@ -572,6 +572,14 @@ class CEmitter:
             return f"(bool)({src} & 1)"
         return f"({target}){src}"
 
+    def bitcast(self, op: arith.BitcastOp) -> str:
+        """The same bits as another type of the same width (a union: no aliasing UB)."""
+        src, dst = c_type(op.input.type), c_type(op.result.type)
+        if _byte_width(op.input.type) != _byte_width(op.result.type):
+            raise CEmitError(f"C emitter: arith.bitcast from {op.input.type} to "
+                             f"{op.result.type}: the widths differ")
+        return f"((union {{ {src} from; {dst} to; }}){{ .from = {self.name(op.input)} }}).to"
+
     def negf(self, op: arith.NegfOp) -> str:
         return f"-{self.name(op.operand)}"
 
@@ -766,7 +774,7 @@ _EXPRESSIONS: dict[type[Operation], str] = {
     **{t: "convert" for t in (arith.IndexCastOp, arith.SIToFPOp, arith.UIToFPOp,
                               arith.FPToSIOp, arith.FPToUIOp, arith.ExtFOp, arith.TruncFOp,
                               arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)},
-    arith.NegfOp: "negf",
+    arith.NegfOp: "negf", arith.BitcastOp: "bitcast",
     **{t: "math_call" for t in _MATH},
     memref.LoadOp: "load",
 }

@@ -535,11 +535,14 @@ class FunctionLowering:
 
     def _elementwise(self, op: uop.UopOp, idx):
         """Every operand at the same index, combined by the op's scalar lowering (which
-        picks the arith op by the element type of the values: a where's branches)."""
+        picks the arith op by the element type of the values: a where's branches; an op
+        with properties, decode, also gets its `arg`)."""
         scalars = []
         for v in op.operands:
             scalars.append((yield v, idx))
-        return op.INFO.lower(self, sig_of(op.operands[-1].type).dtype, *scalars)
+        info = op.INFO
+        extra = {"arg": info.arg_of(op)} if info.params else {}
+        return info.lower(self, sig_of(op.operands[-1].type).dtype, *scalars, **extra)
 
     def _rule_cast(self, op: uop.CastOp, idx):
         a = yield op.src, idx

@@ -34,9 +34,11 @@ evaluate = u.evaluate
 
 
 def is_alu(op: Operation) -> bool:
-    """Ops uop-fold and the fold hooks compute: the elementwise ones."""
+    """Ops uop-fold and the fold hooks compute: the elementwise ones, but not decode (a
+    packed weight folded to f32 would be the full-precision copy quantization avoids;
+    its own fold hook folds splats)."""
     info = getattr(op, "INFO", None)
-    return info is not None and info.elementwise
+    return info is not None and info.elementwise and not isinstance(op, u.DecodeOp)
 
 
 def is_computable(op: Operation) -> bool:

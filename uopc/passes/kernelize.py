@@ -8,7 +8,9 @@ SPEC §7. On every `func.func` made of uop ops the pass
    least `broadcast-limit` and that costs at least two ALU ops to compute is materialized
    (a `uop.contiguous` is inserted after it), so that fusion never recomputes it once per
    broadcast copy. A LayerNorm output feeding a matmul is its own kernel; a cheap `recip`
-   of a row sum scaling a softmax stays fused.
+   of a row sum scaling a softmax stays fused. A dequantized weight (a value computed
+   through `uop.decode`) is never staged here nor copied by step 2: the consumer's kernel
+   decodes the packed bytes inline, and a copy would be the full-precision weight.
 2. **fixes layouts** (`layout=reduce`, SPEC §7): an operand that is broadcast into a
    reduce (the B of A@B) and whose innermost reduced axis is strided in memory is first
    copied to a temporary in which that axis is contiguous (`uop.contiguous`, with a
@@ -70,6 +72,7 @@ from uopc.uopdialect.ops import (
     OPS,
     ConstOp,
     ContiguousOp,
+    DecodeOp,
     ExpandOp,
     FlipOp,
     PermuteOp,
@@ -224,6 +227,25 @@ def _fused_alu_cost(value: SSAValue, cap: int) -> int:
     return cost
 
 
+def _decodes(value: SSAValue) -> bool:
+    """Does the fused computation of `value` decode packed storage (`uop.decode`)? Such
+    a value (a dequantized weight) is recomputed where it is read, never staged or copied:
+    its packed inputs are what quantization keeps small, and a copy would be the
+    full-precision weight."""
+    seen: set[Operation] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        owner = _uop_owner(v)
+        if owner is None or owner in seen or _is_buffer(v):
+            continue
+        if isinstance(owner, DecodeOp):
+            return True
+        seen.add(owner)
+        stack.extend(owner.operands)
+    return False
+
+
 def _insert_before(anchor: Operation, ops: Sequence[Operation]) -> None:
     Rewriter.insert_op(ops, InsertPoint.before(anchor))
 
@@ -258,7 +280,7 @@ def _stage_broadcasts(block: Block, limit: int, fuse_reduces: bool) -> set[Opera
             continue
         if fuse_reduces and isinstance(_uop_owner(value), ReduceOp):
             continue  # rangeify computes it once per outer index itself
-        if _fused_alu_cost(value, cap=2) < 2:
+        if _fused_alu_cost(value, cap=2) < 2 or _decodes(value):
             continue
         staged = ContiguousOp.make(value)
         Rewriter.insert_op(staged, InsertPoint.after(value.owner))
@@ -330,7 +352,7 @@ def _fix_layouts(block: Block, layout: str) -> None:
             continue
         for read in list(_broadcast_reads(op)):
             value, chain = read.value, read.chain
-            if isinstance(_uop_owner(value), ConstOp):
+            if isinstance(_uop_owner(value), ConstOp) or _decodes(value):
                 continue
             expands = [i for i, m in enumerate(chain)
                        if isinstance(m, ExpandOp) and _shape(m.src) != _shape(m.result)]

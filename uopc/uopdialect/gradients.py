@@ -267,3 +267,9 @@ def reduce(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
 def identity(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     """contiguous: the gradient passes unchanged."""
     return [g]
+
+
+def decode(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """Packed codes and their positions are integers: no gradient reaches them (a
+    quantized weight is a constant of inference, not a parameter)."""
+    return [None, None]

@@ -67,7 +67,8 @@ class GradientContext(Protocol):
         """The i32 tensor [0, 1, ..., n-1]."""
 
 
-#: a scalar lowering: (builder, element type name, operand scalars) -> result scalar
+#: a scalar lowering: (builder, element type name, operand scalars) -> result scalar; an
+#: op with properties (decode) also gets its graph `arg` as the keyword `arg`
 Lowering = Callable[..., Any]
 #: a gradient rule: (context, node, gradient of the result, which sources need one)
 #: -> one gradient tensor (or None) per source

@@ -57,7 +57,8 @@ from xdsl.dialects import math as mathd
 from uopc.uopdialect import gradients, semantics, shapes
 from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo
 from uopc.uopdialect.shapes import ShapeError, Sig
-from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
+from uopc.uopdialect.quant_formats import CODES, Code
+from uopc.uopdialect.types import ELEMENT_TYPES, NUMPY_DTYPES, sig_of, tensor_type
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
 I32_SCALAR = Sig((), "i32")
@@ -865,6 +866,97 @@ class WhereOp(UopOp, FoldsConstants):
     false_value = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
+
+
+def _lower_decode(builder, dtype: str, word, pos, *, arg: str):
+    """`uop.decode` on scalars: shift the code out of its word (unsigned), then widen it.
+
+    Float codes place their exponent and mantissa fields under f32's and scale by
+    2^(127 - bias): exact for normal and subnormal codes alike (the small codes become
+    f32 subnormals, which C computes exactly without flush-to-zero); infinities and NaNs
+    are selected apart. e8m0 is the exponent field itself, integers convert."""
+    code = CODES[arg]
+    i32, f32 = ELEMENT_TYPES["i32"], ELEMENT_TYPES["f32"]
+
+    def k(value: int):
+        return builder.const(value, i32)
+
+    def op(cls, a, b):
+        return builder.put(cls(a.value, b.value), a, b)
+
+    shift = op(arith.AndIOp, op(arith.MuliOp, pos, k(code.bits)), k(31))
+    raw = op(arith.AndIOp, op(arith.ShRUIOp, word, shift), k(2**code.bits - 1))
+
+    def bitcast(bits):
+        return builder.put(arith.BitcastOp(bits.value, f32), bits)
+
+    def select(cond, a, b):
+        return builder.put(arith.SelectOp(cond.value, a.value, b.value), cond, a, b)
+
+    def equals(a, value: int):
+        return builder.put(arith.CmpiOp(a.value, k(value).value, "eq"), a)
+
+    nan = builder.const(float("nan"), f32)
+    if code.kind == "int":
+        if code.signed:  # two's complement: flip the sign bit, subtract its weight
+            half = 2 ** (code.bits - 1)
+            raw = op(arith.SubiOp, op(arith.XOrIOp, raw, k(half)), k(half))
+        return builder.put(arith.SIToFPOp(raw.value, f32), raw)
+    if code.kind == "scale":  # 2^(c - 127): c = 0 is the subnormal 2^-127, 255 is NaN
+        bits = select(equals(raw, 0), k(1 << 22), op(arith.ShLIOp, raw, k(23)))
+        return select(equals(raw, 255), nan, bitcast(bits))
+    return _lower_float_code(builder, code, raw, k, op, bitcast, select, equals, nan)
+
+
+def _lower_float_code(builder, code: Code, raw, k, op, bitcast, select, equals, nan):
+    fields = code.exp + code.man
+    sign = op(arith.ShLIOp, op(arith.ShRUIOp, raw, k(fields)), k(31))
+    magnitude = op(arith.AndIOp, raw, k(2**fields - 1))
+    bits = op(arith.OrIOp, sign, op(arith.ShLIOp, magnitude, k(23 - code.man)))
+    value = bitcast(bits)
+    if code.bias != 127:
+        factor = builder.const(2.0 ** (127 - code.bias), ELEMENT_TYPES["f32"])
+        value = builder.put(arith.MulfOp(value.value, factor.value), value, factor)
+    top = (2**code.exp - 1) << code.man  # the all-ones exponent
+    if code.specials == "ieee" and code.exp != 8:  # (bf16's fields already are f32's)
+        special = op(arith.OrIOp, bits, k(0x7F800000))
+        big = builder.put(arith.CmpiOp(magnitude.value, k(top).value, "uge"), magnitude)
+        value = select(big, bitcast(special), value)
+    elif code.specials == "fn":
+        value = select(equals(magnitude, 2**fields - 1), nan, value)
+    return value
+
+
+@uop_op
+class DecodeOp(UopOp, FoldsConstants):
+    """Packed storage to f32: code number `pos` of each i32 `word`, an element code of
+    `quant_formats.CODES` (`uop.decode e2m1 %w, %p : tensor<8xi32> -> tensor<8xf32>`).
+
+    The building block of inline dequantization: movement ops broadcast each packed word
+    and a position pattern over the elements it holds, and the block scales multiply the
+    result, all elementwise, so the consumer's kernel (a matmul's reduce) reads bytes and
+    no f32 copy of a weight exists. Only splats fold (a dense decode stays a decode: a
+    folded weight would be the full-precision copy quantization avoids)."""
+
+    name = "uop.decode"
+    FORMAT: ClassVar[str] = "map"
+    KIND: ClassVar[str | None] = "kind"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "decode", "alu",
+        shape=lambda sigs, code: shapes.decode(code, *sigs),
+        evaluate=lambda xs, code: semantics.decode(code, *xs),
+        lower=_lower_decode, gradient=gradients.decode,
+    )
+    words = operand_def(TensorType)
+    positions = operand_def(TensorType)
+    kind_ = prop_def(StringAttr, prop_name="kind")
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def fold(self):
+        if any(isinstance(v.owner, ConstOp) and v.owner.splat() is None for v in self.operands):
+            return None
+        return fold_alu(self)
 
 
 # ---------------------------------------------------------------------------------------

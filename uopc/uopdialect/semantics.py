@@ -57,6 +57,8 @@ from typing import Any
 
 import numpy as np
 
+from uopc.uopdialect.quant_formats import CODES
+
 NUMPY_DTYPE: dict[str, np.dtype] = {
     "i1": np.dtype(np.bool_),
     "i32": np.dtype(np.int32),
@@ -353,6 +355,16 @@ def pad(x: np.ndarray, arg: tuple[Sequence[int], Sequence[int]]) -> np.ndarray:
 
 def flip(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
     return np.ascontiguousarray(np.flip(x, tuple(axes)))
+
+
+def decode(code: str, words: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """uop.decode: code number `pos` of each i32 word (counting from the low bits, a word
+    holding 32 / bits codes; positions are taken modulo that), read as the element code
+    `code` of `quant_formats.CODES` (its one definition) and widened exactly to f32."""
+    c = CODES[code]
+    shift = pos.astype(np.int64) * c.bits % 32
+    raw = (words.astype(np.int64) & 0xFFFFFFFF) >> shift & (2**c.bits - 1)
+    return c.decode(raw)
 
 
 def contiguous(x: np.ndarray) -> np.ndarray:

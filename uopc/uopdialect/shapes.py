@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Sequence
 
+from uopc.uopdialect.quant_formats import CODES
+
 #: element types of the uop dialect, by their MLIR spelling
 DTYPES = ("i1", "i32", "f32", "f16")
 FLOAT_DTYPES = frozenset({"f32", "f16"})
@@ -254,3 +256,18 @@ def reduce(a: Sig, kind: str, axes: Sequence[int]) -> Sig:
 
 def contiguous(a: Sig) -> Sig:
     return a
+
+
+def decode(code: str | None, words: Sig, pos: Sig) -> Sig:
+    """decode: i32 words and i32 code positions of one shape give f32 values."""
+    if code not in CODES:
+        raise ShapeError(f"unknown element code {code}: decode takes one of "
+                         f"{', '.join(CODES)}")
+    if words.dtype != "i32" or pos.dtype != "i32":
+        raise ShapeError(f"decode takes i32 words and i32 positions, found {words.dtype} "
+                         f"and {pos.dtype}: packed storage travels as i32 words")
+    if words.shape != pos.shape:
+        raise ShapeError(f"shape mismatch {fmt_shape(words.shape)} vs {fmt_shape(pos.shape)}: "
+                         f"decode's words and positions must have the same shape; "
+                         f"broadcast with expand")
+    return Sig(words.shape, "f32")

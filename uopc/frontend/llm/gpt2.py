@@ -81,6 +81,26 @@ class GPT2(CausalLM):
             self.head = self.wte.T
 
     @classmethod
+    def random(cls, layers: int = 8, dim: int = 64, heads: int = 16, vocab: int = 50257,
+               positions: int = 1024, seed: int = 0) -> "GPT2":
+        """A GPT-2 with N(0, 0.02) weights and unit LayerNorms (no checkpoint needed)."""
+        config = {"n_layer": layers, "n_embd": dim, "n_head": heads, "n_positions": positions,
+                  "vocab_size": vocab}
+        rng = np.random.default_rng(seed)
+        shapes = {"wte.weight": (vocab, dim), "wpe.weight": (positions, dim)}
+        for i in range(layers):
+            p = f"h.{i}."
+            shapes |= {p + "attn.c_attn.weight": (dim, 3 * dim), p + "attn.c_attn.bias": (3 * dim,),
+                       p + "attn.c_proj.weight": (dim, dim), p + "attn.c_proj.bias": (dim,),
+                       p + "mlp.c_fc.weight": (dim, 4 * dim), p + "mlp.c_fc.bias": (4 * dim,),
+                       p + "mlp.c_proj.weight": (4 * dim, dim), p + "mlp.c_proj.bias": (dim,)}
+        state = {k: (0.02 * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
+        for name in [f"h.{i}.ln_{j}" for i in range(layers) for j in (1, 2)] + ["ln_f"]:
+            state[name + ".weight"] = np.ones(dim, np.float32)
+            state[name + ".bias"] = np.zeros(dim, np.float32)
+        return cls(config, state)
+
+    @classmethod
     def from_pretrained(cls, directory: str | Path) -> "GPT2":
         """From a Hugging Face model directory (config.json and its weights)."""
         return cls(read_config(directory), read_state_dict(directory))
