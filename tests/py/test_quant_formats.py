@@ -159,6 +159,18 @@ def test_gguf_blocks_are_byte_identical_to_gguf_quants(w, fmt):
     assert packed.nbytes == expected.nbytes
 
 
+@pytest.mark.parametrize("fmt", GGUF)
+@pytest.mark.parametrize("tiny", [1.1754944e-38, -1.1754944e-38, 1e-39, 1e-45, 3e-8])
+def test_gguf_blocks_whose_scale_reciprocal_overflows(fmt, tiny):
+    # 1/d overflows for blocks of f32-subnormal size: gguf's codes there are what its
+    # cast of inf/NaN gives (0); the f16 scale is 0, so the block decodes to zeros
+    w = np.zeros((1, 32), np.float32)
+    w[0, 0], w[0, 5], w[0, 7] = tiny, tiny / 2, -tiny
+    with np.errstate(all="ignore"):
+        expected = gguf.quants.quantize(w, gguf_type(fmt))
+    assert np.array_equal(FORMATS[fmt].quantize(w).to_gguf(), expected)
+
+
 def test_gguf_blocks_of_special_rows():
     # a zero block, a constant block, a block whose extreme is negative
     w = np.zeros((3, 32), np.float32)

@@ -326,23 +326,26 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
 
 
 def _reciprocal(d: np.ndarray) -> np.ndarray:
-    """1/d, 0 for d = 0. A d of f32-subnormal size overflows to inf, as in ggml: its
-    codes are then meaningless, but the f16 scale stored for it is 0, so the block still
-    decodes to zeros."""
+    """1/d; 0 where d = 0, NaN where 1/d overflows (a d of f32-subnormal size), which
+    `_codes` turns into code 0: ggml casts the inf or NaN it computes there to an integer
+    (undefined in C; 0 on x86, which is what gguf's numpy gives too). The f16 scale stored
+    for such a block is 0, so it decodes the same whatever its codes."""
     with np.errstate(divide="ignore", over="ignore"):
-        return np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+        r = np.float32(1) / d
+    return np.where(d == 0, np.float32(0), np.where(np.isinf(r), np.float32(np.nan), r))
 
 
-def _ggml_edges():
-    """Quiet the overflows of `_reciprocal`'s tiny-scale case in ggml's arithmetic."""
-    return np.errstate(over="ignore", invalid="ignore")
+def _codes(q: np.ndarray) -> np.ndarray:
+    """Integer codes of ggml's rounded values, 0 for the NaN of an overflowed scale."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(q), 0, q).astype(np.int64)
 
 
 def _q8_0(fmt: Format, blocks: np.ndarray):
     """ggml's Q8_0: d = max|w| / 127, q = round(w / d) (half away from zero)."""
     d = (np.abs(blocks).max(axis=-1, keepdims=True) / np.float32(127)).astype(np.float32)
-    with _ggml_edges():
-        q = _round_half_away(blocks * _reciprocal(d)).astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        q = _codes(_round_half_away(blocks * _reciprocal(d)))
     return d[..., 0].astype(np.float16), None, q % 256
 
 
@@ -351,8 +354,7 @@ def _q4_0(fmt: Format, blocks: np.ndarray):
     q = trunc(w / d + 8.5) clipped to [0, 15]; w = d * (q - 8)."""
     at = np.abs(blocks).argmax(axis=-1)[..., None]
     d = (np.take_along_axis(blocks, at, axis=-1) / np.float32(-8)).astype(np.float32)
-    with _ggml_edges():
-        q = np.clip(np.trunc(blocks * _reciprocal(d) + np.float32(8.5)), 0, 15).astype(np.int64)
+    q = _codes(np.clip(np.trunc(blocks * _reciprocal(d) + np.float32(8.5)), 0, 15))
     return d[..., 0].astype(np.float16), None, q
 
 
@@ -361,9 +363,8 @@ def _q4_1(fmt: Format, blocks: np.ndarray):
     w = d * q + m."""
     lo = blocks.min(axis=-1, keepdims=True)
     d = ((blocks.max(axis=-1, keepdims=True) - lo) / np.float32(15)).astype(np.float32)
-    with _ggml_edges():
-        q = np.clip(np.trunc((blocks - lo) * _reciprocal(d) + np.float32(0.5)), 0, 15)
-    return d[..., 0].astype(np.float16), lo[..., 0].astype(np.float16), q.astype(np.int64)
+    q = _codes(np.clip(np.trunc((blocks - lo) * _reciprocal(d) + np.float32(0.5)), 0, 15))
+    return d[..., 0].astype(np.float16), lo[..., 0].astype(np.float16), q
 
 
 _QUANTIZERS = {"max": _max_scaled, "mx": _mx, "q8_0": _q8_0, "q4_0": _q4_0, "q4_1": _q4_1}

@@ -31,14 +31,22 @@ func.func @f(%a: tensor<2xf32>) {
 
 // -----
 func.func @f(%a: tensor<2x3xf32>, %i: tensor<1xi32>) {
-  // expected-error@+1 {{index operand 0 has type tensor<1xi32>, expected tensor<i32>: indices are i32 scalars}}
+  // an index tensor's shape replaces the axis it indexes
+  // expected-error@+1 {{result type should be tensor<1x3xf32> but is tensor<3xf32>: fix the result type to match the operands}}
   %r = "uop.index"(%a, %i) : (tensor<2x3xf32>, tensor<1xi32>) -> tensor<3xf32>
   func.return
 }
 
 // -----
+func.func @f(%a: tensor<2x3xf32>, %i: tensor<4xi32>, %j: tensor<5xi32>) {
+  // expected-error@+1 {{index operands have shapes (4,) and (5,): give every index operand the same shape (broadcast them first)}}
+  %r = "uop.index"(%a, %i, %j) : (tensor<2x3xf32>, tensor<4xi32>, tensor<5xi32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
 func.func @f(%a: tensor<2x3xf32>, %i: tensor<i32>, %j: tensor<f32>) {
-  // expected-error@+1 {{index operand 1 has type tensor<f32>, expected tensor<i32>: indices are i32 scalars}}
+  // expected-error@+1 {{index operand 1 has type tensor<f32>, expected i32 indices: cast the indices to i32 (a tensor<i32> scalar or a tensor of i32)}}
   %r = "uop.index"(%a, %i, %j) : (tensor<2x3xf32>, tensor<i32>, tensor<f32>) -> tensor<f32>
   func.return
 }
