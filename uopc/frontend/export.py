@@ -17,7 +17,7 @@ named by its attribute path when `fn` is a model or a bound method of one
 `uopc.runtime.export.write_artifact` writes the directory; `uopc.deploy` documents it.
 
 A plan is one graph for all inputs, so `export` traces `fn` a second time on other
-values of the same shapes (floats mapped by x/2 + 5/16, integers and booleans rotated by
+values of the same shapes (floats mapped to 5/16 - x/2, integers and booleans rotated by
 one place) and refuses a function whose graph or weights change with them: Python
 control flow on input values, `.item()`/`.numpy()` of something computed from an
 input, random numbers drawn on the host (dropout in training mode: call `model.eval()`).
@@ -40,6 +40,7 @@ from uopc.frontend.checkpoint import named_parameters
 from uopc.frontend.tensor import Tensor
 from uopc.runtime.engine import Trace, debug_level, default_engine, trace
 from uopc.runtime.export import Binding, Example, ExportError, Weight, write_artifact
+from uopc.uopdialect.ops import OP
 from uopc.uopdialect.types import NUMPY_DTYPES
 
 __all__ = ["export", "ExportError"]
@@ -55,8 +56,10 @@ def export(fn: Callable[..., Any], example_inputs: Sequence[Any], path: str | Pa
     if isinstance(example_inputs, (np.ndarray, Tensor)):
         example_inputs = [example_inputs]
     owner = _owner(fn)
-    named = named_parameters(owner) if owner is not None else {}
-    Tensor.realize_all(*named.values())  # parameters are data, not part of the graph
+    named = named_parameters(owner, trainable_only=False) if owner is not None else {}
+    # parameters are data, not part of the graph (lazy views of weights, a tied head's
+    # transpose, stay views: the graph reads the weight they view)
+    Tensor.realize_all(*[t for t in named.values() if t.requires_grad])
     arrays = [_example_array(x, k) for k, x in enumerate(example_inputs)]
     tensors, roots, returns = _run(fn, arrays, "the example inputs")
     tr = trace(roots)
@@ -122,7 +125,8 @@ def _run(fn: Callable[..., Any], arrays: Sequence[np.ndarray], what: str
 def _bindings(tr: Trace, input_slot: dict[int, int],
               named: dict[str, Tensor]) -> list[Binding]:
     """What feeds each slot of the traced graph: an input number or a named weight."""
-    name_of = {id(t.uop.arg): name for name, t in named.items()}
+    name_of = {id(t.uop.arg): name for name, t in reversed(named.items())
+               if t.uop.op is OP.buffer}
     bindings: list[Binding] = []
     for array in tr.arrays:
         if id(array) in input_slot:
@@ -136,7 +140,7 @@ def _other_values(a: np.ndarray) -> np.ndarray:
     """Values of the same shape and dtype that differ from `a` almost everywhere, and
     that stay valid indices and masks (integers are rotated, not changed)."""
     if a.dtype.kind == "f":
-        return (a * 0.5 + 0.3125).astype(a.dtype)
+        return (0.3125 - 0.5 * a).astype(a.dtype)  # signs flip, magnitudes change
     return np.roll(a.reshape(-1), 1).reshape(a.shape)
 
 

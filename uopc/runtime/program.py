@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from uopc.lowering.pipeline import lower_to_loops
@@ -145,15 +145,17 @@ def entry_signature(fn: func.FuncOp) -> Signature:
 
 
 def memory_plan(fn: func.FuncOp) -> MemoryPlan:
-    """The arena layout of a lowered entry: each `memref.view` of its arena argument is a
-    temporary (rangeify's memory plan gave it an offset), except the views it passes to
-    callees as their own arena, of which the largest is the kernels' shared scratch."""
+    """The arena layout of a lowered entry. A temporary is a value that one top-level op
+    of the entry (a kernel call, a copy loop) writes into a `memref.view` of the arena
+    (rangeify's memory plan gave the view its offset; two values placed at one offset may
+    share one view after CSE, and count twice). Views passed to callees as their own arena
+    are not temporaries: the largest is the kernels' shared scratch."""
     arena = fn.attributes.get(ARENA_ATTR)
     if arena is None or not fn.body.blocks:
         return MemoryPlan(0)
     module = fn.parent_op()
     arena_arg = fn.body.block.args[-1]
-    temporaries: list[int] = []
+    views: dict[SSAValue, int] = {}
     scratch = 0
     for op in fn.body.block.ops:
         if not (isinstance(op, memref.ViewOp) and op.source is arena_arg):
@@ -163,7 +165,18 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
         if all(_is_callee_arena(use.operation, use.index, module) for use in op.result.uses):
             scratch = max(scratch, nbytes)
         else:
-            temporaries.append(-(-nbytes // ARENA_ALIGN) * ARENA_ALIGN)
+            views[op.result] = -(-nbytes // ARENA_ALIGN) * ARENA_ALIGN
+    temporaries: list[int] = []
+    memo: dict[str, set[int]] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, func.CallOp):
+            callee = SymbolTable.lookup_symbol(module, op.callee) if module else None
+            if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
+                continue
+            written = [op.operands[k] for k in sorted(_written_args(callee, memo))]
+        else:
+            written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
+        temporaries += [views[v] for v in dict.fromkeys(written) if v in views]
     return MemoryPlan(arena.value.data, tuple(temporaries), scratch)
 
 
