@@ -135,6 +135,28 @@ def test_several_outputs_repeated_outputs_and_unused_inputs(tmp_path):
         assert same_bits(g, w.numpy())
 
 
+def test_weights_of_any_dtype_and_functions_without_weights(tmp_path):
+    table = Tensor(RNG.standard_normal((10, 3)).astype(np.float16))  # built outside: a weight
+
+    def lookup(ids):
+        return table[ids].float() * 2.0
+
+    ids = RNG.integers(0, 10, (4,)).astype(np.int32)
+    loaded = deploy.load(uopc.export(lookup, [ids], tmp_path / "lookup"))
+    entries = {w["name"]: w for w in loaded.manifest["weights"]["tensors"]}
+    assert (entries["table"]["dtype"], entries["table"]["shape"]) == ("float16", [10, 3])
+    np.testing.assert_array_equal(loaded.weight("table"), table.numpy())
+    assert all(name.startswith("constant") for name in entries if name != "table")
+    other = np.array([9, 0, 0, 5], np.int32)
+    assert same_bits(loaded(other), lookup(Tensor(other)).numpy())
+
+    bare = deploy.load(uopc.export(lambda x: (x * 2.0).exp(), [np.ones(5, np.float32)],
+                                   tmp_path / "bare"))
+    assert bare.manifest["weights"]["bytes"] == 0 and bare.inputs[0].name == "x"
+    x = RNG.random(5, np.float32)
+    assert same_bits(bare(x), (Tensor(x) * 2.0).exp().numpy())
+
+
 # ---- DEBUG=1: kernels after fusion and the memory plan ---------------------------------
 def test_debug_shows_kernels_and_memory_plan(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DEBUG", "1")
