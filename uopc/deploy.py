@@ -58,6 +58,9 @@ ENTRY_CDEF = (f"void {ENTRY}(void **outputs, void **inputs, unsigned char *weigh
 #: alignment of the weights' offsets and of the arena and weights buffers in memory
 ALIGN = 64
 
+#: what every manifest holds besides its format and version
+_REQUIRED = ("returns", "inputs", "outputs", "arena_bytes", "library", "weights")
+
 _LOADED: list[Any] = []  # every library this process loaded, never unmapped (see above)
 
 
@@ -118,12 +121,16 @@ def _read_manifest(root: Path) -> dict[str, Any]:
         raise DeployError(f"{where} is format version {version}, this loader reads version "
                           f"{FORMAT_VERSION}: use the loader shipped in the artifact "
                           f"({LOADER}) or export the model again with this uopc")
+    missing = [key for key in _REQUIRED if key not in manifest]
+    if missing:
+        raise DeployError(f"{where} lacks {', '.join(missing)}: the manifest is damaged; "
+                          f"export the model again")
     return manifest
 
 
-def _check_digest(root: Path, entry: dict[str, Any], what: str) -> Path:
-    """The path of the artifact file `entry` describes, after checking its size and
-    SHA-256 against the manifest."""
+def _artifact_file(root: Path, entry: dict[str, Any], what: str) -> Path:
+    """The path of the artifact file `entry` describes, after checking its size against
+    the manifest."""
     where = root / entry["file"]
     if not where.is_file():
         raise DeployError(f"{where} is missing: the artifact is incomplete; copy the whole "
@@ -133,13 +140,16 @@ def _check_digest(root: Path, entry: dict[str, Any], what: str) -> Path:
         raise DeployError(f"{where} has {size} bytes, {root / MANIFEST} expects "
                           f"{entry['bytes']}: the {what} is truncated or from another export; "
                           f"restore the artifact's files together, or export the model again")
-    digest = file_sha256(where)
+    return where
+
+
+def _check_digest(root: Path, where: Path, digest: str, entry: dict[str, Any],
+                  what: str) -> None:
     if digest != entry["sha256"]:
         raise DeployError(f"{where} does not match its SHA-256 in {root / MANIFEST} "
                           f"(found {digest[:16]}..., expected {entry['sha256'][:16]}...): "
                           f"the {what} is corrupted or from another export; restore the "
                           f"artifact's files together, or export the model again")
-    return where
 
 
 def _ports(entries: list[dict[str, Any]]) -> tuple[Port, ...]:
@@ -158,7 +168,8 @@ class StaticModel:
         #: output k is a copy of output copy_of[k] (a value the function returned twice)
         self._copy_of = [e.get("copy_of") for e in manifest["outputs"]]
         self._single = manifest["returns"] == "tensor"
-        library = _check_digest(root, manifest["library"], "library")
+        library = _artifact_file(root, manifest["library"], "library")
+        _check_digest(root, library, file_sha256(library), manifest["library"], "library")
         self._weights = self._read_weights(root, manifest["weights"])
         if "OMP_WAIT_POLICY" not in os.environ:  # as uopc.runtime.c_backend: idle OpenMP
             os.environ.setdefault("GOMP_SPINCOUNT", "1000")  # threads spin briefly
@@ -188,7 +199,7 @@ class StaticModel:
     @staticmethod
     def _read_weights(root: Path, table: dict[str, Any]) -> np.ndarray:
         """The weights file's bytes in an aligned buffer, checked against the manifest."""
-        where = _check_digest(root, table, "weights file")
+        where = _artifact_file(root, table, "weights file")
         if table["byte_order"] != sys.byteorder:
             raise DeployError(f"{where} holds {table['byte_order']}-endian data and this "
                               f"machine is {sys.byteorder}-endian: export the model on a "
@@ -196,6 +207,7 @@ class StaticModel:
         data = aligned_bytes(table["bytes"])
         with open(where, "rb") as f:
             f.readinto(memoryview(data))
+        _check_digest(root, where, hashlib.sha256(data).hexdigest(), table, "weights file")
         for t in table["tensors"]:
             nbytes = math.prod(t["shape"]) * np.dtype(t["dtype"]).itemsize
             if t["offset"] % ALIGN or t["offset"] + nbytes > table["bytes"]:

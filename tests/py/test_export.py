@@ -324,6 +324,10 @@ def test_bad_manifests_are_refused(broken, tmp_path):
     with pytest.raises(deploy.DeployError, match="format version 99, this loader reads "
                                                  "version 1"):
         deploy.load(broken)
+    (broken / deploy.MANIFEST).write_text(json.dumps({k: v for k, v in manifest.items()
+                                                      if k != "weights"}))
+    with pytest.raises(deploy.DeployError, match="lacks weights: the manifest is damaged"):
+        deploy.load(broken)
     (broken / deploy.MANIFEST).write_text("{not json")
     with pytest.raises(deploy.DeployError, match="cannot be read"):
         deploy.load(broken)

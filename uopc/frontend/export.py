@@ -89,9 +89,15 @@ def _owner(fn: Callable[..., Any]) -> Any:
     if inspect.ismethod(fn):
         return fn.__self__
     if inspect.isfunction(fn):
-        cells = fn.__closure__ or ()
-        return {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, cells)
-                if not inspect.ismodule(cell.cell_contents)}
+        found: dict[str, Any] = {}
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a variable not assigned yet
+                continue
+            if not inspect.ismodule(value):
+                found[name] = value
+        return found
     if inspect.isbuiltin(fn):
         return None
     return fn
