@@ -53,11 +53,6 @@ class MemoryPlan:
     #: the largest kernel's own scratch: every kernel's arena is the same arena prefix
     scratch_bytes: int = 0
 
-    @property
-    def unshared_bytes(self) -> int:
-        """The arena the temporaries would need if none shared memory."""
-        return sum(self.temporaries) + self.scratch_bytes
-
     def __str__(self) -> str:
         scratch = f" + {self.scratch_bytes} B kernel scratch" if self.scratch_bytes else ""
         return (f"arena {self.arena_bytes} B for {len(self.temporaries)} temporaries of "
