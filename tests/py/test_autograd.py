@@ -145,3 +145,13 @@ def test_keepdim_reduction_gradients_trace_no_reshape_of_a_reshape():
     assert not [n for n in nodes if n.op is OP.reshape and n.srcs[0].op is OP.reshape]
     expected = np.broadcast_to(y_data.sum(-1, keepdims=True), (3, 4))
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_gather_with_a_2d_index_scatters_every_use_back():
+    table = Tensor(np.zeros((3, 2), np.float32), requires_grad=True)
+    ids = np.array([[2, 0], [2, 2]], np.int32)
+    g = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
+    (table[ids] * Tensor(g)).sum().backward()
+    want = np.zeros((3, 2), np.float32)
+    np.add.at(want, ids, g)
+    np.testing.assert_array_equal(table.grad.numpy(), want)

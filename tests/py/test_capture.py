@@ -101,3 +101,19 @@ def test_an_argument_the_plans_never_see_is_refused():
     captured(np.ones(3, np.float32))
     with pytest.raises(CaptureError, match=r"arguments \[0\] reach no plan"):
         captured(np.ones(3, np.float32))
+
+
+def test_state_the_step_rebinds_stays_current_on_replays():
+    # a KV cache's pattern: the step replaces a list entry with a new tensor each call
+    state = [Tensor(np.zeros(3, np.float32))]
+
+    def step(x):
+        state[0] = state[0] + Tensor(x)
+        state[0].realize()
+        return state[0]
+
+    captured = uopc.capture(step)
+    sums = [captured(np.full(3, k, np.float32)).numpy()[0] for k in range(1, 7)]
+    assert captured.replays == 4
+    assert sums == [1, 3, 6, 10, 15, 21]  # a stale input would repeat 1 + 2 + k
+    assert state[0].numpy().tolist() == [21, 21, 21]

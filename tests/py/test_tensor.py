@@ -280,3 +280,28 @@ def test_integer_tensor_index_gathers_rows():
     close(Tensor(table)[Tensor(ids), 1], table[ids, 1])  # numpy's advanced indexing
     with pytest.raises(TypeError, match="tensor indices go on the leading axes"):
         Tensor(table)[1:, Tensor(ids)]
+
+
+def test_a_gather_is_one_index_node_that_reads_rows_as_they_are():
+    table = randf(1000, 3)
+    table[7, 1] = -0.0  # a masked sum over the table would give +0.0 here
+    ids = np.array([[7, 0], [999, 7]], np.int32)
+    picked = Tensor(table)[ids]
+    assert picked.uop.op is OP.index and picked.uop.srcs[1].sig.shape == (2, 2)
+    out = picked.numpy()
+    assert np.array_equal(out, table[ids]) and np.signbit(out[0, 0, 1])
+
+
+def test_a_lazy_index_out_of_range_gives_a_zero_row():
+    table = randf(4, 2)
+    lazy = Tensor(np.array([0, 3, 5, -6], np.int32)) + 1  # 1, 4, 6, -5: only 1 is a row
+    out = Tensor(table)[lazy].numpy()
+    assert np.array_equal(out, np.stack([table[1], np.zeros(2), np.zeros(2), np.zeros(2)]))
+
+
+def test_a_lazy_index_out_of_range_on_one_axis_never_reads_another_row():
+    table = randf(3, 4, 2)
+    rows = np.array([0, 1], np.int32)
+    cols = Tensor(np.array([3, 4], np.int32)) + 0  # 4 is past the axis of 4
+    out = Tensor(table)[rows, cols].numpy()  # a flat row number 1 * 4 + 4 would be row 2, 0
+    assert np.array_equal(out, np.stack([table[0, 3], np.zeros(2)]))

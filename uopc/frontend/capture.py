@@ -20,7 +20,8 @@ Where a recorded plan's inputs come from on a replay:
   step's `Tensor(arg)` converted it (an argument the step reads some other way, say
   through `arg.copy()`, is an error at recording);
 - a tensor's current value: state that the step itself updates (parameters, optimizer
-  moments), found because the first call's outputs are the second call's inputs;
+  moments, a list of cache tensors the step rebinds), found because the first call's
+  outputs are the second call's inputs;
 - an output of an earlier realize of the same call;
 - an array that was the same object, or had the same contents, in both recorded calls
   (model constants, an arange the step rebuilds every call): replays reuse it.
@@ -176,7 +177,12 @@ class Captured:
                 f"capture({name}): the two recorded calls ran different plans ({len(first)} "
                 f"and {len(second)} realizes): the step must do the same work every call")
         arg_of = {id(a): k for k, arg in enumerate(args) if (a := _arg_array(arg)) is not None}
-        state = {id(r): t for call in first for t, r in zip(call.tensors, call.results)}
+        # state: a result of the first call that the second reads. On a replay it is read
+        # from the tensor that received the same result in the second call, which replays
+        # keep current; that is the first call's tensor when the step updates one object
+        # (a parameter) and a new one when the step rebinds a name (a cache list entry).
+        state = {id(r): second[n].tensors[j] for n, call in enumerate(first)
+                 for j, r in enumerate(call.results)}
         produced: dict[int, tuple[int, int]] = {}
         program = []
         used_args: set[int] = set()

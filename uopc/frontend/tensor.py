@@ -1729,22 +1729,6 @@ def _parts(first: Any, others: tuple, what: str) -> list["Tensor"]:
     return parts
 
 
-def _gather_rows(t: Tensor, ids: Any) -> Tensor:
-    """t[ids] for integer indices `ids`: rows of the first axis, shape ids.shape + t.shape[1:].
-
-    Built from a comparison with the row numbers and a masked sum (no data-dependent
-    addressing), so it differentiates like any other expression. Negative ids count from
-    the end; see `index_tensor` for out-of-range ones."""
-    if t.ndim == 0:
-        raise IndexError("a 0-d tensor cannot be indexed by a tensor")
-    n, rest = t.shape[0], t.shape[1:]
-    ids = index_tensor(ids, n, f"indexing a tensor of shape {fmt_shape(t.shape)}")
-    hit = ids.unsqueeze(-1).eq(Tensor(np.arange(n, dtype=np.int32)))  # ids.shape + (n,)
-    hit = hit.reshape(ids.shape + (n,) + (1,) * len(rest))
-    picked = hit.where(t, 0)
-    return picked.sum(ids.ndim)
-
-
 def _is_array_index(item: Any) -> bool:
     return isinstance(item, (Tensor, np.ndarray, list))
 
@@ -1770,18 +1754,34 @@ def _advanced(t: Tensor, items: tuple) -> Tensor:
     if len(arrays) > t.ndim:
         raise IndexError(f"too many indices ({len(arrays)}) for a tensor of shape "
                          f"{fmt_shape(t.shape)}")
-    k = len(arrays)
-    lead, rest = t.shape[:k], t.shape[k:]
-    ids = [index_tensor(a if _is_array_index(a) else np.asarray(a), n,
-                        f"indexing axis {axis} of a tensor of shape {fmt_shape(t.shape)}")
-           for axis, (a, n) in enumerate(zip(arrays, lead))]
+    if t.ndim == 0:
+        raise IndexError("a 0-d tensor cannot be indexed by a tensor")
+    return _gather(t, [a if _is_array_index(a) else np.asarray(a) for a in arrays])
+
+
+def _gather(t: Tensor, arrays: list[Any]) -> Tensor:
+    """t[i0, i1, ...] for integer index arrays on the leading axes: one `uop.index`, so
+    each element reads its row directly. Negative indices count from the end; indices
+    known on the host are checked (`index_tensor`); a lazy one out of range reads a
+    clamped row that is masked to zeros, and never another row."""
+    ids: list[Tensor] = []
+    inside: Tensor | None = None
+    for axis, (a, n) in enumerate(zip(arrays, t.shape)):
+        known = _host_ids(a) is not None
+        i = index_tensor(a, n, f"indexing axis {axis} of a tensor of shape {fmt_shape(t.shape)}")
+        if not known:
+            ok = (i >= 0) & (i < n)
+            inside = ok if inside is None else inside & ok
+            i = i.clamp(0, n - 1)
+        ids.append(i)
     shape: tuple[int, ...] = ()
     for i in ids:
         shape = broadcast_shape(shape, i.shape, "indexing")
-    flat = None
-    for i, n in zip(ids, lead):  # row-major position in the leading axes
-        flat = i if flat is None else flat * n + i
-    return _gather_rows(t.reshape((math.prod(lead),) + rest), flat._broadcast_to(shape))
+    rows = t._apply(OP.index, *(i._broadcast_to(shape) for i in ids))
+    if inside is None:
+        return rows
+    mask = inside._broadcast_to(shape).reshape(shape + (1,) * (t.ndim - len(ids)))
+    return mask.where(rows, 0)
 
 
 def _getitem(t: Tensor, index: Any) -> Tensor:

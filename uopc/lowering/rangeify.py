@@ -638,9 +638,11 @@ class FunctionLowering:
         shape = sig.shape
         if sig.numel == 0:  # any index is out of range (undefined): never read
             return self.zero(sig.dtype)
+        rank = len(sig_of(op.indices[0].type).shape) if op.indices else 0
+        lead, idx = tuple(idx[:rank]), idx[rank:]  # where in the index tensors, and the rest
         dyn: list[Ix] = []
         for k, i in enumerate(op.indices):
-            raw = yield i, ()
+            raw = yield i, lead
             as_index = self.put(arith.IndexCastOp(raw.value, INDEX), raw)
             clamped = Ix.of(Dynamic(as_index.value, -(2**31), 2**31 - 1, as_index.deps))
             clamped = clamped.clamp(0, shape[k] - 1)

@@ -231,19 +231,26 @@ def stack(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
 
 
 def index(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
-    """Scatter g back to the (runtime) position: compare an arange per indexed axis."""
+    """Scatter g back to the (runtime) positions: compare an arange per indexed axis with
+    the indices, and sum over the index shape (rows gathered twice get both gradients)."""
     src = node.srcs[0]
     k = len(node.srcs) - 1
+    if k == 0:
+        return [g]
+    lead = node.srcs[1].sig.shape
+    rank = len(lead)
     hit: Any = None
     for axis in range(k):
         n = src.sig.shape[axis]
-        shape = [1] * k
-        shape[axis] = n
-        on_axis = ctx.arange(n).reshape(shape).eq(ctx.tensor(node.srcs[1 + axis]))
+        shape = [1] * (rank + k)
+        shape[rank + axis] = n
+        ids = ctx.tensor(node.srcs[1 + axis]).reshape(lead + (1,) * k)
+        on_axis = ctx.arange(n).reshape(shape).eq(ids)
         hit = on_axis if hit is None else hit * on_axis.cast("i32")
     rest = src.sig.shape[k:]
     mask = hit.cast("i1").reshape(hit.shape + (1,) * len(rest))
-    return [mask.where(g.reshape((1,) * k + rest), 0.0), *([None] * k)]
+    scattered = mask.where(g.reshape(lead + (1,) * k + rest), 0.0)
+    return [scattered.sum(tuple(range(rank))) if rank else scattered, *([None] * k)]
 
 
 def reduce(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:

@@ -959,13 +959,16 @@ class StackOp(UopOp):
 
 @uop_op
 class IndexOp(UopOp):
-    """Select along the leading axes with i32 scalars: `uop.index %x[%i] : T -> R`."""
+    """Select along the leading axes with i32 indices, numpy's integer-array indexing:
+    `uop.index %x[%i] : T -> R` with i32 scalars, or `uop.index %x[%i] : T[I] -> R` with
+    index tensors of one shape I (then R's shape is I's followed by T's unindexed axes:
+    a gather of rows)."""
 
     name = "uop.index"
     FORMAT: ClassVar[str] = "map"
     INFO: ClassVar[OpInfo] = OpInfo(
         "index", "index", shape=lambda sigs, arg: shapes.index(sigs[0], sigs[1:]),
-        evaluate=lambda xs, arg: semantics.index(xs[0], [int(i) for i in xs[1:]]),
+        evaluate=lambda xs, arg: semantics.index(xs[0], xs[1:]),
         gradient=gradients.index)
     src = operand_def(TensorType)
     indices = var_operand_def(TensorType)
@@ -983,14 +986,30 @@ class IndexOp(UopOp):
     @classmethod
     def _parse_types(cls, parser, n):
         src = parser.parse_type()
+        index_types = parser.parse_optional_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_type)
+        if index_types is None:
+            index_types = [tensor_type(I32_SCALAR)] * (n - 1)
+        elif len(index_types) != n - 1:
+            parser.raise_error(f"uop.index has {n - 1} index operand(s) but "
+                               f"{len(index_types)} index type(s)")
         parser.parse_punctuation("->")
-        return [src] + [tensor_type(I32_SCALAR)] * (n - 1), parser.parse_type()
+        return [src, *index_types], parser.parse_type()
 
     def _print_operand_list(self, printer: Printer) -> None:
         printer.print_operand(self.src)
         printer.print_string("[")
         printer.print_list(self.indices, printer.print_operand)
         printer.print_string("]")
+
+    def _print_types(self, printer: Printer) -> None:
+        printer.print_attribute(self.src.type)
+        if any(sig_of(i.type) != I32_SCALAR for i in self.indices):
+            printer.print_string("[")
+            printer.print_list([i.type for i in self.indices], printer.print_attribute)
+            printer.print_string("]")
+        printer.print_string(" -> ")
+        printer.print_attribute(self.results[0].type)
 
 
 # ---------------------------------------------------------------------------------------

@@ -373,15 +373,18 @@ def stack(items: Sequence[np.ndarray]) -> np.ndarray:
     return np.stack([np.asarray(i) for i in items])
 
 
-def index(x: np.ndarray, indices: Sequence[int]) -> np.ndarray:
-    """x[i0, i1, ...] on the leading axes; an index outside [0, n) is undefined."""
+def index(x: np.ndarray, indices: Sequence[np.ndarray]) -> np.ndarray:
+    """x[i0, i1, ...] on the leading axes, the indices i32 arrays of one shape (scalars
+    select one element or sub-tensor, arrays gather); an index outside [0, n) is undefined."""
     x = np.asarray(x)
-    for axis, i in enumerate(indices):
-        if not 0 <= int(i) < x.shape[axis]:
+    picks = tuple(np.asarray(i, np.int64) for i in indices)
+    for axis, i in enumerate(picks):
+        bad = (i < 0) | (i >= x.shape[axis])
+        if bad.any():
             raise UndefinedBehavior(
-                f"index {int(i)} out of range [0, {x.shape[axis]}) on axis {axis}"
+                f"index {int(i[bad].flat[0])} out of range [0, {x.shape[axis]}) on axis {axis}"
             )
-    return np.array(x[tuple(int(i) for i in indices)])
+    return np.array(x[picks])
 
 
 def reduce_identity(kind: str, dtype: str) -> np.ndarray:

@@ -216,18 +216,26 @@ def stack(items: Sequence[Sig]) -> Sig:
 
 
 def index(a: Sig, indices: Sequence[Sig]) -> Sig:
+    """Integer indices of one shape on the leading axes: that shape, then the rest of a's."""
     for i, idx in enumerate(indices):
-        if idx != Sig((), "i32"):
+        if idx.dtype != "i32":
             raise ShapeError(
-                f"index operand {i} has type {idx}, expected tensor<i32>: indices are "
-                f"i32 scalars"
+                f"index operand {i} has type {idx}, expected i32 indices: cast the "
+                f"indices to i32 (a tensor<i32> scalar or a tensor of i32)"
+            )
+        if idx.shape != indices[0].shape:
+            raise ShapeError(
+                f"index operands have shapes {fmt_shape(indices[0].shape)} and "
+                f"{fmt_shape(idx.shape)}: give every index operand the same shape "
+                f"(broadcast them first)"
             )
     if len(indices) > len(a.shape):
         raise ShapeError(
             f"{len(indices)} indices into a tensor of rank {len(a.shape)}: "
             f"give at most one index per axis"
         )
-    return Sig(a.shape[len(indices):], a.dtype)
+    lead = indices[0].shape if indices else ()
+    return Sig(lead + a.shape[len(indices):], a.dtype)
 
 
 def reduce(a: Sig, kind: str, axes: Sequence[int]) -> Sig:

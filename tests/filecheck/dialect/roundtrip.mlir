@@ -2,7 +2,8 @@
 // RUN: %roundtrip | filecheck %s
 
 // CHECK-LABEL: func.func @all_ops
-func.func @all_ops(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<i32>) -> tensor<3xf32> {
+func.func @all_ops(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<i32>,
+                   %ids: tensor<4x5xi32>) -> tensor<3xf32> {
   // CHECK-NEXT: %c = uop.const dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
   %c = uop.const dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   // CHECK-NEXT: %s = uop.add %a, %c : tensor<2x3xf32>
@@ -77,6 +78,9 @@ func.func @all_ops(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<i32>) ->
   %st = uop.stack %a, %b : tensor<2x3xf32> -> tensor<2x2x3xf32>
   // CHECK-NEXT: %ix = uop.index %st[%i, %i] : tensor<2x2x3xf32> -> tensor<3xf32>
   %ix = uop.index %st[%i, %i] : tensor<2x2x3xf32> -> tensor<3xf32>
+  // a gather: index tensors of one shape replace the axes they index
+  // CHECK-NEXT: %rows = uop.index %a[%ids] : tensor<2x3xf32>[tensor<4x5xi32>] -> tensor<4x5x3xf32>
+  %rows = uop.index %a[%ids] : tensor<2x3xf32>[tensor<4x5xi32>] -> tensor<4x5x3xf32>
   // CHECK-NEXT: %rd = uop.reduce max %st axes [0, 1] : tensor<2x2x3xf32> -> tensor<3xf32>
   %rd = uop.reduce max %st axes [0, 1] : tensor<2x2x3xf32> -> tensor<3xf32>
   // CHECK-NEXT: %k = uop.contiguous %rd : tensor<3xf32>

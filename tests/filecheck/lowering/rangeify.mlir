@@ -107,3 +107,22 @@ func.func @caller(%x: tensor<3xf32>) -> tensor<2x3xf32> {
   %s = func.call @pair(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   func.return %s : tensor<2x3xf32>
 }
+
+// -----
+
+// a gather (uop.index with an index tensor): each output element loads its index, casts
+// it, clamps it into the table and loads the row element there: no loop over the table.
+// CHECK-LABEL: func.func @embed(%out: memref<4x8xf32>, %table: memref<1000x8xf32>, %ids: memref<4xi32>)
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[ID:.*]] = memref.load %ids[%[[T]]] : memref<4xi32>
+// CHECK:           %[[IX:.*]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK:           %[[LO:.*]] = arith.maxsi %[[IX]], %{{.*}} : index
+// CHECK:           %[[ROW:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK:           scf.for %[[D:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %[[V:.*]] = memref.load %table[%[[ROW]], %[[D]]] : memref<1000x8xf32>
+// CHECK:             memref.store %[[V]], %out[%[[T]], %[[D]]] : memref<4x8xf32>
+// CHECK-NOT:     scf.for
+func.func @embed(%table: tensor<1000x8xf32>, %ids: tensor<4xi32>) -> tensor<4x8xf32> {
+  %rows = uop.index %table[%ids] : tensor<1000x8xf32>[tensor<4xi32>] -> tensor<4x8xf32>
+  func.return %rows : tensor<4x8xf32>
+}

@@ -1,6 +1,10 @@
 """Text generation: one prefill step over the prompt, then one decode step per token on
 a KV cache (see `kv_cache`), choosing each token on the host from the last logits.
 
+Every decode step runs the same graph on new data, so the decode step is captured
+(`uopc.capture`): the first two steps trace and record the plan, every later one only
+runs it, with no Python graph building per token.
+
 Greedy (temperature 0) takes the first maximum, as transformers' greedy search does.
 Sampling divides the logits by the temperature, keeps the `top_k` most likely tokens
 and then the smallest set whose probabilities reach `top_p`, and draws from the
@@ -9,12 +13,15 @@ renormalized rest with a numpy Generator seeded by `seed` (same seed, same text)
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from uopc.frontend.capture import capture
 
 #: cache sizes are rounded up to this many positions, so that runs of similar lengths
 #: share compiled plans
@@ -78,8 +85,8 @@ def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
              sampling: Sampling = Sampling(), stop: Sequence[int] = (),
              on_token: Callable[[int], None] | None = None) -> Generation:
     """Continue `prompt` (token ids) by up to `max_new_tokens`, stopping after a token in
-    `stop`. `model` is a GPT2 or Llama (anything with `new_cache` and
-    `__call__(ids, cache, last_only)`); `on_token` sees each token as it is chosen."""
+    `stop`. `model` is a GPT2 or Llama (anything with `new_cache`,
+    `step_inputs(ids, cache)` and `forward(cache, *inputs, last_only)`); `on_token` sees each token as it is chosen."""
     if not prompt:
         raise ValueError("generate needs a prompt of at least one token")
     needed = len(prompt) + max_new_tokens
@@ -90,10 +97,12 @@ def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
     rng = np.random.default_rng(sampling.seed)
     out = Generation()
     ids = np.asarray([prompt], np.int32)
+    prefill = functools.partial(_step, model, cache)
+    decode = capture(functools.partial(_step, model, cache))
     start = time.perf_counter()
-    for _ in range(max_new_tokens):
-        logits = model(ids, cache, last_only=True)
-        cache.commit(logits)
+    for n in range(max_new_tokens):
+        logits = (decode if n else prefill)(*model.step_inputs(ids, cache))
+        cache.advance()
         token = choose(logits.numpy()[0, -1], sampling, rng)
         now = time.perf_counter()
         out.step_seconds.append(now - start)
@@ -105,3 +114,10 @@ def generate(model: Any, prompt: Sequence[int], max_new_tokens: int,
             break
         ids = np.asarray([[token]], np.int32)
     return out
+
+
+def _step(model: Any, cache: Any, *inputs: np.ndarray) -> Any:
+    """The realized last-position logits of one step from its `step_inputs`."""
+    logits = model.forward(cache, *inputs, last_only=True)
+    cache.realize(logits)
+    return logits

@@ -15,7 +15,7 @@ import numpy as np
 
 from uopc.frontend.llm.attention import attend
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
-from uopc.frontend.llm.kv_cache import KVCache
+from uopc.frontend.llm.kv_cache import KVCache, Step
 from uopc.frontend.llm.weights import Weights
 from uopc.frontend.nn import LayerNorm
 from uopc.frontend.tensor import Tensor
@@ -43,7 +43,7 @@ class GPT2Block:
         self.out = (w.tensor(f"{p}.mlp.c_proj.weight", (4 * dim, dim)),
                     w.tensor(f"{p}.mlp.c_proj.bias", (dim,)))
 
-    def __call__(self, x: Tensor, layer: int, cache: KVCache, step: Any) -> Tensor:
+    def __call__(self, x: Tensor, layer: int, cache: KVCache, step: Step) -> Tensor:
         batch, length, dim = x.shape
         head_dim = dim // self.heads
         qkv = self.ln_1(x).linear(*self.qkv).reshape(batch, length, 3, self.heads, head_dim)
@@ -92,11 +92,24 @@ class GPT2:
         """Logits of the tokens `ids` (B, T) following those already in `cache` (a fresh
         cache of T positions when None). Lazy; with a cache, `cache.commit(logits)`
         realizes the step."""
-        ids = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), "i32")
-        batch, length = ids.shape
-        cache = cache if cache is not None else self.new_cache(length, batch)
-        step = cache.begin(length)
-        x = self.wte[ids] + self.wpe[Tensor(step.positions, "i32")]
+        ids = np.asarray(ids, np.int32)
+        cache = cache if cache is not None else self.new_cache(ids.shape[1], ids.shape[0])
+        return self.forward(cache, *self.step_inputs(ids, cache), last_only=last_only)
+
+    def step_inputs(self, ids: Any, cache: KVCache) -> tuple[np.ndarray, ...]:
+        """Begin a step of `ids` (B, T) on `cache`: the arrays `forward` reads."""
+        ids = np.asarray(ids, np.int32)
+        data = cache.begin(ids.shape[1])
+        return ids, data.positions, data.placement, data.written, data.visible
+
+    def forward(self, cache: KVCache, ids: np.ndarray, positions: np.ndarray,
+                placement: np.ndarray, written: np.ndarray, visible: np.ndarray,
+                last_only: bool = False) -> Tensor:
+        """The lazy logits of one step from its `step_inputs` (a graph that reads no
+        Python data but these arrays, the weights and the cache)."""
+        length = ids.shape[1]
+        step = Step.of(placement, written, visible)
+        x = self.wte[Tensor(ids)] + self.wpe[Tensor(positions)]
         for i, block in enumerate(self.blocks):
             x = block(x, i, cache, step)
         if last_only:

@@ -138,14 +138,27 @@ class Llama:
 
     def __call__(self, ids: Any, cache: KVCache | None = None, last_only: bool = False) -> Tensor:
         """Logits of `ids` (B, T) after the tokens in `cache`; see GPT2.__call__."""
-        ids = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), "i32")
-        batch, length = ids.shape
-        cache = cache if cache is not None else self.new_cache(length, batch)
-        step = cache.begin(length)
-        cos, sin = (Tensor(t) for t in rotary_tables(step.positions, self.cfg.head_dim, self.cfg.theta))
-        x = self.embed[ids]
+        ids = np.asarray(ids, np.int32)
+        cache = cache if cache is not None else self.new_cache(ids.shape[1], ids.shape[0])
+        return self.forward(cache, *self.step_inputs(ids, cache), last_only=last_only)
+
+    def step_inputs(self, ids: Any, cache: KVCache) -> tuple[np.ndarray, ...]:
+        """Begin a step of `ids` (B, T) on `cache`: the arrays `forward` reads."""
+        ids = np.asarray(ids, np.int32)
+        data = cache.begin(ids.shape[1])
+        cos, sin = rotary_tables(data.positions, self.cfg.head_dim, self.cfg.theta)
+        return ids, cos, sin, data.placement, data.written, data.visible
+
+    def forward(self, cache: KVCache, ids: np.ndarray, cos: np.ndarray, sin: np.ndarray,
+                placement: np.ndarray, written: np.ndarray, visible: np.ndarray,
+                last_only: bool = False) -> Tensor:
+        """The lazy logits of one step from its `step_inputs`; see GPT2.forward."""
+        length = ids.shape[1]
+        step = Step.of(placement, written, visible)
+        cos_t, sin_t = Tensor(cos), Tensor(sin)
+        x = self.embed[Tensor(ids)]
         for i, block in enumerate(self.blocks):
-            x = block(x, i, cache, step, cos, sin)
+            x = block(x, i, cache, step, cos_t, sin_t)
         if last_only:
             x = x[:, length - 1:]
         return self.norm(x) @ self.head
