@@ -21,6 +21,9 @@ values of the same shapes (floats mapped to 5/16 - x/2, integers and booleans ro
 one place) and refuses a function whose graph or weights change with them: Python
 control flow on input values, `.item()`/`.numpy()` of something computed from an
 input, random numbers drawn on the host (dropout in training mode: call `model.eval()`).
+Integer inputs are traced as values unknown on the host (see `_run`): in the artifact, a
+negative index counts from the end and one out of range selects zeros, as for computed
+indices in the Tensor API (which raises IndexError for bad indices it sees on the host).
 With DEBUG=1 it prints the kernels after fusion, the memory plan (the arena's bytes
 against the sum of its temporaries) and the weights' bytes.
 """
@@ -115,10 +118,13 @@ def _example_array(x: Any, k: int) -> np.ndarray:
 
 def _run(fn: Callable[..., Any], arrays: Sequence[np.ndarray], what: str
          ) -> tuple[list[Tensor], list[Any], str]:
-    """Call `fn` on Tensors of `arrays`: the input Tensors, the graph nodes of what it
-    returned, and "tensor" or "tuple"."""
+    """Call `fn` on Tensors of `arrays`: the input buffers, the graph nodes of what it
+    returned, and "tensor" or "tuple". Integer inputs reach `fn` as a lazy value (`+ 0`,
+    which simplification removes from the kernels): their values are not known when the
+    artifact is built, so indexing with them wraps negative indices and masks indices
+    out of range in the graph, as it does for computed indices."""
     tensors = [Tensor(a) for a in arrays]
-    result = fn(*tensors)
+    result = fn(*[t + 0 if t.dtype == "i32" else t for t in tensors])
     if isinstance(result, Tensor):
         return tensors, [result.uop], "tensor"
     if isinstance(result, (tuple, list)) and result and all(isinstance(r, Tensor)
