@@ -1,7 +1,9 @@
 """uopc: a machine-learning compiler on xDSL (see README and SPEC).
 
-The frontend is exported lazily (`from uopc import Tensor, nn, optim, distributed, save, load`), so that
-tools which only handle text IR do not pay for importing it.
+The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load, export,
+quantize_model, ...`), so that tools which only handle text IR do not pay for importing it. `uopc.deploy`, the loader of
+exported artifacts, imports nothing of uopc: `import uopc.deploy` loads neither xDSL nor
+the compiler.
 """
 
 from importlib import import_module
@@ -19,6 +21,7 @@ _EXPORTS = {
     "capture": ("uopc.frontend.capture", "capture"),
     "quantize_weight": ("uopc.frontend.quant", "quantize_weight"),
     "quantize_model": ("uopc.frontend.quant", "quantize_model"),
+    "export": ("uopc.frontend.export", "export"),
 }
 
 __all__ = list(_EXPORTS)

@@ -19,6 +19,7 @@ PACKAGE = Path(uopc.__file__).parent
 LAYERS = {
     "uopc.uopdialect": 0,
     "uopc.datasets": 0,
+    "uopc.deploy": 0,  # the loader of exported artifacts: numpy and cffi only
     "uopc.passes": 1,
     "uopc.importers": 1,
     "uopc.lowering": 2,

@@ -173,9 +173,10 @@ def check_keys(what: str, found: Mapping[str, Any], expected: list[str]) -> None
 
 
 # ---------------------------------------------------------------------- modules
-def named_parameters(obj: Any) -> dict[str, Tensor]:
+def named_parameters(obj: Any, trainable_only: bool = True) -> dict[str, Tensor]:
     """Every requires_grad Tensor reachable from `obj` (as `uopc.nn.parameters` finds them),
-    by attribute path: attribute names, list indices and dict keys joined by '.'."""
+    by attribute path: attribute names, list indices and dict keys joined by '.'. With
+    `trainable_only=False`, every Tensor reachable (constant weights too)."""
     found: dict[str, Tensor] = {}
     seen: set[int] = set()
 
@@ -184,7 +185,7 @@ def named_parameters(obj: Any) -> dict[str, Tensor]:
             return
         seen.add(id(item))
         if isinstance(item, Tensor):
-            if item.requires_grad:
+            if item.requires_grad or not trainable_only:
                 found[name] = item
             return
         if isinstance(item, dict):

@@ -139,6 +139,33 @@ def build_library(source: str) -> Path:
     return path
 
 
+def compile_command(source_file: str, library_file: str) -> list[str]:
+    """The command line that compiles the C file `source_file` into the shared library
+    `library_file`: $CC, the flags, then the file names (as given: relative names keep
+    the directory out of the library, which is how an exported artifact stays
+    reproducible)."""
+    return [*compiler(), *cflags(), *ALWAYS_FLAGS, source_file, "-o", library_file, *LIBS]
+
+
+def run_compiler(source_file: str, library_file: str, source: str,
+                 cwd: str | Path | None = None) -> None:
+    """Compile `source_file` (which holds `source`, quoted numbered in the error) into
+    `library_file`, in the directory `cwd`; a failure raises CompileError."""
+    cmd = compile_command(source_file, library_file)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd)
+    except OSError as err:
+        raise CompileError(
+            f"cannot run the C compiler ({shlex.join(cmd)}): {err.strerror}; install a "
+            f"C compiler or point $CC at one"
+        ) from None
+    if proc.returncode != 0:
+        raise CompileError(
+            f"C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
+            f"{proc.stderr.strip()}\n--- generated source ---\n{numbered(source)}"
+        )
+
+
 def compile_into(source: str, path: Path) -> None:
     """Compile `source` to `path` atomically (temporary file, then rename), its digest
     renamed into place first."""
@@ -150,20 +177,8 @@ def compile_into(source: str, path: Path) -> None:
     os.close(fd)
     fd, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=".digest-", suffix=".sha256")
     os.close(fd)
-    cmd = [*compiler(), *cflags(), *ALWAYS_FLAGS, tmp_src, "-o", tmp_lib, *LIBS]
     try:
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except OSError as err:
-            raise CompileError(
-                f"cannot run the C compiler ({shlex.join(cmd)}): {err.strerror}; install a "
-                f"C compiler or point $CC at one"
-            ) from None
-        if proc.returncode != 0:
-            raise CompileError(
-                f"C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
-                f"{proc.stderr.strip()}\n--- generated source ---\n{numbered(source)}"
-            )
+        run_compiler(tmp_src, tmp_lib, source)
         Path(tmp_digest).write_text(file_digest(tmp_lib) + "\n")
         os.replace(tmp_digest, digest_path(path))
         os.replace(tmp_lib, path)

@@ -23,7 +23,9 @@ For the frontend:
 - every realize returns fresh arrays, one per root (repeated roots get copies).
 
 Observability, read from the environment once per realize (stderr): `DEBUG=1` one line
-per realize (nodes, kernels, cache hit or compile time, trace+lookup and run time);
+per realize (nodes, kernels after fusion, cache hit or compile time and, on a compile,
+the memory plan: the arena's bytes against the sum of the temporaries it holds,
+trace+lookup and run time);
 `DEBUG=2` adds, on a compile, one line per kernel call (output type, ops, MFLOP, and the
 kernel's time and GFLOP/s run alone on sample inputs); `DEBUG=4` prints the generated
 C source (on a compile). `DEBUG=3` (and 4) prints, on a compile, the flat pipeline
@@ -245,7 +247,7 @@ class Engine:
             what = "cached" if hit else (
                 f"compiled in {plan.compile_seconds * 1e3:.1f} ms (passes "
                 f"{plan.compile_split[0] * 1e3:.0f}, C {plan.compile_split[1] * 1e3:.0f}, "
-                f"search {plan.compile_split[2] * 1e3:.0f})")
+                f"search {plan.compile_split[2] * 1e3:.0f}), memory plan: {plan.memory}")
             print(f"realize: {len(tr.nodes)} nodes, {len(plan.kernels)} kernels "
                   f"({plan.backend}), {what}, trace+lookup {(looked - start) * 1e3:.3f} ms, "
                   f"run {(done - ready) * 1e3:.3f} ms", file=sys.stderr)
@@ -277,7 +279,7 @@ class Engine:
             program = self._native(module)
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
                     self.backend.name, time.perf_counter() - start, [program.source],
-                    program.arena_bytes)
+                    program.arena_bytes, memory=program.memory)
         plan.compile_split = (plan.compile_seconds - program.build_seconds - search,
                               program.build_seconds, search)
         if debug >= 2:

@@ -44,6 +44,22 @@ class KernelInfo:
 
 
 @dataclass(frozen=True)
+class MemoryPlan:
+    """Where a plan's temporaries live (SPEC §7): one arena, in which temporaries whose live
+    ranges do not overlap share bytes. DEBUG=1 and exported manifests report it."""
+
+    arena_bytes: int
+    temporaries: tuple[int, ...] = ()  # bytes of each temporary of the entry (64-aligned)
+    #: the largest kernel's own scratch: every kernel's arena is the same arena prefix
+    scratch_bytes: int = 0
+
+    def __str__(self) -> str:
+        scratch = f" + {self.scratch_bytes} B kernel scratch" if self.scratch_bytes else ""
+        return (f"arena {self.arena_bytes} B for {len(self.temporaries)} temporaries of "
+                f"{sum(self.temporaries)} B{scratch}")
+
+
+@dataclass(frozen=True)
 class RootSource:
     """Where one requested root's array comes from."""
 
@@ -63,6 +79,7 @@ class Plan:
     arena_bytes: int = 0  # the native call's scratch memory, allocated once
     #: compile_seconds split into Python passes, the native build and a measured search
     compile_split: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    memory: MemoryPlan | None = None  # the arena's layout (None: no native call)
     _dtypes: list[np.dtype] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -47,12 +47,13 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from uopc.lowering.pipeline import lower_to_loops
-from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
+from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, default_backend
+from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.scf_verifier import verify_program, verify_scf
 from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES
@@ -108,6 +109,7 @@ class Signature:
     outputs: tuple[BufferSpec, ...]
     inputs: tuple[BufferSpec, ...]
     arena_bytes: int
+    memory: MemoryPlan
 
 
 def entry_signature(fn: func.FuncOp) -> Signature:
@@ -139,7 +141,51 @@ def entry_signature(fn: func.FuncOp) -> Signature:
         n_out = fn.attributes[OUTPUTS_ATTR].value.data
     else:
         n_out = _leading_written(fn)
-    return Signature(tuple(specs[:n_out]), tuple(specs[n_out:]), arena)
+    return Signature(tuple(specs[:n_out]), tuple(specs[n_out:]), arena, memory_plan(fn))
+
+
+def memory_plan(fn: func.FuncOp) -> MemoryPlan:
+    """The arena layout of a lowered entry. A temporary is a value that one top-level op
+    of the entry (a kernel call, a copy loop) writes into a `memref.view` of the arena
+    (rangeify's memory plan gave the view its offset; two values placed at one offset may
+    share one view after CSE, and count twice). Views passed to callees as their own arena
+    are not temporaries: the largest is the kernels' shared scratch."""
+    arena = fn.attributes.get(ARENA_ATTR)
+    if arena is None or not fn.body.blocks:
+        return MemoryPlan(0)
+    module = fn.parent_op()
+    arena_arg = fn.body.block.args[-1]
+    views: dict[SSAValue, int] = {}
+    scratch = 0
+    for op in fn.body.block.ops:
+        if not (isinstance(op, memref.ViewOp) and op.source is arena_arg):
+            continue
+        t = op.result.type
+        nbytes = math.prod(t.get_shape()) * _numpy_dtype(t.get_element_type(), "a view").itemsize
+        if all(_is_callee_arena(use.operation, use.index, module) for use in op.result.uses):
+            scratch = max(scratch, nbytes)
+        else:
+            views[op.result] = -(-nbytes // ARENA_ALIGN) * ARENA_ALIGN
+    temporaries: list[int] = []
+    memo: dict[str, set[int]] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, func.CallOp):
+            callee = SymbolTable.lookup_symbol(module, op.callee) if module else None
+            if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
+                continue
+            written = [op.operands[k] for k in sorted(_written_args(callee, memo))]
+        else:
+            written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
+        temporaries += [views[v] for v in dict.fromkeys(written) if v in views]
+    return MemoryPlan(arena.value.data, tuple(temporaries), scratch)
+
+
+def _is_callee_arena(user: Operation, index: int, module: Operation | None) -> bool:
+    """Whether operand `index` of `user` is the trailing arena of a function it calls."""
+    if not isinstance(user, func.CallOp) or module is None or index != len(user.operands) - 1:
+        return False
+    callee = SymbolTable.lookup_symbol(module, user.callee)
+    return isinstance(callee, func.FuncOp) and ARENA_ATTR in callee.attributes
 
 
 def _leading_written(fn: func.FuncOp) -> int:
@@ -192,6 +238,8 @@ class Program:
         self.outputs = signature.outputs
         self.inputs = signature.inputs
         self.arena_bytes = signature.arena_bytes
+        #: how the temporaries share the arena (DEBUG=1, exported manifests)
+        self.memory = signature.memory
         #: seconds the backend took to build (or fetch from its cache) and load the library
         self.build_seconds = 0.0
         fn = library.function(entry)
