@@ -92,6 +92,22 @@ def test_mlp_artifact_matches_the_tensor_api_bit_for_bit(mlp_artifact):
     assert same_bits(out, model(Tensor(x)).numpy())
 
 
+def test_quantized_weights_travel_packed_and_match_bit_for_bit(tmp_path):
+    manual_seed(1)
+    model = MLP()
+    f32_bytes = sum(p.numpy().nbytes for p in (model.hidden.weight, model.out.weight))
+    report = uopc.quantize_model(model, "q4_0")
+    path = uopc.export(model, [images()], tmp_path / "q4.uopc")
+    loaded = deploy.load(path)
+    x = images()
+    assert same_bits(loaded(x), model(Tensor(x)).numpy())
+    manifest = json.loads((path / deploy.MANIFEST).read_text())
+    weight_bytes = (path / deploy.WEIGHTS).stat().st_size
+    # the packed words and scales, never a decoded f32 matrix
+    assert weight_bytes < f32_bytes / 4 and report.bytes_after < f32_bytes / 4
+    assert manifest["arena_bytes"] < 784 * 128 * 4
+
+
 def test_gpt2_forward_matches_the_tensor_api_bit_for_bit(tmp_path):
     model = tiny_gpt2()
 
