@@ -26,6 +26,7 @@ The CUDA emitter (`uopc.lowering.emit_cuda`) prints the result as a `__global__`
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -359,8 +360,11 @@ class _Mapper:
         e.add(gpu.TerminatorOp())
 
 
-def gpu_lowering(mode: str = "rules", strict: bool = False) -> str:
-    """The pipeline from loop-level kernels to launches (`uop-gpu-lower` with options)."""
+def gpu_lowering(mode: str = "rules", strict: bool | None = None) -> str:
+    """The pipeline from loop-level kernels to launches (`uop-gpu-lower` with options);
+    `strict` None reads UOPC_STRICT=1 (strict float order) from the environment."""
+    if strict is None:
+        strict = os.environ.get("UOPC_STRICT", "") == "1"
     return (f'uop-gpu-schedule{{mode="{mode}" strict={str(strict).lower()}}},'
             f"uop-gpu-map,dce,cse")
 

@@ -350,7 +350,7 @@ class CudaBackend(Backend):
     #: the GPU mapping as naive nests
     cpu_schedules: ClassVar[bool] = False
 
-    def __init__(self, mode: str = "rules", strict: bool = False):
+    def __init__(self, mode: str = "rules", strict: bool | None = None):
         self.mode = mode
         self.strict = strict
 

@@ -4,8 +4,8 @@
 
 A plan built with `GpuEmulationBackend` checks the GPU mapping (grid and block
 arithmetic, guards, shared-memory staging, barrier phases, block reductions)
-numerically on any machine; `UOPC_DEVICE=emulate` (or `Tensor(..., device="emulate")`)
-makes the Tensor engine use it.
+numerically on any machine; with `UOPC_GPU_EMULATE=1`, the "cuda" device (`UOPC_DEVICE=cuda`,
+`Tensor(..., device="cuda")`) uses it instead of the CUDA backend.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ class GpuEmulationBackend(CBackend):
     """The C backend on GPU-mapped kernels (module docstring). `mode` is the
     `uop-gpu-schedule` mode ("rules", or "threads": no barriers)."""
 
-    name: ClassVar[str] = "emulate"
+    name: ClassVar[str] = "cuda-emulated"
+    cpu_schedules: ClassVar[bool] = False
 
-    def __init__(self, mode: str = "rules", strict: bool = False):
+    def __init__(self, mode: str = "rules", strict: bool | None = None):
         super().__init__()
         self.mode = mode
         self.strict = strict
