@@ -191,3 +191,30 @@ def test_training_step_on_the_cuda_device_emulated(monkeypatch):
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
     np.testing.assert_allclose(gpu_w, cpu_w, rtol=1e-4, atol=1e-6)
     assert gpu_losses[-1] < gpu_losses[0]
+
+
+def test_tensor_core_gemm_for_f16_inputs_with_f32_accumulation(gpu):
+    """f16 operands multiplied and summed in f32 (with a fused epilogue) take the WMMA
+    kernel; its PTX holds tensor-core mma instructions. The emulation runs the same warp
+    tiles as loops."""
+    engine, backend = gpu
+    h, g = rand(64, 128, dtype=np.float16), rand(128, 96, dtype=np.float16, seed=1)
+    (out,) = run(engine, (Tensor(h).float() @ Tensor(g).float()).relu() + 1)
+    ref = np.maximum(h.astype(np.float32) @ g.astype(np.float32), 0) + 1
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-4)
+    assert backend.kinds == ["wmma"]
+    (source,) = backend.cuda_sources
+    assert "nvcuda::wmma::mma_sync" in source
+    ptx = compile_cuda(source, "compute_90")
+    assert b"wmma.mma.sync" in ptx
+    compile_all(backend)
+
+
+def test_f16_accumulation_is_no_tensor_core_job(gpu):
+    """A sum accumulated in f16 is not what WMMA's f32 accumulators compute: no wmma."""
+    engine, backend = gpu
+    h, g = rand(64, 64, dtype=np.float16), rand(64, 64, dtype=np.float16, seed=1)
+    (out,) = run(engine, Tensor(h) @ Tensor(g))
+    assert out.dtype == np.float16 and "wmma" not in backend.kinds
+    np.testing.assert_allclose(out, (h.astype(np.float32) @ g.astype(np.float32)), rtol=0.05,
+                               atol=0.1)

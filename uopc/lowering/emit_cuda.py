@@ -18,6 +18,9 @@ the same rules; this module adds only what differs on the device:
   `-default-device`, and the C headers they include are replaced by `CUDA_HEADERS` (the
   fixed-width integer types, and NAN/INFINITY spelled as CUDA's bit patterns), given to
   NVRTC as in-memory headers (`uopc.runtime.cuda_backend`);
+- a call of a warp tile product (a `uop.wmma` declaration, from `uop-gpu-map`'s `wmma`
+  kind) is nvcuda::wmma fragment code: f16 A and B tiles, an f32 accumulator, 16x16x16
+  `mma_sync` steps along k, the tile stored to shared memory;
 - host functions (the plan: `memref.view`s of the arena and `func.call`s of kernels)
   are not CUDA: they become `HostPlan`s, steps the runtime replays with the driver API.
 
@@ -37,7 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitError, CEmitter, c_function_name, c_type
-from uopc.lowering.gpu_map import PRIVATE, WORKGROUP, memory_space
+from uopc.lowering.gpu_map import PRIVATE, WMMA_ATTR, WORKGROUP, memory_space
 from uopc.lowering.gpu_schedule import constant_int
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 
@@ -59,6 +62,7 @@ CUDA_HEADERS: dict[str, str] = {
 #: defines for `_Float16` only where the C compiler has it
 CUDA_PRELUDE = EXTRA_PRELUDE + r"""
 #include <cuda_fp16.h>
+#include <mma.h>
 #define restrict __restrict__
 typedef __half _Float16;
 static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
@@ -127,12 +131,17 @@ class CudaEmitter(CEmitter):
         super().__init__()
         self.plans: dict[str, HostPlan] = {}
         self.configs: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        #: the warp tile products (`uop.wmma` declarations): name -> (A, B) layouts
+        self.wmma: dict[str, tuple[str, str]] = {}
 
     def module(self, module: ModuleOp) -> str:
         device = module.clone()
         hosts = []
         for f in list(device.body.block.ops):
-            if isinstance(f, func.FuncOp) and f.body.blocks:
+            if isinstance(f, func.FuncOp) and WMMA_ATTR in f.attributes:
+                self.wmma[f.sym_name.data] = tuple(f.attributes[WMMA_ATTR].data.split(","))
+                device.body.block.erase_op(f)
+            elif isinstance(f, func.FuncOp) and f.body.blocks:
                 launch = _launch_of(f)
                 if launch is not None:
                     self.configs[f.sym_name.data] = _config(f, launch)
@@ -217,6 +226,36 @@ class CudaEmitter(CEmitter):
             self.names[op.result] = f"(int64_t){_ID_BASE[type(op)]}.{op.dimension.data.value}"
         else:
             super()._op(op)
+
+    def call(self, op: func.CallOp) -> None:
+        layouts = self.wmma.get(op.callee.string_value())
+        if layouts is None:
+            super().call(op)
+            return
+        # one warp's 16x16 tile of A @ B on the tensor cores, stored to its shared tile
+        tiles, warp, a, b, i0, j0, k = (self.name(v) for v in op.operands)
+        lda, ldb = (v.type.get_shape()[1] for v in op.operands[2:4])
+        a_at = f"{a} + {i0} * {lda} + kk" if layouts[0] == "row" else f"{a} + kk * {lda} + {i0}"
+        b_at = f"{b} + kk * {ldb} + {j0}" if layouts[1] == "row" else f"{b} + {j0} * {ldb} + kk"
+        lines = [
+            "{",
+            f"  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, "
+            f"nvcuda::wmma::{layouts[0]}_major> fa;",
+            f"  nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, __half, "
+            f"nvcuda::wmma::{layouts[1]}_major> fb;",
+            "  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> fc;",
+            "  nvcuda::wmma::fill_fragment(fc, 0.0f);",
+            f"  for (int64_t kk = 0; kk < {k}; kk += 16) {{",
+            f"    nvcuda::wmma::load_matrix_sync(fa, {a_at}, {lda});",
+            f"    nvcuda::wmma::load_matrix_sync(fb, {b_at}, {ldb});",
+            "    nvcuda::wmma::mma_sync(fc, fa, fb, fc);",
+            "  }",
+            f"  nvcuda::wmma::store_matrix_sync({tiles} + {warp} * 256, fc, 16, "
+            f"nvcuda::wmma::mem_row_major);",
+            "}",
+        ]
+        for text in lines:
+            self.line(text)
 
     def alloc(self, op: memref.AllocOp | memref.AllocaOp) -> None:
         t = op.memref.type

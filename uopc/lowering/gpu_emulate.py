@@ -14,6 +14,8 @@ block axes are just loops. What the phases need:
   with accumulators is refused (no phase order exists for it);
 - shared memory (`memref.alloca` in space 3) is one array per block; private memory
   (space 5) gets one copy per thread, a leading axis indexed by the thread;
+- a warp's tensor-core tile product (a call of a `uop.wmma` declaration) becomes the
+  loops it stands for, run by lane 0 of the warp;
 - pure ops that do not depend on the thread run once, outside the thread loops; any other
   per-thread value used after a barrier is refused, naming the op: across a barrier a
   thread's state lives in private memory.
@@ -27,13 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, f32
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
-from uopc.lowering.gpu_map import PRIVATE, WORKGROUP, memory_space
+from uopc.lowering.gpu_map import PRIVATE, WMMA_ATTR, WORKGROUP, Emit, memory_space
 from uopc.lowering.gpu_schedule import constant_int
 
 _INDEX = IndexType()
@@ -94,6 +96,8 @@ class _Launch:
     private: dict[SSAValue, SSAValue] = None
     #: values of closed phases (per thread: unusable later)
     closed: set[SSAValue] = None
+    #: the module's warp tile products: declaration name -> layouts of A and B
+    wmma: dict[str, tuple[str, str]] = None
 
     def error(self, why: str) -> GpuEmulationError:
         return GpuEmulationError(f"uop-gpu-emulate: cannot run this gpu.launch on the CPU: {why}")
@@ -108,10 +112,11 @@ def _sizes(launch: gpu.LaunchOp) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(values[:3]), tuple(values[3:])
 
 
-def emulate(op: gpu.LaunchOp) -> None:
-    """Replace `op` by loops that run it on one CPU thread (module docstring)."""
+def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
+    """Replace `op` by loops that run it on one CPU thread (module docstring); `wmma`
+    names the module's warp tile products."""
     grid, block = _sizes(op)
-    state = _Launch(op, grid, block, private={}, closed=set())
+    state = _Launch(op, grid, block, private={}, closed=set(), wmma=wmma)
     parent = op.parent_block()
     holder = Block()
     ids, outer, opened = _nest(holder, grid)
@@ -220,6 +225,8 @@ def _threads(state: _Launch, segment: list[Operation], out: Block,
         elif isinstance(op, gpu.BlockIdOp):
             op.result.replace_all_uses_with(state.block_ids[_DIMS.index(op.dimension.data.value)])
             op.parent_block().erase_op(op)
+        elif isinstance(op, func.CallOp) and op.callee.string_value() in state.wmma:
+            _tile_product(op, state.wmma[op.callee.string_value()], tids[0])
         elif isinstance(op, (memref.LoadOp, memref.StoreOp)) and op.memref in state.private:
             indices = [linear, *op.indices]
             if isinstance(op, memref.LoadOp):
@@ -231,6 +238,31 @@ def _threads(state: _Launch, segment: list[Operation], out: Block,
                 op.parent_block().insert_op_before(new, op)
             op.parent_block().erase_op(op)
     _close(opened)
+
+
+def _tile_product(call: func.CallOp, layouts: tuple[str, str], lane: SSAValue) -> None:
+    """Replace a warp's tensor-core tile product by what it computes, run by the warp's
+    lane 0: tiles[warp, r, c] = sum over k of A(i0 + r, k) * B(k, j0 + c), in f32."""
+    tiles, warp, a, b, i0, j0, k = call.operands
+    block = call.parent_block()
+    at = Emit(Block())
+    first = at.guarded(at.add(arith.CmpiOp(lane, at.index(0), "eq")))
+    _, rows, (r,) = first.loop(first.index(0), first.index(16), first.index(1))
+    _, cols, (c,) = rows.loop(rows.index(0), rows.index(16), rows.index(1))
+    zero = cols.add(arith.ConstantOp(FloatAttr(0.0, f32)))
+    dot_op, dot, (q, acc) = cols.loop(cols.index(0), k, cols.index(1), [zero])
+    i, j = dot.add(arith.AddiOp(i0, r)), dot.add(arith.AddiOp(j0, c))
+    x = dot.add(memref.LoadOp.get(a, [i, q] if layouts[0] == "row" else [q, i]))
+    y = dot.add(memref.LoadOp.get(b, [q, j] if layouts[1] == "row" else [j, q]))
+    product = dot.add(arith.MulfOp(dot.add(arith.ExtFOp(x, f32)), dot.add(arith.ExtFOp(y, f32))))
+    dot.add(scf.YieldOp(dot.add(arith.AddfOp(acc, product))))
+    cols.add(memref.StoreOp.get(dot_op.results[0], tiles, [warp, r, c]))
+    for inner in (cols, rows, first):
+        inner.add(scf.YieldOp())
+    for moved in list(at.block.ops):
+        at.block.detach_op(moved)
+        block.insert_op_before(moved, call)
+    block.erase_op(call)
 
 
 def _linear(block: Block, tids: list[SSAValue], sizes: tuple[int, int, int]) -> SSAValue:
@@ -251,5 +283,11 @@ class UopGpuEmulate(ModulePass):
     name = "uop-gpu-emulate"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        wmma = {f.sym_name.data: tuple(f.attributes[WMMA_ATTR].data.split(","))
+                for f in op.body.block.ops
+                if isinstance(f, func.FuncOp) and WMMA_ATTR in f.attributes}
         for launch in [o for o in op.walk() if isinstance(o, gpu.LaunchOp)]:
-            emulate(launch)
+            emulate(launch, wmma)
+        for f in list(op.body.block.ops):  # every tile product call is now loops
+            if isinstance(f, func.FuncOp) and f.sym_name.data in wmma:
+                op.body.block.erase_op(f)

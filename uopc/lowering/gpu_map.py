@@ -31,13 +31,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from uopc.lowering.gpu_schedule import (
-    GEMM_TILE,
     MAX_GRID_YZ,
+    WMMA_BLOCK,
+    WMMA_TILE,
+    Wmma,
     GpuSchedule,
     GpuScheduleError,
     Nest,
@@ -47,13 +49,15 @@ from uopc.lowering.gpu_schedule import (
     output_nest,
     reduction_of,
     constant_int,
+    wmma_of,
 )
 
 #: memory spaces of `memref.alloca` inside a launch (the NVVM numbering)
 WORKGROUP = 3
 PRIVATE = 5
+#: the attribute of a warp tile product's declaration: the layouts of A and B
+WMMA_ATTR = "uop.wmma"
 _INDEX = IndexType()
-_DIMS = ("x", "y", "z")
 
 
 def memory_space(t: MemRefType) -> int:
@@ -62,8 +66,9 @@ def memory_space(t: MemRefType) -> int:
     return space.value.data if isinstance(space, IntegerAttr) else 0
 
 
-class _Emit:
-    """Appends ops to one block and hands back their results."""
+class Emit:
+    """Appends ops to one block and hands back their results (also used by
+    `uop-gpu-emulate`)."""
 
     def __init__(self, block: Block):
         self.block = block
@@ -94,18 +99,18 @@ class _Emit:
         return self.add(memref.AllocaOp.get(element, shape=shape, memory_space=t.memory_space))
 
     def loop(self, lb: SSAValue, ub: SSAValue, step: SSAValue,
-             inits: list[SSAValue] = ()) -> tuple[scf.ForOp, _Emit, list[SSAValue]]:
+             inits: list[SSAValue] = ()) -> tuple[scf.ForOp, Emit, list[SSAValue]]:
         """An empty scf.for appended here; the caller fills the body and its yield."""
         body = Block(arg_types=[_INDEX, *[v.type for v in inits]])
         op = scf.ForOp(lb, ub, step, list(inits), body)
         self.block.add_op(op)
-        return op, _Emit(body), list(body.args)
+        return op, Emit(body), list(body.args)
 
-    def guarded(self, cond: SSAValue) -> _Emit:
+    def guarded(self, cond: SSAValue) -> Emit:
         """The then-block of a new result-less scf.if on `cond` (yield added later)."""
         then = Block()
         self.block.add_op(scf.IfOp(cond, [], Region(then)))
-        return _Emit(then)
+        return Emit(then)
 
 
 @dataclass
@@ -114,7 +119,7 @@ class _Launch:
     block: tuple[int, int, int]
 
 
-def _unflatten(e: _Emit, flat: SSAValue, sizes: list[int]) -> list[SSAValue]:
+def _unflatten(e: Emit, flat: SSAValue, sizes: list[int]) -> list[SSAValue]:
     """Row-major indices of `flat` in `sizes` (unsigned div/mod on index)."""
     out: list[SSAValue] = []
     for n in reversed(sizes):
@@ -141,7 +146,7 @@ class _Mapper:
                                 f"{{kind = \"{self.schedule.kind}\"}}: {why}")
 
     # ---- positions ---------------------------------------------------------------------------
-    def element(self, e: _Emit, ivs: list[SSAValue],
+    def element(self, e: Emit, ivs: list[SSAValue],
                 reduction: Reduction | None = None) -> dict[SSAValue, SSAValue]:
         """Map the nest's loop variables to `ivs` (trip indices) and clone the nest's pure
         ops (and the element body's ops before the reduction) for them."""
@@ -157,7 +162,7 @@ class _Mapper:
             e.clone(reduction.before, mapping)
         return mapping
 
-    def launch(self, config: _Launch) -> _Emit:
+    def launch(self, config: _Launch) -> Emit:
         """Replace the output nest by an empty gpu.launch; its body's builder."""
         f = self.f
         top = f.body.block
@@ -170,7 +175,7 @@ class _Mapper:
         body = Block(arg_types=[_INDEX] * 12)
         launch = gpu.LaunchOp(Region(body), sizes[:3], sizes[3:])
         top.insert_op_before(launch, terminator)
-        return _Emit(body)
+        return Emit(body)
 
     def erase_nest(self, old: list[Operation]) -> None:
         """Erase the original nest: the outermost output loop, or (a kernel without output
@@ -188,8 +193,10 @@ class _Mapper:
             self.threads()
         elif kind == "reduce":
             self.reduce()
-        else:
+        elif kind == "gemm":
             self.gemm()
+        else:
+            self.wmma()
         self.erase_nest(old)
 
     def threads(self) -> None:
@@ -230,7 +237,7 @@ class _Mapper:
             inner.add(scf.YieldOp())
         e.add(gpu.TerminatorOp())
 
-    def _grid_ivs(self, e: _Emit) -> list[SSAValue]:
+    def _grid_ivs(self, e: Emit) -> list[SSAValue]:
         """One block per output element: its trip indices from the block ids."""
         sizes = self.nest.sizes
         if not sizes:
@@ -310,7 +317,7 @@ class _Mapper:
         acc_type = red.loop.iter_args[0].type
         accbuf = e.alloca([1], acc_type, PRIVATE)
 
-        def element(at: _Emit) -> tuple[dict, SSAValue, SSAValue]:
+        def element(at: Emit) -> tuple[dict, SSAValue, SSAValue]:
             tx, ty = at.thread("x"), at.thread("y")
             ivs = _unflatten(at, at.block_id("z"), batch)
             ivs.append(at.muladd(at.block_id("y"), t, ty))
@@ -358,6 +365,66 @@ class _Mapper:
         mapping[red.loop.results[0]] = e.add(memref.LoadOp.get(accbuf, [e.index(0)]))
         e.clone(red.after, mapping)
         e.add(gpu.TerminatorOp())
+
+
+    def wmma(self) -> None:
+        red = reduction_of(self.nest)
+        w = wmma_of(self.nest, red)
+        if w is None:
+            raise self.error(f"it is not a matmul of f16 operands read as a[i, k] or a[k, i] "
+                             f"and b[k, j] or b[j, k] (rows a multiple of 16) accumulated in "
+                             f"f32, with both output axes divisible by {WMMA_TILE} and k by "
+                             f"{WMMA_TILE}; use kind = \"gemm\"")
+        top = self.f.body.block
+        for load in (w.a, w.b):
+            if not (load.memref.owner is top or (isinstance(load.memref.owner, Operation)
+                                                  and load.memref.owner.parent_block() is top)):
+                raise self.error("its operands must be buffers of the function")
+        m, n = self.nest.sizes
+        e = self.launch(_Launch((n // WMMA_TILE, m // WMMA_TILE, 1), (*WMMA_BLOCK, 1)))
+        tiles = e.alloca([4, 16, 16], red.loop.iter_args[0].type, WORKGROUP)
+
+        def corner(at: Emit) -> tuple[SSAValue, SSAValue, SSAValue]:
+            """The warp and the first row and column of its 16x16 tile."""
+            warp = at.thread("y")
+            two = at.index(2)
+            rows = at.muladd(at.block_id("y"), WMMA_TILE,
+                             at.add(arith.MuliOp(at.add(arith.DivUIOp(warp, two)), at.index(16))))
+            cols = at.muladd(at.block_id("x"), WMMA_TILE,
+                             at.add(arith.MuliOp(at.add(arith.RemUIOp(warp, two)), at.index(16))))
+            return warp, rows, cols
+
+        # each warp: its tile of the product, through the tensor cores, into shared memory
+        warp, i0, j0 = corner(e)
+        callee = self.declare_wmma(w, tiles.type)
+        e.add(func.CallOp(callee, [tiles, warp, w.a.memref, w.b.memref, i0, j0,
+                                   e.index(red.length)], []))
+        e.add(gpu.BarrierOp())
+        # every lane: the epilogue of 8 elements of its warp's tile
+        warp, i0, j0 = corner(e)
+        lane = e.thread("x")
+        _, body, (q,) = e.loop(e.index(0), e.index(8), e.index(1))
+        flat = body.muladd(lane, 8, q)
+        r = body.add(arith.DivUIOp(flat, body.index(16)))
+        c = body.add(arith.RemUIOp(flat, body.index(16)))
+        mapping = self.element(body, [body.add(arith.AddiOp(i0, r)),
+                                      body.add(arith.AddiOp(j0, c))], red)
+        mapping[red.loop.results[0]] = body.add(memref.LoadOp.get(tiles, [warp, r, c]))
+        body.clone(red.after, mapping)
+        body.add(scf.YieldOp())
+        e.add(gpu.TerminatorOp())
+
+    def declare_wmma(self, w: Wmma, tiles: Attribute) -> str:
+        """A private declaration `@uop_wmma_<kernel>` for the warp's tile product, its
+        operand layouts in the `uop.wmma` attribute ("row"/"col" for A, then B)."""
+        name = f"uop_wmma_{self.f.sym_name.data}"
+        layout = f"{'row' if w.a_rows else 'col'},{'row' if w.b_rows else 'col'}"
+        decl = func.FuncOp.external(name, [tiles, _INDEX, w.a.memref.type, w.b.memref.type,
+                                           _INDEX, _INDEX, _INDEX], [])
+        decl.attributes[WMMA_ATTR] = StringAttr(layout)
+        module_block = self.f.parent_block()
+        module_block.insert_op_before(decl, self.f)
+        return name
 
 
 def gpu_lowering(mode: str = "rules", strict: bool | None = None) -> str:

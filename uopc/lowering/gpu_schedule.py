@@ -20,8 +20,16 @@ The kinds (`uop-gpu-map` lowers each to a `gpu.launch`):
   k its threads stage the A and B tiles in shared memory, wait at a barrier, accumulate
   from shared memory, and wait again. Needs the two output axes and k divisible by t.
 
-Rules (`mode=rules`, the default; a `uop.gpu` already present is kept): `gemm` where it
-applies, else `reduce` for a reduction of at least `MIN_BLOCK_REDUCE` elements, else
+- `wmma`, `block = array<i64: 32, 4>`: a matmul of f16 operands accumulated in f32 runs
+  on the tensor cores: each block's 4 warps compute a 32x32 output tile, each warp a
+  16x16 tile with WMMA fragments (`uop-gpu-map` writes the warp's tile product as a call
+  of a `uop.wmma` function, which the CUDA emitter prints as nvcuda::wmma code and
+  `uop-gpu-emulate` as loops), then every lane runs the epilogue on 8 of its warp's
+  elements. Needs the two output axes divisible by 32, k by 32, and A and B read
+  directly (a[i, k] or a[k, i], b[k, j] or b[j, k]).
+
+Rules (`mode=rules`, the default; a `uop.gpu` already present is kept): `wmma` where it
+applies, then `gemm`, else `reduce` for a reduction of at least `MIN_BLOCK_REDUCE` elements, else
 `threads`. `mode=threads` gives every kernel `threads` (no barriers: the mapped kernels
 then also run on the CPU as plain loops).
 
@@ -42,6 +50,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     StringAttr,
+    f16,
+    f32,
     i64,
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
@@ -53,7 +63,7 @@ from uopc.passes.options import check_option
 
 #: the name of a kernel's GPU schedule attribute
 GPU_ATTR = "uop.gpu"
-KINDS = ("threads", "reduce", "gemm")
+KINDS = ("threads", "reduce", "gemm", "wmma")
 MODES = ("rules", "threads")
 #: threads in a block, at most (and the block of a `reduce` kernel)
 MAX_BLOCK = 256
@@ -61,6 +71,9 @@ MAX_BLOCK = 256
 MIN_BLOCK_REDUCE = 64
 #: the side of a `gemm` kernel's output tile (and of its k steps)
 GEMM_TILE = 16
+#: a `wmma` block: 4 warps of 32 lanes, each warp one 16x16 tile of a 32x32 block tile
+WMMA_BLOCK = (32, 4)
+WMMA_TILE = 32
 #: the CUDA limit of a grid's .y and .z sizes
 MAX_GRID_YZ = 65535
 
@@ -79,7 +92,7 @@ class GpuSchedule:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise GpuScheduleError(f"uop.gpu kind {self.kind!r}: expected one of {', '.join(KINDS)}")
-        want = {"threads": 2, "reduce": 1, "gemm": 2}[self.kind]
+        want = {"threads": 2, "reduce": 1, "gemm": 2, "wmma": 2}[self.kind]
         if len(self.block) != want or any(b < 1 for b in self.block):
             raise GpuScheduleError(f"uop.gpu kind {self.kind!r} takes {want} block size(s) >= 1, "
                                    f"got {list(self.block)}")
@@ -93,6 +106,9 @@ class GpuSchedule:
             raise GpuScheduleError(f"uop.gpu reduce block {self.block[0]}: must be a power of two")
         if self.kind == "gemm" and self.block[0] != self.block[1]:
             raise GpuScheduleError(f"uop.gpu gemm block {list(self.block)}: must be square")
+        if self.kind == "wmma" and self.block != WMMA_BLOCK:
+            raise GpuScheduleError(f"uop.gpu wmma block {list(self.block)}: must be "
+                                   f"{list(WMMA_BLOCK)} (32 lanes x 4 warps)")
 
     def to_attr(self) -> DictionaryAttr:
         return DictionaryAttr({"kind": StringAttr(self.kind),
@@ -327,6 +343,54 @@ def gemm_of(nest: Nest, reduction: Reduction | None, tile: int = GEMM_TILE) -> G
     return gemm
 
 
+@dataclass
+class Wmma:
+    """A matmul the tensor cores can run: f16 operands `a` (read as a[i, k], or a[k, i]
+    when not `a_rows`) and `b` (b[k, j], or b[j, k] when not `b_rows`), multiplied in f32
+    and summed into an f32 accumulator; two output axes divisible by WMMA_TILE, k by 16."""
+
+    reduction: Reduction
+    a: memref.LoadOp
+    b: memref.LoadOp
+    a_rows: bool
+    b_rows: bool
+
+
+def _extended_f16(v: SSAValue, load: memref.LoadOp) -> bool:
+    return isinstance(v.owner, arith.ExtFOp) and v.owner.input == load.res
+
+
+def wmma_of(nest: Nest, reduction: Reduction | None) -> Wmma | None:
+    """The tensor-core view of a kernel (see `Wmma`), when it is one."""
+    if len(nest.axes) != 2:
+        return None
+    gemm = gemm_of(nest, reduction, WMMA_TILE)
+    if gemm is None or len(gemm.a_loads) != 1 or len(gemm.b_loads) != 1:
+        return None
+    (a,), (b,) = gemm.a_loads, gemm.b_loads
+    acc = reduction.loop.body.block.args[1]
+    if (a.res.type != f16 or b.res.type != f16 or acc.type != f32
+            or not isinstance(reduction.combine, arith.AddfOp)):
+        return None
+    (product,) = [v for v in reduction.combine.operands if v is not acc]
+    mul = product.owner
+    if not isinstance(mul, arith.MulfOp):
+        return None
+    x, y = mul.operands
+    if not ((_extended_f16(x, a) and _extended_f16(y, b))
+            or (_extended_f16(x, b) and _extended_f16(y, a))):
+        return None
+    i, j = nest.ivs
+    k = reduction.loop.body.block.args[0]
+    a_ix, b_ix = list(a.indices), list(b.indices)
+    if a_ix not in ([i, k], [k, i]) or b_ix not in ([k, j], [j, k]):
+        return None
+    # fragments load from 32-byte aligned rows: leading dimensions in multiples of 16
+    if any(load.memref.type.get_shape()[1] % 16 for load in (a, b)):
+        return None
+    return Wmma(reduction, a, b, a_ix == [i, k], b_ix == [k, j])
+
+
 # ---- rules ---------------------------------------------------------------------------------
 def _pow2_at_least(n: int, cap: int) -> int:
     p = 1
@@ -340,6 +404,8 @@ def rules(f: func.FuncOp, mode: str = "rules", strict: bool = False) -> GpuSched
     nest = output_nest(f)
     if mode == "rules":
         reduction = reduction_of(nest)
+        if wmma_of(nest, reduction) is not None:
+            return GpuSchedule("wmma", WMMA_BLOCK)
         if gemm_of(nest, reduction) is not None:
             return GpuSchedule("gemm", (GEMM_TILE, GEMM_TILE))
         if (reduction is not None and reduction.length >= MIN_BLOCK_REDUCE
