@@ -290,19 +290,41 @@ class _PlanCall:
                 self.sizes[k] = a.nbytes
         for k in plan.uploads:
             dev.upload(self.buffers[k], arrays[k])
+        self.launch_all()
+        for k in plan.downloads:
+            dev.download(arrays[k], self.buffers[k])
+        dev.synchronize()
+
+    def launch_all(self) -> None:
+        """Queue every kernel of the plan on the stream, on the current device buffers."""
+        dev = self.library.device
         slots = list(self.buffers)
-        for source, offset in plan.views:
+        for source, offset in self.plan.views:
             slots.append(slots[source] + offset)
-        for name, args, grid, block in plan.launches:
+        for name, args, grid, block in self.plan.launches:
             values = np.array([slots[s] for s in args], dtype=np.uint64)
             pointers = np.array([values.ctypes.data + 8 * i for i in range(len(args))],
                                 dtype=np.uint64)
             _check(dev.driver.cuLaunchKernel(self.library.kernels[name], *grid, *block, 0,
                                              dev.stream, pointers.ctypes.data, 0),
                    f"cuLaunchKernel({name})")
-        for k in plan.downloads:
-            dev.download(arrays[k], self.buffers[k])
-        dev.synchronize()
+
+    def kernel_seconds(self, repeats: int = 10) -> float:
+        """Seconds per run of the plan's kernels alone (no copies), timed with CUDA events
+        on the buffers of the last call."""
+        driver, dev = self.library.device.driver, self.library.device
+        if self.buffers[0] is None:
+            raise ValueError("kernel_seconds: call the plan once first (it allocates its buffers)")
+        (start,) = _check(driver.cuEventCreate(0), "cuEventCreate")
+        (stop,) = _check(driver.cuEventCreate(0), "cuEventCreate")
+        self.launch_all()  # warm
+        _check(driver.cuEventRecord(start, dev.stream), "cuEventRecord")
+        for _ in range(repeats):
+            self.launch_all()
+        _check(driver.cuEventRecord(stop, dev.stream), "cuEventRecord")
+        _check(driver.cuEventSynchronize(stop), "cuEventSynchronize")
+        (ms,) = _check(driver.cuEventElapsedTime(start, stop), "cuEventElapsedTime")
+        return ms / 1e3 / repeats
 
 
 class CudaLibrary(Library):
