@@ -155,3 +155,76 @@ def test_tensor_api_on_the_gpu():
     z = np.maximum(a @ b, 0)
     e = np.exp(z - z.max(1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-4, atol=1e-6)
+
+
+class FakeDriver:
+    """Stands in for cuda.bindings.driver where no GPU is: records what a plan asks of
+    the device, reading each launch's argument pointers back through ctypes."""
+
+    def __init__(self):
+        self.calls = []
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        import ctypes
+
+        pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_uint64))
+        n = {"k0": 2, "k1": 3}[fn]
+        args = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in range(n)]
+        self.calls.append(("launch", fn, (gx, gy, gz), (bx, by, bz), args))
+        return (0,)
+
+    def cuMemFree(self, ptr):
+        self.calls.append(("free", ptr))
+        return (0,)
+
+
+class FakeDevice:
+    def __init__(self):
+        self.driver = FakeDriver()
+        self.stream = "stream"
+        self.next = 0x10000
+
+    def alloc(self, nbytes):
+        self.next += 0x10000
+        self.driver.calls.append(("alloc", self.next, nbytes))
+        return self.next
+
+    def upload(self, ptr, array):
+        self.driver.calls.append(("upload", ptr, array.nbytes))
+
+    def download(self, array, ptr):
+        self.driver.calls.append(("download", ptr, array.nbytes))
+
+    def synchronize(self):
+        self.driver.calls.append(("sync",))
+
+
+def test_a_plan_replays_views_and_launches_in_order():
+    """The host side of a run, without a GPU: buffers allocated once, inputs uploaded,
+    kernels launched on the right pointers (views at their offsets), outputs downloaded,
+    one synchronization."""
+    from uopc.lowering.emit_cuda import HostPlan
+    from uopc.runtime.cuda_backend import CudaLibrary, _PlanCall
+
+    plan = HostPlan(3, 1, True, views=[(2, 64)],
+                    launches=[("k0", [3, 1], (4, 1, 1), (256, 1, 1)),
+                              ("k1", [0, 3, 1], (1, 2, 1), (16, 16, 1))])
+    dev = FakeDevice()
+    library = CudaLibrary.__new__(CudaLibrary)
+    library.device, library.kernels = dev, {"k0": "k0", "k1": "k1"}
+    call = _PlanCall(library, plan)
+    out, x, arena = np.zeros(8, np.float32), np.ones(16, np.float32), np.zeros(128, np.uint8)
+    for _ in range(2):
+        dev.driver.calls.clear()
+        call(out, x, arena)
+        kinds = [c[0] for c in dev.driver.calls]
+        assert kinds.count("sync") == 1 and kinds[-1] == "sync"
+    # the second run allocates nothing and copies only the input and the output
+    o, i, a = call.buffers
+    assert dev.driver.calls == [
+        ("upload", i, 64),
+        ("launch", "k0", (4, 1, 1), (256, 1, 1), [a + 64, i]),
+        ("launch", "k1", (1, 2, 1), (16, 16, 1), [o, a + 64, i]),
+        ("download", o, 32),
+        ("sync",),
+    ]
