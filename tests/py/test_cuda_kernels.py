@@ -248,3 +248,33 @@ def test_examples_compile_for_the_gpu_and_emulate_exactly(name):
     source = CudaBackend().emit(work).text
     assert "__global__" in source
     assert b".entry" in compile_cuda(source, "compute_90")
+
+
+def test_non_finite_constants_compile_and_emulate():
+    """NaN and infinities in a constant array and in code: constant expressions on the
+    device (a constant array must initialize statically), the SPEC §5 values on the CPU."""
+    text = """
+    "memref.global"() <{sym_name = "table", type = memref<3xf32>, sym_visibility = "private",
+      initial_value = dense<[0x7FC00000, 0x7F800000, 0xFF800000]> : tensor<3xf32>, constant}> : () -> ()
+    func.func @main(%o: memref<3xf32>) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c3 = arith.constant 3 : index
+      %inf = arith.constant 0x7F800000 : f32
+      %t = memref.get_global @table : memref<3xf32>
+      scf.for %i = %c0 to %c3 step %c1 {
+        %x = memref.load %t[%i] : memref<3xf32>
+        %y = arith.minimumf %x, %inf : f32
+        memref.store %y, %o[%i] : memref<3xf32>
+      }
+      func.return
+    }
+    """
+    module = parse_program(text)
+    (out,) = compile_program(module, "main", GpuEmulationBackend())()
+    assert np.isnan(out[0]) and out[1] == np.inf and out[2] == -np.inf
+    work = module.clone()
+    lower_to_loops(work)
+    source = CudaBackend().emit(work).text
+    assert "NAN" in source and "INFINITY" in source
+    assert b".global .align 4 .b8 table[12]" in compile_cuda(source, "compute_90")

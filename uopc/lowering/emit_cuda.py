@@ -16,7 +16,7 @@ the same rules; this module adds only what differs on the device:
   expressions apply unchanged: `__half` arithmetic rounds once, like `_Float16`'s);
 - the helpers of the C prelude become device functions through NVRTC's
   `-default-device`, and the C headers they include are replaced by `CUDA_HEADERS` (the
-  fixed-width integer types, and NAN/INFINITY spelled as CUDA's bit patterns), given to
+  fixed-width integer types, and NAN/INFINITY as constant expressions NVRTC folds), given to
   NVRTC as in-memory headers (`uopc.runtime.cuda_backend`);
 - a call of a warp tile product (a `uop.wmma` declaration, from `uop-gpu-map`'s `wmma`
   kind) is nvcuda::wmma fragment code: f16 A and B tiles, an f32 accumulator, 16x16x16
@@ -45,10 +45,10 @@ from uopc.lowering.gpu_schedule import constant_int
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 
 #: NVRTC compiles without the system's C headers: these stand in for the ones the shared
-#: C prelude includes (device code gets the math functions from CUDA itself)
+#: C prelude includes (device code gets the math functions from CUDA itself); NAN and
+#: INFINITY are constant expressions, so that constant arrays holding them initialize
 CUDA_HEADERS: dict[str, str] = {
-    "math.h": "#define NAN __int_as_float(0x7fffffff)\n"
-              "#define INFINITY __int_as_float(0x7f800000)\n",
+    "math.h": "#define NAN (0.0f / 0.0f)\n#define INFINITY (1.0f / 0.0f)\n",
     "stdint.h": "typedef signed char int8_t; typedef short int16_t; typedef int int32_t;\n"
                 "typedef long long int64_t; typedef unsigned char uint8_t;\n"
                 "typedef unsigned short uint16_t; typedef unsigned int uint32_t;\n"
@@ -265,7 +265,8 @@ class CudaEmitter(CEmitter):
             for d in t.get_shape():
                 n *= d
             name = self.fresh(op.memref, "smem")
-            self.line(f"__shared__ {c_type(t.get_element_type())} {name}[{n}];")
+            # 32 bytes: what WMMA fragments load from and store to
+            self.line(f"__shared__ __align__(32) {c_type(t.get_element_type())} {name}[{n}];")
         elif isinstance(op, memref.AllocaOp) and space in (0, PRIVATE):
             super().alloc(op)
         else:
@@ -294,7 +295,8 @@ def _config(f: func.FuncOp, launch: gpu.LaunchOp) -> tuple[tuple[int, ...], tupl
         raise CEmitError(f"CUDA emitter: the gpu.launch of @{f.sym_name.data} has "
                          f"non-constant sizes: give constant grid and block sizes")
     rest = [op for op in f.body.block.ops
-            if not isinstance(op, (arith.ConstantOp, gpu.LaunchOp, func.ReturnOp))]
+            if not isinstance(op, (arith.ConstantOp, memref.GetGlobalOp, gpu.LaunchOp,
+                                   func.ReturnOp))]
     if rest:
         raise CEmitError(f"CUDA emitter: @{f.sym_name.data} runs {rest[0].name} outside its "
                          f"gpu.launch: a kernel's work must be inside the launch")

@@ -26,7 +26,7 @@ checked numerically against numpy on any machine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
@@ -91,13 +91,13 @@ class _Launch:
     op: gpu.LaunchOp
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    block_ids: tuple[SSAValue, SSAValue, SSAValue] = ()
-    #: the original private allocas -> their per-thread copies
-    private: dict[SSAValue, SSAValue] = None
-    #: values of closed phases (per thread: unusable later)
-    closed: set[SSAValue] = None
     #: the module's warp tile products: declaration name -> layouts of A and B
-    wmma: dict[str, tuple[str, str]] = None
+    wmma: dict[str, tuple[str, str]]
+    block_ids: tuple[SSAValue, ...] = ()
+    #: the per-thread copies of the private allocas
+    private: set[SSAValue] = field(default_factory=set)
+    #: values of closed phases (per thread: unusable later)
+    closed: set[SSAValue] = field(default_factory=set)
 
     def error(self, why: str) -> GpuEmulationError:
         return GpuEmulationError(f"uop-gpu-emulate: cannot run this gpu.launch on the CPU: {why}")
@@ -116,7 +116,7 @@ def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
     """Replace `op` by loops that run it on one CPU thread (module docstring); `wmma`
     names the module's warp tile products."""
     grid, block = _sizes(op)
-    state = _Launch(op, grid, block, private={}, closed=set(), wmma=wmma)
+    state = _Launch(op, grid, block, wmma)
     parent = op.parent_block()
     holder = Block()
     ids, outer, opened = _nest(holder, grid)
@@ -156,9 +156,9 @@ def _phases(state: _Launch, ops: list[Operation], out: Block,
         crossing = next((v for v in _all_operands(op) if v in state.closed), None)
         if crossing is not None:
             raise state.error(
-                f"{op.name} uses {crossing.owner.name if isinstance(crossing.owner, Operation) else 'a value'} "
-                f"of each thread from before a barrier: keep per-thread values across barriers "
-                f"in private memory (memref.alloca in space {PRIVATE})")
+                f"{op.name} uses the result of {crossing.owner.name}, a per-thread value from "
+                f"before a barrier: keep per-thread values across barriers in private memory "
+                f"(memref.alloca in space {PRIVATE})")
         if isinstance(op, gpu.BarrierOp):
             flush()
         elif isinstance(op, gpu.BlockIdOp):
@@ -177,16 +177,15 @@ def _phases(state: _Launch, ops: list[Operation], out: Block,
                 copy = memref.AllocaOp.get(t.element_type, shape=[threads, *t.get_shape()],
                                            memory_space=t.memory_space)
                 out.add_op(copy)
-                state.private[copy.memref] = copy.memref
+                state.private.add(copy.memref)
                 mapping[op.memref] = copy.memref
             else:
                 out.add_op(op.clone(value_mapper=mapping))
         elif _has_barrier(op):
             if not isinstance(op, scf.ForOp) or op.iter_args:
-                raise state.error(f"a barrier inside {op.name}"
-                                  f"{' with accumulators' if op.regions and isinstance(op, scf.ForOp) else ''}: "
-                                  f"only loops without iter_args, run by every thread alike, "
-                                  f"may hold barriers")
+                where = "an scf.for with iter_args" if isinstance(op, scf.ForOp) else op.name
+                raise state.error(f"a barrier inside {where}: only loops without iter_args, "
+                                  f"run by every thread alike, may hold barriers")
             flush()
             if any(v in varying for v in op.operands):
                 raise state.error("a loop holding barriers has bounds that depend on the thread")

@@ -114,7 +114,7 @@ class Emit:
 
 
 @dataclass
-class _Launch:
+class _Config:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
 
@@ -162,7 +162,7 @@ class _Mapper:
             e.clone(reduction.before, mapping)
         return mapping
 
-    def launch(self, config: _Launch) -> Emit:
+    def launch(self, config: _Config) -> Emit:
         """Replace the output nest by an empty gpu.launch; its body's builder."""
         f = self.f
         top = f.body.block
@@ -214,7 +214,7 @@ class _Mapper:
         grid = (-(-last // bx), -(-second // by), math.prod(rest))
         if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
             raise self.error(f"grid {grid} exceeds CUDA's {MAX_GRID_YZ} blocks along .y/.z")
-        e = self.launch(_Launch(grid, (bx, by, 1)))
+        e = self.launch(_Config(grid, (bx, by, 1)))
         ivs: list[SSAValue] = []
         if sizes:
             ivs = _unflatten(e, e.block_id("z"), rest)
@@ -260,7 +260,7 @@ class _Mapper:
                 math.prod(sizes[:-2]))
         if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
             raise self.error(f"grid {grid} exceeds CUDA's {MAX_GRID_YZ} blocks along .y/.z")
-        e = self.launch(_Launch(grid, (b, 1, 1)))
+        e = self.launch(_Config(grid, (b, 1, 1)))
         acc_type = red.loop.iter_args[0].type
         partials = e.alloca([b], acc_type, WORKGROUP)
         # phase 1: strided partial results
@@ -311,7 +311,7 @@ class _Mapper:
         grid = (sizes[-1] // t, sizes[-2] // t, math.prod(batch))
         if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
             raise self.error(f"grid {grid} exceeds CUDA's {MAX_GRID_YZ} blocks along .y/.z")
-        e = self.launch(_Launch(grid, (t, t, 1)))
+        e = self.launch(_Config(grid, (t, t, 1)))
         stage = {op: e.alloca([t, t], op.res.type, WORKGROUP)
                  for op in (*gemm.a_loads, *gemm.b_loads)}
         acc_type = red.loop.iter_args[0].type
@@ -381,7 +381,7 @@ class _Mapper:
                                                   and load.memref.owner.parent_block() is top)):
                 raise self.error("its operands must be buffers of the function")
         m, n = self.nest.sizes
-        e = self.launch(_Launch((n // WMMA_TILE, m // WMMA_TILE, 1), (*WMMA_BLOCK, 1)))
+        e = self.launch(_Config((n // WMMA_TILE, m // WMMA_TILE, 1), (*WMMA_BLOCK, 1)))
         tiles = e.alloca([4, 16, 16], red.loop.iter_args[0].type, WORKGROUP)
 
         def corner(at: Emit) -> tuple[SSAValue, SSAValue, SSAValue]:

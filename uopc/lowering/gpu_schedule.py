@@ -224,8 +224,9 @@ def output_nest(f: func.FuncOp) -> Nest:
         block = inner[0].body.block
 
 
-#: combining op of a reduction -> its identity (what an accumulator may start from)
 def _identity_ok(combine: Operation, init: SSAValue) -> bool:
+    """Whether `init` is the identity of `combine` (0 for sums, the lowest value for
+    maxima): what partial results of a block reduction may each start from."""
     value = init.owner.value if isinstance(init.owner, arith.ConstantOp) else None
     if isinstance(combine, arith.AddfOp):
         return isinstance(value, FloatAttr) and value.value.data == 0.0

@@ -55,7 +55,11 @@ _INSTALL = ("pip install 'cuda-bindings>=12.6,<13' 'nvidia-cuda-nvrtc-cu12>=12.6
             "'nvidia-cuda-runtime-cu12>=12.6,<13' 'nvidia-cuda-nvcc-cu12>=12.6,<13'")
 
 
-class CudaUnavailable(RuntimeError):
+class CudaError(RuntimeError):
+    """A CUDA driver or NVRTC call failed; the message names the call and its result."""
+
+
+class CudaUnavailable(CudaError):
     """A GPU path was asked for and something it needs is missing (the message says what)."""
 
 
@@ -73,7 +77,7 @@ def _check(result: tuple, what: str) -> tuple:
     """The values of a cuda-python call's result, or an error naming the call."""
     err, *values = result
     if int(err) != 0:
-        raise CudaUnavailable(f"CUDA backend: {what} failed: {err!r}")
+        raise CudaError(f"CUDA backend: {what} failed: {err!r}")
     return tuple(values)
 
 
@@ -160,8 +164,8 @@ def _nvrtc_compile(source: str, target: str, cubin: bool) -> bytes:
         log = b" " * size
         _check(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
         if int(err) != 0:
-            raise CompileError(f"NVRTC failed ({err!r}) for {target}:\n"
-                               f"{log.decode(errors='replace').strip()}\n"
+            message = log.rstrip(b"\0").decode(errors="replace").strip()
+            raise CompileError(f"NVRTC failed ({err!r}) for {target}:\n{message}\n"
                                f"--- generated source ---\n{numbered(source)}")
         get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if cubin
                          else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
@@ -210,13 +214,14 @@ class Device:
                                   f"install NVIDIA's cuda-python: {_INSTALL}") from None
         self.driver = driver
         try:
-            _check(driver.cuInit(0), "cuInit")
-        except CudaUnavailable:
-            raise
+            (err,) = driver.cuInit(0)
         except Exception as err:  # cuda.pathfinder: libcuda.so (the driver) not found
             raise CudaUnavailable(f"CUDA backend: no NVIDIA driver on this machine "
                                   f"({type(err).__name__}: {err}); GPU paths need a GPU and "
                                   f"its driver, CPU paths keep working") from None
+        if int(err) != 0:
+            raise CudaUnavailable(f"CUDA backend: cuInit failed ({err!r}): the driver cannot "
+                                  f"start a GPU here; CPU paths keep working")
         (count,) = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if count == 0:
             raise CudaUnavailable("CUDA backend: the NVIDIA driver sees no GPU")
@@ -263,7 +268,7 @@ def gpu_available() -> str | None:
     """None when a CUDA device can run kernels here, else what is missing."""
     try:
         device()
-    except CudaUnavailable as err:
+    except CudaError as err:
         return str(err)
     return None
 

@@ -29,13 +29,13 @@
 // CHECK:         arith.cmpi eq, %{{.*}}, %{{.*}} : index
 
 // CUDA:      extern "C" __global__ void k0(
-// CUDA:        __shared__ float smem{{[0-9]+}}[256];
-// CUDA:        __shared__ float smem{{[0-9]+}}[256];
+// CUDA:        __shared__ __align__(32) float smem{{[0-9]+}}[256];
+// CUDA:        __shared__ __align__(32) float smem{{[0-9]+}}[256];
 // CUDA:        float buf{{[0-9]+}}[1];
 // CUDA:        __syncthreads();
 // CUDA:        __syncthreads();
 // CUDA:      extern "C" __global__ void k1(
-// CUDA:        __shared__ float smem{{[0-9]+}}[256];
+// CUDA:        __shared__ __align__(32) float smem{{[0-9]+}}[256];
 // CUDA:        for (int64_t {{i[0-9]+}} = (int64_t)threadIdx.x; {{i[0-9]+}} < 500; {{i[0-9]+}} += 256) {
 // CUDA:      /* plan @main: 5 buffers */
 // CUDA-NEXT: /*   k0<<<dim3(2, 4, 1), dim3(16, 16, 1)>>>(buffers 0, 2, 3) */
