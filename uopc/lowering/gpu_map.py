@@ -42,7 +42,6 @@ from uopc.lowering.gpu_schedule import (
     Wmma,
     GpuSchedule,
     GpuScheduleError,
-    Nest,
     Reduction,
     gemm_of,
     gpu_schedule_of,
