@@ -228,3 +228,10 @@ def test_a_plan_replays_views_and_launches_in_order():
         ("download", o, 32),
         ("sync",),
     ]
+
+
+def test_compiling_leaves_pythons_shared_bytes_alone(cache):
+    """NVRTC writes its (here empty, one-byte) log into the buffer it is handed: that must
+    be a fresh buffer, not CPython's shared b" " (which the whole process uses)."""
+    compile_cuda("extern \"C\" __global__ void nothing() {}\n", "compute_90")
+    assert b" "[0] == 32 and bytes([32])[0] == 32 and " ".encode()[0] == 32

@@ -160,19 +160,22 @@ def _nvrtc_compile(source: str, target: str, cubin: bool) -> bytes:
         options = [f"--gpu-architecture={target}".encode(), *(o.encode() for o in NVRTC_OPTIONS),
                    *(f"-I{d}".encode() for d in include_dirs())]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), options)
+        # NVRTC writes into the buffers it is given: fresh bytearrays, never `b" " * n`,
+        # which for n = 1 is CPython's shared one-byte b" " (an empty log turned every
+        # b" " in the process into b"\0")
         (size,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-        log = b" " * size
+        log = bytearray(size)
         _check(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
         if int(err) != 0:
-            message = log.rstrip(b"\0").decode(errors="replace").strip()
+            message = bytes(log).rstrip(b"\0").decode(errors="replace").strip()
             raise CompileError(f"NVRTC failed ({err!r}) for {target}:\n{message}\n"
                                f"--- generated source ---\n{numbered(source)}")
         get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if cubin
                          else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
         (size,) = _check(get_size(prog), get_size.__name__)
-        out = b" " * size
+        out = bytearray(size)
         _check(get(prog, out), get.__name__)
-        return out.rstrip(b"\0") if not cubin else out
+        return bytes(out).rstrip(b"\0") if not cubin else bytes(out)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
