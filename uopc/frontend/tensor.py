@@ -45,6 +45,7 @@ from uopc.frontend.activations import Activations
 from uopc.frontend.functional import Functional
 from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
+from uopc.runtime.backend import check_device
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
@@ -230,10 +231,16 @@ buffer_observer: Callable[[Any, np.ndarray], None] | None = None
 class Tensor(Activations, Functional, Shaping, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
-    __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "__weakref__")
+    __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "_device", "__weakref__")
 
-    def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False):
+    def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False,
+                 device: str | None = None):
+        # the device a realize of this tensor (or of anything computed from it) runs on;
+        # None: the default (UOPC_DEVICE, else "cpu")
+        self._device = None if device is None else check_device(device)
         if isinstance(data, Tensor):
+            if device is None:
+                self._device = data._device
             node = data.uop if dtype is None else data.cast(to_dtype(dtype)).uop
         elif isinstance(data, UOp):
             node = data
@@ -254,7 +261,13 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         t._leaf = not requires_grad
         t._requires_grad = requires_grad
         t.grad = None
+        t._device = None
         return t
+
+    @property
+    def device(self) -> str:
+        """Where realizes of this tensor run: "cpu" or "cuda" (SPEC §9)."""
+        return self._device or os.environ.get("UOPC_DEVICE") or "cpu"
 
     @property
     def requires_grad(self) -> bool:
@@ -286,7 +299,9 @@ class Tensor(Activations, Functional, Shaping, Spatial):
             srcs = tuple(listed)
         else:
             srcs = (self._trace if grad else self.uop,)
-        return Tensor._wrap(UOp(op, srcs, arg, result_sig(op, srcs, arg)), grad)
+        out = Tensor._wrap(UOp(op, srcs, arg, result_sig(op, srcs, arg)), grad)
+        out._device = self._device or next((o._device for o in others if o._device), None)
+        return out
 
     # ------------------------------------------------------------------ construction
     @staticmethod
@@ -463,7 +478,11 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         from uopc.runtime.engine import realize
 
         todo = list(pending.values())
-        results = realize([t.uop for t in todo])
+        devices = {t._device for t in todo} - {None}
+        if len(devices) > 1:
+            raise ValueError(f"realize of tensors on different devices ({', '.join(sorted(devices))}): "
+                             f"realize them separately, or make them on one device")
+        results = realize([t.uop for t in todo], devices.pop() if devices else None)
         for t, array in zip(todo, results):
             t._set_value(array)
         if realize_observer is not None:

@@ -41,6 +41,9 @@ PASSES: dict[str, str] = {
     "uop-schedule": "uopc.passes.schedule.UopSchedulePass",
     "uop-apply-schedule": "uopc.lowering.apply_schedule.UopApplySchedule",
     "uop-from-linalg": "uopc.importers.linalg.UopFromLinalg",
+    "uop-gpu-schedule": "uopc.lowering.gpu_schedule.UopGpuSchedulePass",
+    "uop-gpu-map": "uopc.lowering.gpu_map.UopGpuMap",
+    "uop-gpu-emulate": "uopc.lowering.gpu_emulate.UopGpuEmulate",
 }
 
 #: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines
@@ -66,11 +69,19 @@ PIPELINES: dict[str, str] = {
     # a traced graph's whole compile, up to the loops the C target prints (-t c):
     # kernels, their schedules by rules (OPT=1), loops
     "uop-to-c": "uop-to-kernels,uop-schedule,uop-to-loops",
+    # loops to the GPU (SPEC §7 gpu, §9 CUDA): a GPU schedule on every kernel (rules),
+    # each output nest to a gpu.launch; the CUDA backend runs this after uop-to-loops
+    "uop-gpu-lower": "uop-gpu-schedule,uop-gpu-map,dce,cse",
+    # a traced graph's whole compile for the GPU, up to what -t cuda prints: the CPU
+    # schedules (register tiles, threads) have no meaning there, so kernels keep the naive
+    # nest that uop-gpu-map maps
+    "uop-to-gpu": 'uop-to-kernels,uop-schedule{mode="none"},uop-to-loops,uop-gpu-lower',
 }
 
 #: target name -> "module.Class"
 TARGETS: dict[str, str] = {
     "c": "uopc.lowering.emit_c.CTarget",
+    "cuda": "uopc.lowering.emit_cuda.CudaTarget",
 }
 
 #: file extension -> "module.Class"

@@ -13,11 +13,13 @@ functions the runtime can call:
 
 `uopc.runtime.program.Program` (and through it the plan engine) runs a plan with these
 alone: it allocates the arena once, then each run binds the buffers and makes one call.
-`uopc.runtime.c_backend.CBackend` is the C/cffi implementation.
+`uopc.runtime.c_backend.CBackend` is the C/cffi implementation,
+`uopc.runtime.cuda_backend.CudaBackend` the CUDA one (`backend_for(device)`).
 """
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,6 +66,9 @@ class Backend(ABC):
 
     #: the name plans report (`Plan.backend`, the DEBUG=1 line)
     name: ClassVar[str]
+    #: whether kernels get the CPU schedules (`uop-schedule`: register tiles, OpenMP
+    #: threads); a GPU backend maps naive nests itself
+    cpu_schedules: ClassVar[bool] = True
 
     @abstractmethod
     def emit(self, module: ModuleOp) -> SourceUnit:
@@ -78,8 +83,34 @@ class Backend(ABC):
         """`nbytes` of zeroed scratch memory, aligned for every element type."""
 
 
-def default_backend() -> Backend:
-    """The backend the runtime compiles with when none is given: C."""
+#: the devices a plan can run on (`Tensor(..., device=)`, `UOPC_DEVICE`)
+DEVICES = ("cpu", "cuda")
+
+
+def check_device(device: str) -> str:
+    if device not in DEVICES:
+        raise ValueError(f"device {device!r}: expected one of {', '.join(map(repr, DEVICES))}")
+    return device
+
+
+def backend_for(device: str) -> Backend:
+    """The backend of `device`: "cpu" is C; "cuda" is the CUDA backend, or with
+    UOPC_GPU_EMULATE=1 the GPU-mapped kernels run on the CPU through C (the GPU code
+    path checked where no GPU is: `uopc.runtime.gpu_emulation`)."""
+    if check_device(device) == "cuda":
+        if os.environ.get("UOPC_GPU_EMULATE", "") == "1":
+            from uopc.runtime.gpu_emulation import GpuEmulationBackend
+
+            return GpuEmulationBackend()
+        from uopc.runtime.cuda_backend import CudaBackend
+
+        return CudaBackend()
     from uopc.runtime.c_backend import CBackend
 
     return CBackend()
+
+
+def default_backend() -> Backend:
+    """The backend the runtime compiles with when none is given: `UOPC_DEVICE` (default
+    "cpu": C)."""
+    return backend_for(os.environ.get("UOPC_DEVICE") or "cpu")

@@ -54,7 +54,7 @@ from xdsl.printer import Printer
 from uopc.lowering.pipeline import LOOP_PIPELINE, expand, run_pipeline
 from uopc.passes import gc_frozen
 from uopc.passes.kernelize import ALU_OPS
-from uopc.runtime.backend import Backend, default_backend
+from uopc.runtime.backend import Backend, backend_for, default_backend
 from uopc.runtime.program import Program, compile_program, sample_inputs
 from uopc.runtime.machine import peak_gbs, peak_gflops
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
@@ -298,7 +298,7 @@ class Engine:
         if self._ctx is None:
             self._ctx = make_context()
         run_pipeline(kernel_pipeline(), module, self._ctx)
-        opt = opt_level()
+        opt = opt_level() if self.backend.cpu_schedules else 0
         searched = 0.0
         if opt == 2:
             from uopc.runtime.tuning import search_schedules
@@ -412,11 +412,23 @@ def time_kernels(program: Program, kernels: list[KernelInfo],
 
 
 _ENGINE = Engine()
+#: the engines of devices other than the default one (`engine_for`)
+_ENGINES: dict[str, Engine] = {}
 
 
-def realize(roots: Sequence[UOp]) -> list[np.ndarray]:
-    """Compute `roots` (compiling on the first sight of this graph structure)."""
-    return _ENGINE.realize(roots)
+def engine_for(device: str | None) -> Engine:
+    """The engine of `device` (None: the default engine, UOPC_DEVICE's)."""
+    if device is None:
+        return _ENGINE
+    if device not in _ENGINES:
+        _ENGINES[device] = Engine(backend=backend_for(device))
+    return _ENGINES[device]
+
+
+def realize(roots: Sequence[UOp], device: str | None = None) -> list[np.ndarray]:
+    """Compute `roots` on `device` (compiling on the first sight of this graph
+    structure there)."""
+    return engine_for(device).realize(roots)
 
 
 def default_engine() -> Engine:
