@@ -5,6 +5,16 @@ Runs on rangeify's output. A lowered kernel keeps its `uop.schedule` attribute
 kernel's result with the output axis it iterates (`uop.axis`). This pass rewrites those
 loops, in this order:
 
+- **tile t on axes k** (cache blocks): each tiled axis gets a block loop stepping by its
+  block, all block loops outside the nest in axis order; the axis's own loop then runs
+  over one block (from the block's start). Every element is computed as before, only in
+  another order.
+- **pack**: inside the innermost block, each load of a kernel input in a reduce loop
+  whose address does not depend on the block's outermost loop with more than one
+  iteration (B of A@B for every row i of a column panel) reads a contiguous stack copy
+  of what the block reads from it, made before that loop: the index arithmetic of the
+  load is copied into a nest over the loops it depends on, reduce loops outermost, which
+  stores into the copy (at most `PACK_BYTES`; a bigger operand is read as it is).
 - **split s**: every innermost reduce loop with one accumulator started at its
   identity and combined by add, max (float or integer) whose length s divides and
   exceeds, runs s partial accumulators (element p into partial p mod s, the copies jammed
@@ -14,7 +24,8 @@ loops, in this order:
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
 - **upcast f on axis k** (outermost axis first): the loop over k steps by f and its body
-  becomes f jammed copies, copy c computing the element at k + c. Jamming walks the body
+  becomes f jammed copies (when f does not divide the loop, a remainder loop over its last
+  elements keeps the body as it was), copy c computing the element at k + c. Jamming walks the body
   once for all copies: an op whose operands are the same in every copy (a load of A[i, p]
   when upcasting the axis j of A@B) is emitted once and shared; a loop whose bounds are
   the same in every copy (the reduce loop) becomes ONE loop carrying every copy's
@@ -22,11 +33,13 @@ loops, in this order:
   register tile: one reduce loop over p updating fi x fj accumulators from fi loads of A
   and fj loads of B. Apart from split sums, every element is still computed by exactly
   the ops, in exactly the order, of the naive nest.
-- **thread k**: the loop over axis k becomes an `scf.parallel` (an OpenMP `parallel for`
-  in C). Output elements are split among threads, never a reduction.
+- **thread k**: the loop over axis k (its block loop, when k is tiled) becomes an
+  `scf.parallel` (an OpenMP `parallel for` in C). Output elements are split among
+  threads, never a reduction.
 
-Loops must be as rangeify builds them (from 0, step 1, constant length), and factors must
-divide their axis; a schedule that does not fit its kernel is an error naming the kernel,
+Loops must be as rangeify builds them (from 0, step 1, constant length), tiles and
+unroll factors must divide their loops, and tiled loops must be nested with nothing but
+index arithmetic between them; a schedule that does not fit its kernel is an error naming the kernel,
 the axis and the sizes. `uop-schedule` chooses schedules that fit. The pass removes the
 schedule and the axis tags it consumed, leaving plain upstream IR.
 """
@@ -39,7 +52,7 @@ from collections.abc import Sequence
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -48,6 +61,11 @@ from uopc.uopdialect.locations import at_op
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
 INDEX = IndexType()
+#: the tag of a block loop made by `tile` (consumed by this pass, like the axis tags)
+BLOCK_ATTR = "uop.block"
+#: the largest packed copy of an operand, in bytes: it is a stack array of the thread
+#: running the block (a 2048-deep panel of 16 f32 columns)
+PACK_BYTES = 128 * 1024
 
 
 class ScheduleError(DiagnosticException):
@@ -150,11 +168,29 @@ def _replace_body(loop: scf.ForOp, body: Block, step: int) -> None:
     old.erase(safe_erase=False)
 
 
+def _insert_const(before: Operation, value: int) -> SSAValue:
+    c = arith.ConstantOp(IntegerAttr(value, INDEX))
+    before.parent_block().insert_op_before(c, before)
+    return c.result
+
+
 def upcast(loop: scf.ForOp, factor: int) -> None:
-    """Step `loop` (an output loop: no accumulators) by `factor`, its body jammed copies."""
+    """Step `loop` (an output loop from 0 by 1: no accumulators) by `factor`, its body
+    jammed copies; a remainder loop after it runs the last n mod factor elements with the
+    body as it was."""
+    n = _constant_of(loop.ub)
+    rest = n % factor
+    if rest:
+        tail = loop.clone()
+        loop.parent_block().insert_op_after(tail, loop)
+        tail.operands = [_insert_const(tail, n - rest), *tail.operands[1:]]
+        loop.operands = [loop.lb, _insert_const(loop, n - rest), *loop.operands[2:]]
     old = loop.body.block
     body = Block(arg_types=[INDEX])
-    maps = [{old.args[0]: iv} for iv in _copy_ivs(body, body.args[0], factor)]
+    # a loop that now runs once counts from the constant 0, so that the copies' indices
+    # are constants: neighbouring loads then have visibly neighbouring addresses
+    first = body.args[0] if n - rest > factor else _index_const(body, 0)
+    maps = [{old.args[0]: iv} for iv in _copy_ivs(body, first, factor)]
     _jam(list(old.ops)[:-1], maps, body)
     body.add_op(scf.YieldOp())
     _replace_body(loop, body, factor)
@@ -239,15 +275,183 @@ def thread(loop: scf.ForOp) -> None:
     loop.erase(safe_erase=False)
 
 
+def _pure(op: Operation) -> bool:
+    """An op that may move with the loop it is in: scalar arithmetic or a load."""
+    return isinstance(op, memref.LoadOp) or (
+        not op.regions and op.dialect_name() in ("arith", "math"))
+
+
+def tile(fn: func.FuncOp, name: str, schedule: Schedule) -> dict[int, scf.ForOp]:
+    """Put a block loop per tiled axis outside the output nest of `fn` (see the module
+    docstring); returns the block loops by axis."""
+    loops = _tagged_loops(fn)
+    tiled = [axis for axis in sorted(loops) if schedule.block(axis)]
+    for axis in range(len(schedule.tile)):
+        if schedule.block(axis) and axis not in loops:
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}> tiles output axis {axis}, which has no loop "
+                f"(the kernel's output axes with a loop: {sorted(loops)}); tile only those")
+    if not tiled:
+        return {}
+    chain = [loops[axis][0] for axis in sorted(loops) if axis <= tiled[-1]]
+    for outer, inner in zip(chain, chain[1:]):
+        if inner.parent_op() is not outer or not all(
+                op is inner or isinstance(op, scf.YieldOp) or _pure(op)
+                for op in outer.body.block.ops):
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}>: tile needs the output loops down to axis "
+                f"{tiled[-1]} nested with only index arithmetic between them, and this "
+                f"kernel computes more between them (a row buffer); leave tile out")
+    for axis in tiled:
+        n = _length(loops[axis][0], f"{name}: tile axis {axis}")
+        if n % schedule.block(axis):
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}>: tile {schedule.block(axis)} does not divide "
+                f"output axis {axis} of size {n}; pick a divisor of {n}")
+    outermost = chain[0]
+    zero = _insert_const(outermost, 0)
+    sizes = {axis: _insert_const(outermost, schedule.block(axis)) for axis in tiled}
+    blocks: dict[int, scf.ForOp] = {}
+    where: Block | None = None
+    for axis in tiled:
+        point, size = loops[axis][0], sizes[axis]
+        body = Block([scf.YieldOp()], arg_types=[INDEX])
+        block = scf.ForOp(zero, point.ub, size, [], body)
+        block.attributes[BLOCK_ATTR] = point.attributes[AXIS_ATTR]
+        if where is None:
+            outermost.parent_block().insert_op_before(block, outermost)
+        else:
+            where.insert_op_before(block, where.last_op)
+        where = body
+        blocks[axis] = block
+        # the point loop runs over one block: its element is the block's start plus its iv
+        iv = point.body.block.args[0]
+        start = arith.AddiOp(body.args[0], iv)
+        iv.replace_uses_with_if(start.result, lambda use, start=start: use.operation is not start)
+        point.body.block.insert_op_before(start, point.body.block.first_op)
+        point.operands = [point.lb, size, *point.operands[2:]]
+    outermost.detach()
+    where.insert_op_before(outermost, where.last_op)
+    return blocks
+
+
+def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
+    """Read the operands that every iteration of output loop `nest` reads alike from
+    contiguous stack copies made before it (see the module docstring)."""
+    args = fn.body.block.args
+    written = {op.memref for op in fn.walk() if isinstance(op, memref.StoreOp)}
+    order = {op: k for k, op in enumerate(nest.walk())}
+    copies: dict[tuple[SSAValue, ...], SSAValue] = {}
+    for load in [op for op in nest.walk() if isinstance(op, memref.LoadOp)]:
+        src = load.memref
+        if not (isinstance(src, BlockArgument) and src in args) or src in written:
+            continue
+        chain = _loops_between(load, nest)
+        if chain is None or not any(loop.iter_args for loop in chain):
+            continue  # not read in a reduce loop, or under a loop of another kind
+        sliced = _index_slice(load, nest, order)
+        if sliced is None:
+            continue
+        ops, leaves = sliced
+        # the copy's axes: the reduce loops' first, then the output loops': along the
+        # last axis lie the elements that an upcast's copies read side by side
+        ivs = sorted((loop for loop in chain if loop.body.block.args[0] in leaves),
+                     key=lambda loop: not loop.iter_args)
+        inner_args = {a for loop in chain for a in loop.body.block.args}
+        if (nest.body.block.args[0] in leaves or not ivs
+                or any(a in inner_args for a in leaves - {l.body.block.args[0] for l in ivs})):
+            continue  # read differently per element of `nest`, a scalar, or by an accumulator
+        shape = [_constant_of(loop.ub) for loop in ivs]
+        elt = src.type.get_element_type()
+        if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
+            continue
+        key = (src, *load.indices)
+        if key not in copies:
+            copies[key] = _packed_copy(nest, src, load, ops, ivs, shape)
+        new = memref.LoadOp.get(copies[key], [loop.body.block.args[0] for loop in ivs])
+        load.parent_block().insert_op_before(new, load)
+        load.results[0].replace_all_uses_with(new.results[0])
+        load.detach()
+        load.erase()
+
+
+def _loops_between(op: Operation, nest: scf.ForOp) -> list[scf.ForOp] | None:
+    """The loops from just inside `nest` down to `op`, outermost first, when they are all
+    rangeify's scf.for loops (from 0 by 1 to a constant)."""
+    chain: list[scf.ForOp] = []
+    parent = op.parent_op()
+    while parent is not nest:
+        if not isinstance(parent, scf.ForOp) or (_constant_of(parent.lb), _constant_of(
+                parent.step)) != (0, 1) or _constant_of(parent.ub) is None:
+            return None
+        chain.append(parent)
+        parent = parent.parent_op()
+    return chain[::-1]
+
+
+def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int]
+                 ) -> tuple[list[Operation], set[SSAValue]] | None:
+    """The ops inside `nest` that compute the load's indices (in program order) and the
+    block arguments they start from; None when one of them is not scalar arithmetic."""
+    ops: set[Operation] = set()
+    leaves: set[SSAValue] = set()
+    stack = list(load.indices)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, BlockArgument):
+            if nest.is_ancestor(v.block.parent_op()) or v.block.parent_op() is nest:
+                leaves.add(v)
+            continue
+        op = v.owner
+        if op in ops or not nest.is_ancestor(op):
+            continue
+        if op.regions or op.dialect_name() != "arith":
+            return None
+        ops.add(op)
+        stack.extend(op.operands)
+    return sorted(ops, key=order.__getitem__), leaves
+
+
+def _packed_copy(nest: scf.ForOp, src: SSAValue, load: memref.LoadOp, ops: list[Operation],
+                 ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
+    """A stack buffer of `shape`, filled before `nest` by a loop nest over `ivs`' ranges
+    with what `load` reads at each of their iterations."""
+    buf = memref.AllocaOp.get(src.type.get_element_type(), shape=shape)
+    nest.parent_block().insert_op_before(buf, nest)
+    zero, one = _insert_const(nest, 0), _insert_const(nest, 1)
+    mapping: dict[SSAValue, SSAValue] = {}
+    where: Block | None = None
+    for loop in ivs:
+        body = Block([scf.YieldOp()], arg_types=[INDEX])
+        copy = scf.ForOp(zero, loop.ub, one, [], body)
+        if where is None:
+            nest.parent_block().insert_op_before(copy, nest)
+        else:
+            where.insert_op_before(copy, where.last_op)
+        where = body
+        mapping[loop.body.block.args[0]] = body.args[0]
+    for op in ops:
+        where.insert_op_before(op.clone(value_mapper=mapping), where.last_op)
+    value = memref.LoadOp.get(src, [mapping.get(v, v) for v in load.indices])
+    where.insert_op_before(value, where.last_op)
+    where.insert_op_before(memref.StoreOp.get(value, buf, [mapping[loop.body.block.args[0]]
+                                                           for loop in ivs]), where.last_op)
+    return buf.memref
+
+
 def _innermost_reduce_loops(root: Operation) -> list[scf.ForOp]:
     return [op for op in root.walk() if isinstance(op, scf.ForOp) and op.iter_args
             and not any(isinstance(o, scf.ForOp) for o in op.body.walk())]
 
 
-def _tagged_loops(fn: func.FuncOp) -> dict[int, scf.ForOp]:
-    """The loops of `fn`'s output nest by the output axis they iterate."""
-    return {op.attributes[AXIS_ATTR].value.data: op for op in fn.walk()
-            if isinstance(op, scf.ForOp) and AXIS_ATTR in op.attributes}
+def _tagged_loops(fn: func.FuncOp) -> dict[int, list[scf.ForOp]]:
+    """The loops of `fn`'s output nest by the output axis they iterate (an axis has
+    several after an upcast with a remainder; the first starts at 0)."""
+    found: dict[int, list[scf.ForOp]] = {}
+    for op in fn.walk():
+        if isinstance(op, scf.ForOp) and AXIS_ATTR in op.attributes:
+            found.setdefault(op.attributes[AXIS_ATTR].value.data, []).append(op)
+    return found
 
 
 def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
@@ -264,15 +468,18 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 f"(the kernel's output axes with a loop: {sorted(loops)}; size-1 axes have "
                 f"none); schedule only those axes"
             )
-    if schedule.split > 1 and loops:
-        for loop in _innermost_reduce_loops(loops[max(loops)]):
+    blocks = tile(fn, name, schedule)
+    if blocks and schedule.pack:
+        pack(fn, loops[min(a for a in loops if _constant_of(loops[a][0].ub) > 1)][0])
+    innermost = loops[max(loops)] if loops else []
+    if schedule.split > 1:
+        for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):
             length = _constant_of(loop.ub)
             if (_split_combiner(loop) is not None and length is not None
                     and length % schedule.split == 0 and length > schedule.split):
                 split(loop, schedule.split)
-    if schedule.unroll > 1 and loops:
-        innermost = loops[max(loops)]
-        for loop in _innermost_reduce_loops(innermost):
+    if schedule.unroll > 1:
+        for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):
             n = _length(loop, f"{name}: unroll {schedule.unroll}")
             if n % schedule.unroll:
                 raise ScheduleError(
@@ -283,21 +490,20 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     # outermost axis first, so that the copies along the innermost axis end up next to
     # each other in the jammed body (the C compiler's SLP vectorizer packs neighbouring
     # statements that touch neighbouring memory into vector instructions). Jamming an
-    # axis rebuilds the loops inside it: look them up again each time.
+    # axis rebuilds the loops inside it, and a remainder adds loops: look them up again
+    # each time (the loops from 0 are the ones to upcast; a remainder starts later).
     for axis in sorted(loops):
         f = schedule.factor(axis)
         if f == 1:
             continue
-        loop = _tagged_loops(fn)[axis]
-        n = _length(loop, f"{name}: upcast axis {axis}")
-        if n % f:
-            raise ScheduleError(
-                f"{name}: schedule <{schedule}>: upcast {f} does not divide output axis "
-                f"{axis} of size {n}; pick a divisor of {n}"
-            )
-        upcast(loop, f)
-    if schedule.thread is not None:
-        thread(_tagged_loops(fn)[schedule.thread])
+        for loop in _tagged_loops(fn)[axis]:
+            if _constant_of(loop.lb) == 0:
+                _length(loop, f"{name}: upcast axis {axis}")
+                upcast(loop, f)
+    if schedule.thread in blocks:
+        thread(blocks[schedule.thread])
+    elif schedule.thread is not None:
+        thread(_tagged_loops(fn)[schedule.thread][0])
 
 
 class UopApplySchedule(ModulePass):
@@ -319,3 +525,4 @@ class UopApplySchedule(ModulePass):
             for loop in fn.walk():
                 if isinstance(loop, scf.ForOp):
                     loop.attributes.pop(AXIS_ATTR, None)
+                    loop.attributes.pop(BLOCK_ATTR, None)

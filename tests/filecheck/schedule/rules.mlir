@@ -4,9 +4,10 @@
 // RUN: uopc-opt %s -p uop-schedule --print-op-generic | uopc-opt | filecheck %s
 
 // A matmul: A is broadcast along j, B along i, so both output axes are upcast (a 4x16
-// register tile), and the work (64*64*64 = 2^18) pays for threads on axis 0.
+// register tile); 64 rows reuse each panel of 16 columns of B, which is packed; the
+// work (64*64*64 = 2^18) pays for threads over the 4 panels.
 // CHECK-LABEL: func.func @matmul
-// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 0>}
+// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 1, tile = [0, 16], pack = 1>}
 // NONE-LABEL:  func.func @matmul
 // NONE-SAME:     uop.schedule = #uop.schedule<>}
 func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
