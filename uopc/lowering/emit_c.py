@@ -573,6 +573,13 @@ class CEmitter:
             return f"(bool)({src} & 1)"
         return f"({target}){src}"
 
+    def bitcast(self, op: arith.BitcastOp) -> str:
+        """The same bits as another type of the same width (a memcpy gcc compiles to a
+        register move, in vector code too)."""
+        src, dst = c_type(op.input.type), c_type(op.result.type)
+        return (f"({{ {dst} b_; const {src} s_ = {self.name(op.input)}; "
+                f"__builtin_memcpy(&b_, &s_, sizeof b_); b_; }})")
+
     def negf(self, op: arith.NegfOp) -> str:
         return f"-{self.name(op.operand)}"
 
@@ -787,7 +794,7 @@ _EXPRESSIONS: dict[type[Operation], str] = {
     **{t: "convert" for t in (arith.IndexCastOp, arith.SIToFPOp, arith.UIToFPOp,
                               arith.FPToSIOp, arith.FPToUIOp, arith.ExtFOp, arith.TruncFOp,
                               arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)},
-    arith.NegfOp: "negf",
+    arith.NegfOp: "negf", arith.BitcastOp: "bitcast",
     **{t: "math_call" for t in _MATH},
     memref.LoadOp: "load",
 }

@@ -19,6 +19,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
   compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
   a float sum's rounding then changes;
+- **exp without libm**: a kernel computing an f32 exp or exp2 computes it by a
+  vectorizable polynomial (`approx`, within 1 ulp of libm); not with `strict=true`;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
@@ -30,7 +32,7 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -75,6 +77,8 @@ class KernelShape:
     #: every reduction produces the output's index space (no row value computed apart
     #: and broadcast back): the output loops nest with nothing between them
     plain: bool = True
+    #: the kernel computes an f32 exp or exp2 (which `approx` computes without libm)
+    exp: bool = False
 
     @property
     def looped(self) -> list[int]:
@@ -90,7 +94,10 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     reduce = 0
     shared: set[int] = set()
     plain = True
+    exp = False
     for op in kernel.walk():
+        if isinstance(op, (uop.ExpOp, uop.Exp2Op)) and sig_of(op.result.type).dtype == "f32":
+            exp = True
         if not isinstance(op, uop.ReduceOp):
             continue
         src = sig_of(op.src.type).shape
@@ -106,7 +113,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             if after != src:
                 continue
             shared.update(kept.index(a) for a in kept if before[a] == 1 and after[a] > 1)
-    return KernelShape(out, reduce, frozenset(shared), plain)
+    return KernelShape(out, reduce, frozenset(shared), plain, exp)
 
 
 def _expands_feeding(reduce: uop.ReduceOp) -> list[uop.ExpandOp]:
@@ -168,16 +175,18 @@ def rules(shape: KernelShape, strict: bool = False) -> Schedule:
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         for axis, limit in zip(reversed(tiled), (16, 4)):
             upcast[axis] = _largest_divisor(shape.out[axis], limit)
+    approx = shape.exp and not strict
     if any(f > 1 for f in upcast):
-        return _tiled(shape, upcast, _cache_tile(shape, upcast))
+        return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)
     parts = SPLIT if not strict and shape.reduce >= MIN_SPLIT_REDUCE else 1
-    return Schedule(thread=_thread_axis(shape, upcast), split=parts)
+    return Schedule(thread=_thread_axis(shape, upcast), split=parts, approx=approx)
 
 
 def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
     """The schedules the measured search tries: the naive one, the rules' choice, and
     register tiles of other sizes on the shared axes, each with and without threads (or,
-    without a tile and unless `strict`, split reductions)."""
+    without a tile and unless `strict`, split reductions); all but the naive one with
+    `approx` where the rules use it."""
     found = [Schedule(), rules(shape, strict)]
     tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
     if shape.reduce >= MIN_TILE_REDUCE and tiled:
@@ -208,6 +217,8 @@ def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
                                       split=parts))
     unique: list[Schedule] = []
     for s in found:
+        if not s.is_naive:
+            s = replace(s, approx=shape.exp and not strict)
         if s not in unique:
             unique.append(s)
     return unique

@@ -24,14 +24,20 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   the same addresses for each element of the block's outermost loop (the B panel of
   A@B, the same for every row i) is first copied into a contiguous stack buffer, and the
   loops read the copy: rows 8 KB apart in B become one cache-friendly panel.
+- `approx = 1`: f32 `exp2` and `exp` are computed by a polynomial the C compiler
+  vectorizes (in f64: 2^y = 2^n * 2^f with n = round(y), |f| <= 1/2, the degree-8 Taylor
+  polynomial of 2^f, one rounding to f32 at the end: within 0.51 ulp of the exact value,
+  so within 1 ulp of libm's `exp2f`/`expf`) instead of a libm call per element. This
+  changes results (by at most 1 ulp per exp), so `uop-schedule` never chooses it under
+  strict float order.
 - `split = s`: every innermost reduce loop that is not register-tiled accumulates into s
   partial results (element p into partial p mod s), combined in order after the loop: s
   independent chains the C compiler packs into one vector. For `max` this is exact; for
   a float sum it reassociates (the only field that changes results), so `uop-schedule`
   never chooses it under strict float order (`UOPC_STRICT=1`, `strict=true`).
 
-No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums, a schedule
-never changes a result: upcast and unroll copy computations without reordering any sum,
+No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums and
+`approx`, a schedule never changes a result: upcast and unroll copy computations without reordering any sum,
 tile and pack only reorder which output elements are computed first, and threads split
 output elements, never a reduction. `Schedule` is the same record as a plain Python value (for
 rules, the tuning search and its cache); `ScheduleAttr` is its IR form.
@@ -53,7 +59,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 #: the name of a kernel's schedule attribute
 SCHEDULE_ATTR = "uop.schedule"
 #: the fields of `#uop.schedule<...>`
-FIELDS = ("upcast", "unroll", "thread", "split", "tile", "pack")
+FIELDS = ("upcast", "unroll", "thread", "split", "tile", "pack", "approx")
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ class Schedule:
     split: int = 1
     tile: tuple[int, ...] = ()
     pack: bool = False
+    approx: bool = False
 
     def __post_init__(self):
         bad = [f for f in self.upcast if f < 1] + [t for t in self.tile if t < 0]
@@ -80,6 +87,7 @@ class Schedule:
         object.__setattr__(self, "upcast", _strip(self.upcast, 1))
         object.__setattr__(self, "tile", _strip(self.tile, 0))
         object.__setattr__(self, "pack", bool(self.pack))
+        object.__setattr__(self, "approx", bool(self.approx))
 
     def factor(self, axis: int) -> int:
         return self.upcast[axis] if axis < len(self.upcast) else 1
@@ -96,7 +104,7 @@ class Schedule:
         return ScheduleAttr(ArrayAttr([IntAttr(f) for f in self.upcast]), IntAttr(self.unroll),
                             IntAttr(-1 if self.thread is None else self.thread),
                             IntAttr(self.split), ArrayAttr([IntAttr(t) for t in self.tile]),
-                            IntAttr(int(self.pack)))
+                            IntAttr(int(self.pack)), IntAttr(int(self.approx)))
 
     def __str__(self) -> str:
         parts = []
@@ -112,6 +120,8 @@ class Schedule:
             parts.append(f"tile = [{', '.join(map(str, self.tile))}]")
         if self.pack:
             parts.append("pack = 1")
+        if self.approx:
+            parts.append("approx = 1")
         return ", ".join(parts)
 
 
@@ -125,7 +135,7 @@ def _strip(values: tuple[int, ...], default: int) -> tuple[int, ...]:
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
     """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, tile = [...],
-    pack = 1>`; every field is optional."""
+    pack = 1, approx = 1>`; every field is optional."""
 
     name = "uop.schedule"
 
@@ -135,13 +145,15 @@ class ScheduleAttr(ParametrizedAttribute):
     split: IntAttr
     tile: ArrayAttr[IntAttr]
     pack: IntAttr
+    approx: IntAttr
 
     @property
     def schedule(self) -> Schedule:
         thread = self.thread.data
         return Schedule(tuple(f.data for f in self.upcast.data), self.unroll.data,
                         None if thread < 0 else thread, self.split.data,
-                        tuple(t.data for t in self.tile.data), bool(self.pack.data))
+                        tuple(t.data for t in self.tile.data), bool(self.pack.data),
+                        bool(self.approx.data))
 
     def verify(self) -> None:
         try:
@@ -170,16 +182,19 @@ class ScheduleAttr(ParametrizedAttribute):
                 while parser.parse_optional_punctuation(",") is not None:
                     field()
         try:
-            pack = fields.get("pack", 0)
-            if pack not in (0, 1):
-                parser.raise_error(f"#uop.schedule: pack = {pack}: pack is 0 or 1")
+            for flag in ("pack", "approx"):
+                if fields.get(flag, 0) not in (0, 1):
+                    parser.raise_error(
+                        f"#uop.schedule: {flag} = {fields[flag]}: {flag} is 0 or 1")
             schedule = Schedule(tuple(fields.get("upcast", ())), fields.get("unroll", 1),
                                 fields.get("thread"), fields.get("split", 1),
-                                tuple(fields.get("tile", ())), bool(pack))
+                                tuple(fields.get("tile", ())), bool(fields.get("pack", 0)),
+                                bool(fields.get("approx", 0)))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
-        return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack)
+        return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack,
+                attr.approx)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")

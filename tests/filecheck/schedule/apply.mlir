@@ -104,3 +104,20 @@ func.func @remainder(%x: tensor<5xf32>) -> tensor<5xf32> attributes {uop.kernel,
   %y = uop.add %x, %x : tensor<5xf32>
   func.return %y : tensor<5xf32>
 }
+
+// approx: exp computes in f64 with no libm call: x * log2(e) clamped, n = round, the
+// polynomial in f = y - n, 2^n from the exponent bits, one rounding to f32.
+// CHECK-LABEL: func.func @approx
+// CHECK-NOT:     math.exp
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.roundeven %{{.*}} : f64
+// CHECK:         arith.fptosi %{{.*}} : f64 to i32
+// CHECK:         arith.shli
+// CHECK:         arith.bitcast %{{.*}} : i64 to f64
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+// CHECK-NOT:     math.exp
+// CHECK:         func.return
+func.func @approx(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<approx = 1>} {
+  %y = uop.exp %x : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
