@@ -23,6 +23,10 @@ loops, in this order:
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
+- **epilogue**: when the innermost output axis is upcast and its loop reduces one value
+  and computes from it what it stores, the loop is split in two (`split_epilogue`): the
+  reduction into a stack row, then the epilogue from the row, so that the register tile
+  ends in stores of its accumulators, which the C compiler vectorizes.
 - **upcast f on axis k** (outermost axis first): the loop over k steps by f and its body
   becomes f jammed copies (when f does not divide the loop, a remainder loop over its last
   elements keeps the body as it was), copy c computing the element at k + c. Jamming walks the body
@@ -518,6 +522,53 @@ def approximate_exp(fn: func.FuncOp) -> None:
         op.erase()
 
 
+#: the largest row of results that `split_epilogue` stages, in bytes (a stack array)
+EPILOGUE_BYTES = 16 * 1024
+
+
+def split_epilogue(loop: scf.ForOp) -> None:
+    """Split output loop `loop`, whose body reduces one value and computes from it what
+    it stores (an epilogue: a bias, an activation), into two loops over the same range:
+    the first stores each reduced value into a stack row, the second computes the
+    epilogue from the row and stores the results. The values and the ops computing the
+    results are the same. An upcast of the first loop then ends its register tile with
+    a group of stores of the accumulators, which the C compiler's SLP vectorizer packs
+    into vectors from there up through the reduce loop; an epilogue after the tile left
+    it scalar (192 scalar mul/add for a 4x16 tile with bias + relu, 0 vector ones). A
+    loop of another form is left as it is."""
+    body = loop.body.block
+    reduces = [op for op in body.ops if isinstance(op, scf.ForOp)]
+    n = _constant_of(loop.ub)
+    if len(reduces) != 1 or len(reduces[0].results) != 1 or n is None or not (
+            reduces[0].iter_args) or n * 4 > EPILOGUE_BYTES:
+        return
+    (acc,) = reduces[0].results
+    if acc.type != f32 or any(op.regions for op in body.ops if op is not reduces[0]):
+        return
+    after = list(body.ops)[list(body.ops).index(reduces[0]) + 1:-1]
+    if not after or all(isinstance(op, memref.StoreOp) and op.value == acc for op in after):
+        return  # nothing computed from the reduced value: no epilogue
+    if any(isinstance(op, memref.StoreOp) for op in list(body.ops)[:-1] if op not in after):
+        return
+    row = memref.AllocaOp.get(f32, shape=[n])
+    loop.parent_block().insert_op_before(row, loop)
+    # the epilogue loop: the whole body again, the reduced value read from the row
+    rest = loop.clone()
+    loop.parent_block().insert_op_after(rest, loop)
+    rest.attributes.pop(AXIS_ATTR, None)
+    (reduce_copy,) = [op for op in rest.body.block.ops if isinstance(op, scf.ForOp)]
+    reread = memref.LoadOp.get(row.memref, [rest.body.block.args[0]])
+    rest.body.block.insert_op_before(reread, reduce_copy)
+    reduce_copy.results[0].replace_all_uses_with(reread.results[0])
+    reduce_copy.detach()
+    reduce_copy.erase()
+    # the reduce loop: the body up to the reduction, which it stores into the row
+    for op in reversed(after):
+        op.detach()
+        op.erase(safe_erase=False)
+    body.insert_op_before(memref.StoreOp.get(acc, row.memref, [body.args[0]]), body.last_op)
+
+
 def _innermost_reduce_loops(root: Operation) -> list[scf.ForOp]:
     return [op for op in root.walk() if isinstance(op, scf.ForOp) and op.iter_args
             and not any(isinstance(o, scf.ForOp) for o in op.body.walk())]
@@ -573,6 +624,9 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     # statements that touch neighbouring memory into vector instructions). Jamming an
     # axis rebuilds the loops inside it, and a remainder adds loops: look them up again
     # each time (the loops from 0 are the ones to upcast; a remainder starts later).
+    if loops and schedule.factor(max(loops)) > 1:
+        for loop in loops[max(loops)]:
+            split_epilogue(loop)
     for axis in sorted(loops):
         f = schedule.factor(axis)
         if f == 1:

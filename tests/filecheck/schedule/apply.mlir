@@ -121,3 +121,36 @@ func.func @approx(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uo
   %y = uop.exp %x : tensor<8xf32>
   func.return %y : tensor<8xf32>
 }
+
+// An epilogue (bias + relu) after the reduce: the column loop is split in two, the
+// register tile storing its accumulators into a stack row, then a plain loop computing
+// the epilogue from the row (so that the tile ends in a group of stores).
+// CHECK-LABEL: func.func @epilogue
+// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<8xf32>
+// CHECK-NEXT:    scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[FOUR:.*]] {
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:           }
+// CHECK-NEXT:      memref.store %{{.*}}, %[[ROW]][%[[J]]] : memref<8xf32>
+// CHECK-COUNT-3:   memref.store %{{.*}}, %[[ROW]][%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %[[JE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[ACC:.*]] = memref.load %[[ROW]][%[[JE]]] : memref<8xf32>
+// CHECK-NEXT:      %[[BIAS:.*]] = memref.load
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[ACC]], %[[BIAS]] : f32
+// CHECK-NEXT:      %[[RELU:.*]] = arith.maximumf %[[SUM]]
+// CHECK-NEXT:      memref.store %[[RELU]], %{{.*}} : memref<4x8xf32>
+func.func @epilogue(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>) -> tensor<4x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 4]>} {
+  %a3 = uop.reshape %a : tensor<4x6xf32> -> tensor<4x1x6xf32>
+  %ae = uop.expand %a3 : tensor<4x1x6xf32> -> tensor<4x8x6xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
+  %b3 = uop.reshape %bt : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  %be = uop.expand %b3 : tensor<1x8x6xf32> -> tensor<4x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<4x8x6xf32>
+  %r = uop.reduce add %p axes [2] : tensor<4x8x6xf32> -> tensor<4x8xf32>
+  %c2 = uop.reshape %c : tensor<8xf32> -> tensor<1x8xf32>
+  %ce = uop.expand %c2 : tensor<1x8xf32> -> tensor<4x8xf32>
+  %s = uop.add %r, %ce : tensor<4x8xf32>
+  %z = uop.const dense<0.0> : tensor<4x8xf32>
+  %y = uop.max %s, %z : tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
