@@ -61,6 +61,7 @@ PROGRAMS = {
     "matmul_bias_relu": (matmul_text(16, 24, 32, True), [(16, 24), (24, 32), (32,)]),
     "matmul_odd": (matmul_text(6, 20, 10, False), [(6, 20), (20, 10)]),
     "matmul_long_reduce": (matmul_text(8, 96, 16, False), [(8, 96), (96, 16)]),
+    "matmul_panels": (matmul_text(96, 40, 64, True), [(96, 40), (40, 64), (64,)]),
     "rowmax_exp": (ROWSUM, [(24, 36)]),
 }
 
@@ -78,9 +79,49 @@ def test_every_candidate_schedule_gives_the_naive_result_bit_for_bit(name):
         for schedule in found:
             got = run_with(module, {kernel.sym_name.data: schedule}, inputs)
             for g, want in zip(got, naive):
-                assert np.array_equal(g, want), (name, kernel.sym_name.data, str(schedule))
+                if schedule.approx:  # exp2 without libm: within 1 ulp of it
+                    np.testing.assert_array_max_ulp(g, want, 1)
+                else:
+                    assert np.array_equal(g, want), (name, kernel.sym_name.data,
+                                                     str(schedule))
             tried += 1
     assert tried >= 2
+
+
+BMM = """
+func.func @main(%a: tensor<3x70x24xf32>, %b: tensor<3x24x32xf32>) -> tensor<3x70x32xf32> {
+  %a4 = uop.reshape %a : tensor<3x70x24xf32> -> tensor<3x70x1x24xf32>
+  %ae = uop.expand %a4 : tensor<3x70x1x24xf32> -> tensor<3x70x32x24xf32>
+  %bt = uop.permute %b perm [0, 2, 1] : tensor<3x24x32xf32> -> tensor<3x32x24xf32>
+  %b4 = uop.reshape %bt : tensor<3x32x24xf32> -> tensor<3x1x32x24xf32>
+  %be = uop.expand %b4 : tensor<3x1x32x24xf32> -> tensor<3x70x32x24xf32>
+  %p = uop.mul %ae, %be : tensor<3x70x32x24xf32>
+  %r = uop.reduce add %p axes [3] : tensor<3x70x32x24xf32> -> tensor<3x70x32xf32>
+  func.return %r : tensor<3x70x32xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("text, shapes, schedule", [
+    # panels of 16 columns, packed; upcast 6 leaves a remainder of 100 mod 6 = 4 rows
+    (matmul_text(100, 40, 48, True), [(100, 40), (40, 48), (48,)],
+     Schedule((6, 16), thread=1, tile=(0, 16), pack=True)),
+    # row blocks too, threads on the panels inside them, and remainders on both axes
+    (matmul_text(100, 40, 48, True), [(100, 40), (40, 48), (48,)],
+     Schedule((3, 5), thread=1, tile=(50, 16), pack=True, unroll=4)),
+    # a batched matmul: the batch axis in blocks of one, B packed per batch and panel
+    (BMM, [(3, 70, 24), (3, 24, 32)], Schedule((1, 4, 16), thread=2, tile=(1, 0, 16),
+                                                pack=True)),
+    (BMM, [(3, 70, 24), (3, 24, 32)], Schedule((1, 8, 8), tile=(0, 10, 16))),
+])
+def test_cache_tiles_packs_and_remainders_give_the_naive_result_bit_for_bit(
+        text, shapes, schedule):
+    module = kernel_module(text)
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    (name,) = [k.sym_name.data for k in kernels_of(module)]
+    naive = run_with(module, {}, inputs)
+    got = run_with(module, {name: schedule}, inputs)
+    assert np.array_equal(got[0], naive[0]), str(schedule)
 
 
 def test_unroll_gives_the_naive_result_bit_for_bit():
@@ -96,9 +137,19 @@ def test_unroll_gives_the_naive_result_bit_for_bit():
 def test_rules_tile_matmuls_and_thread_big_kernels():
     mm = kernel_shape(kernels_of(kernel_module(matmul_text(64, 48, 32, True)))[0])
     assert mm == KernelShape((64, 32), 48, frozenset({0, 1}))
-    assert rules(mm) == Schedule((4, 16))  # 64*32*48 element operations: too few for threads
+    # 64 rows reuse each packed 16-column panel of B; 64*32*48 element operations are
+    # too few for threads
+    assert rules(mm) == Schedule((4, 16), tile=(0, 16), pack=True)
     big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 64, 64, False)))[0])
-    assert rules(big) == Schedule((4, 16), thread=0)
+    assert rules(big) == Schedule((4, 16), thread=1, tile=(0, 16), pack=True)
+    # fewer rows: no panels, threads on the rows
+    assert rules(KernelShape((32, 512), 64, frozenset({0, 1}))) == Schedule((4, 16), thread=0)
+    # long axes: blocks of 256 rows too
+    assert rules(KernelShape((1024, 1024), 1024, frozenset({0, 1}))) == Schedule(
+        (4, 16), thread=1, tile=(256, 16), pack=True)
+    # a row value computed apart (reduce fusion) sits between the loops: no cache tile
+    assert rules(KernelShape((64, 64), 64, frozenset({0, 1}), plain=False)) == Schedule(
+        (4, 16), thread=0)
     # nothing is broadcast into a plain reduction: no register tile, and too small for threads
     assert rules(KernelShape((12,), 8, frozenset())) == Schedule()
     # threads need work and at least two iterations per thread
@@ -184,3 +235,54 @@ def test_the_strict_environment_gives_the_strict_schedule_pass(monkeypatch):
     assert schedule_pipeline(1) == "uop-schedule{strict=true}" and compile_mode()[2]
     monkeypatch.delenv("UOPC_STRICT")
     assert schedule_pipeline(1) == "uop-schedule" and not compile_mode()[2]
+
+
+def test_a_register_tile_is_vectorized_across_its_copies_not_along_its_reduce_loop():
+    """gcc's loop vectorizer turns a tile that reads a packed panel into in-order float
+    sums one lane at a time (10x slower): the function holding a tile switches it off,
+    and nothing else does."""
+    from uopc.lowering.emit_c import emit_c
+
+    module = kernel_module(matmul_text(64, 32, 64, True))
+    for kernel in kernels_of(module):
+        kernel.attributes[SCHEDULE_ATTR] = rules(kernel_shape(kernel)).to_attr()
+    run_pipeline("uop-to-loops", module)
+    source = emit_c(module)
+    tiled = [line for line in source.splitlines() if "no-tree-loop-vectorize" in line]
+    assert len(tiled) == 1 and " k0" in tiled[0], tiled
+    plain = kernel_module(ROWSUM)
+    run_pipeline("uop-schedule,uop-to-loops", plain)
+    assert "no-tree-loop-vectorize" not in emit_c(plain)
+
+
+@pytest.mark.parametrize("op", ["exp2", "exp"])
+def test_approx_exp_is_within_one_ulp_of_libm_and_keeps_the_special_values(op):
+    """`approx` computes f32 exp2 and exp without libm: within 1 ulp of libm's result
+    everywhere (normal, subnormal, overflowing inputs), exact at the special values."""
+    from uopc.uopdialect import semantics
+
+    n = 1 << 16
+    text = f"""
+func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %y = uop.{op} %x : tensor<{n}xf32>
+  func.return %y : tensor<{n}xf32>
+}}"""
+    module = kernel_module(text)
+    (kernel,) = kernels_of(module)
+    shape = kernel_shape(kernel)
+    assert rules(shape).approx and not rules(shape, strict=True).approx
+    span = 160 if op == "exp2" else 110
+    x = np.concatenate([
+        RNG.uniform(-span, span, n - 4096), RNG.uniform(-1, 1, 2048),
+        np.linspace(-span, span, 2048 - 12),
+        [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 127.99, 128.0, -149.0, -150.0, 89.0],
+    ]).astype(np.float32)
+    (got,) = run_with(module, {kernel.sym_name.data: Schedule(approx=True)}, [x])
+    (exact,) = run_with(module, {}, [x])
+    assert np.array_equal(exact, getattr(semantics, op)(x), equal_nan=True)  # libm
+    np.testing.assert_array_max_ulp(got, exact, 1)
+    assert np.array_equal(np.isnan(got), np.isnan(x))
+    specials = ~np.isfinite(x) | (x == 0)
+    assert np.array_equal(got[specials], exact[specials], equal_nan=True)
+    # mostly the same bits as libm: both are within about half an ulp of the exact value
+    assert np.mean(got == exact) > 0.99

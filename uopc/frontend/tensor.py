@@ -130,7 +130,8 @@ def _fit(array: np.ndarray, dt: str) -> np.ndarray:
             raise OverflowError(f"Tensor data {bad} does not fit i32 [{INT32_MIN}, "
                                 f"{INT32_MAX}] (uopc has no 64-bit integers): scale it, or "
                                 f"store it as f32 with dtype='f32'")
-    if dt in FLOAT_DTYPES and array.dtype.kind in "fiu" and array.size:
+    if dt in FLOAT_DTYPES and array.dtype.kind in "fiu" and array.size and (
+            array.dtype != _NUMPY_OF[dt]):  # the same type: nothing can overflow
         with np.errstate(over="ignore", invalid="ignore"):
             out = array.astype(_NUMPY_OF[dt])
         grew = np.isinf(out) & np.isfinite(array)

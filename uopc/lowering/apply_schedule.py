@@ -5,6 +5,16 @@ Runs on rangeify's output. A lowered kernel keeps its `uop.schedule` attribute
 kernel's result with the output axis it iterates (`uop.axis`). This pass rewrites those
 loops, in this order:
 
+- **tile t on axes k** (cache blocks): each tiled axis gets a block loop stepping by its
+  block, all block loops outside the nest in axis order; the axis's own loop then runs
+  over one block (from the block's start). Every element is computed as before, only in
+  another order.
+- **pack**: inside the innermost block, each load of a kernel input in a reduce loop
+  whose address does not depend on the block's outermost loop with more than one
+  iteration (B of A@B for every row i of a column panel) reads a contiguous stack copy
+  of what the block reads from it, made before that loop: the index arithmetic of the
+  load is copied into a nest over the loops it depends on, reduce loops outermost, which
+  stores into the copy (at most `PACK_BYTES`; a bigger operand is read as it is).
 - **split s**: every innermost reduce loop with one accumulator started at its
   identity and combined by add, max (float or integer) whose length s divides and
   exceeds, runs s partial accumulators (element p into partial p mod s, the copies jammed
@@ -13,8 +23,13 @@ loops, in this order:
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
+- **epilogue**: when the innermost output axis is upcast and its loop reduces one value
+  and computes from it what it stores, the loop is split in two (`split_epilogue`): the
+  reduction into a stack row, then the epilogue from the row, so that the register tile
+  ends in stores of its accumulators, which the C compiler vectorizes.
 - **upcast f on axis k** (outermost axis first): the loop over k steps by f and its body
-  becomes f jammed copies, copy c computing the element at k + c. Jamming walks the body
+  becomes f jammed copies (when f does not divide the loop, a remainder loop over its last
+  elements keeps the body as it was), copy c computing the element at k + c. Jamming walks the body
   once for all copies: an op whose operands are the same in every copy (a load of A[i, p]
   when upcasting the axis j of A@B) is emitted once and shared; a loop whose bounds are
   the same in every copy (the reduce loop) becomes ONE loop carrying every copy's
@@ -22,11 +37,15 @@ loops, in this order:
   register tile: one reduce loop over p updating fi x fj accumulators from fi loads of A
   and fj loads of B. Apart from split sums, every element is still computed by exactly
   the ops, in exactly the order, of the naive nest.
-- **thread k**: the loop over axis k becomes an `scf.parallel` (an OpenMP `parallel for`
-  in C). Output elements are split among threads, never a reduction.
+- **approx**: every f32 `math.exp2` and `math.exp` becomes scalar arithmetic that the C
+  compiler vectorizes (`exp2_ops`; no libm call per element): within 1 ulp of libm.
+- **thread k**: the loop over axis k (its block loop, when k is tiled) becomes an
+  `scf.parallel` (an OpenMP `parallel for` in C). Output elements are split among
+  threads, never a reduction.
 
-Loops must be as rangeify builds them (from 0, step 1, constant length), and factors must
-divide their axis; a schedule that does not fit its kernel is an error naming the kernel,
+Loops must be as rangeify builds them (from 0, step 1, constant length), tiles and
+unroll factors must divide their loops, and tiled loops must be nested with nothing but
+index arithmetic between them; a schedule that does not fit its kernel is an error naming the kernel,
 the axis and the sizes. `uop-schedule` chooses schedules that fit. The pass removes the
 schedule and the axis tags it consumed, leaving plain upstream IR.
 """
@@ -38,8 +57,18 @@ from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    f32,
+    f64,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -48,6 +77,11 @@ from uopc.uopdialect.locations import at_op
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
 INDEX = IndexType()
+#: the tag of a block loop made by `tile` (consumed by this pass, like the axis tags)
+BLOCK_ATTR = "uop.block"
+#: the largest packed copy of an operand, in bytes: it is a stack array of the thread
+#: running the block (a 2048-deep panel of 16 f32 columns)
+PACK_BYTES = 128 * 1024
 
 
 class ScheduleError(DiagnosticException):
@@ -150,11 +184,29 @@ def _replace_body(loop: scf.ForOp, body: Block, step: int) -> None:
     old.erase(safe_erase=False)
 
 
+def _insert_const(before: Operation, value: int) -> SSAValue:
+    c = arith.ConstantOp(IntegerAttr(value, INDEX))
+    before.parent_block().insert_op_before(c, before)
+    return c.result
+
+
 def upcast(loop: scf.ForOp, factor: int) -> None:
-    """Step `loop` (an output loop: no accumulators) by `factor`, its body jammed copies."""
+    """Step `loop` (an output loop from 0 by 1: no accumulators) by `factor`, its body
+    jammed copies; a remainder loop after it runs the last n mod factor elements with the
+    body as it was."""
+    n = _constant_of(loop.ub)
+    rest = n % factor
+    if rest:
+        tail = loop.clone()
+        loop.parent_block().insert_op_after(tail, loop)
+        tail.operands = [_insert_const(tail, n - rest), *tail.operands[1:]]
+        loop.operands = [loop.lb, _insert_const(loop, n - rest), *loop.operands[2:]]
     old = loop.body.block
     body = Block(arg_types=[INDEX])
-    maps = [{old.args[0]: iv} for iv in _copy_ivs(body, body.args[0], factor)]
+    # a loop that now runs once counts from the constant 0, so that the copies' indices
+    # are constants: neighbouring loads then have visibly neighbouring addresses
+    first = body.args[0] if n - rest > factor else _index_const(body, 0)
+    maps = [{old.args[0]: iv} for iv in _copy_ivs(body, first, factor)]
     _jam(list(old.ops)[:-1], maps, body)
     body.add_op(scf.YieldOp())
     _replace_body(loop, body, factor)
@@ -239,15 +291,297 @@ def thread(loop: scf.ForOp) -> None:
     loop.erase(safe_erase=False)
 
 
+def _pure(op: Operation) -> bool:
+    """An op that may move with the loop it is in: scalar arithmetic or a load."""
+    return isinstance(op, memref.LoadOp) or (
+        not op.regions and op.dialect_name() in ("arith", "math"))
+
+
+def tile(fn: func.FuncOp, name: str, schedule: Schedule) -> dict[int, scf.ForOp]:
+    """Put a block loop per tiled axis outside the output nest of `fn` (see the module
+    docstring); returns the block loops by axis."""
+    loops = _tagged_loops(fn)
+    tiled = [axis for axis in sorted(loops) if schedule.block(axis)]
+    for axis in range(len(schedule.tile)):
+        if schedule.block(axis) and axis not in loops:
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}> tiles output axis {axis}, which has no loop "
+                f"(the kernel's output axes with a loop: {sorted(loops)}); tile only those")
+    if not tiled:
+        return {}
+    chain = [loops[axis][0] for axis in sorted(loops) if axis <= tiled[-1]]
+    for outer, inner in zip(chain, chain[1:]):
+        if inner.parent_op() is not outer or not all(
+                op is inner or isinstance(op, scf.YieldOp) or _pure(op)
+                for op in outer.body.block.ops):
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}>: tile needs the output loops down to axis "
+                f"{tiled[-1]} nested with only index arithmetic between them, and this "
+                f"kernel computes more between them (a row buffer); leave tile out")
+    for axis in tiled:
+        n = _length(loops[axis][0], f"{name}: tile axis {axis}")
+        if n % schedule.block(axis):
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}>: tile {schedule.block(axis)} does not divide "
+                f"output axis {axis} of size {n}; pick a divisor of {n}")
+    outermost = chain[0]
+    zero = _insert_const(outermost, 0)
+    sizes = {axis: _insert_const(outermost, schedule.block(axis)) for axis in tiled}
+    blocks: dict[int, scf.ForOp] = {}
+    where: Block | None = None
+    for axis in tiled:
+        point, size = loops[axis][0], sizes[axis]
+        body = Block([scf.YieldOp()], arg_types=[INDEX])
+        block = scf.ForOp(zero, point.ub, size, [], body)
+        block.attributes[BLOCK_ATTR] = point.attributes[AXIS_ATTR]
+        if where is None:
+            outermost.parent_block().insert_op_before(block, outermost)
+        else:
+            where.insert_op_before(block, where.last_op)
+        where = body
+        blocks[axis] = block
+        # the point loop runs over one block: its element is the block's start plus its iv
+        iv = point.body.block.args[0]
+        start = arith.AddiOp(body.args[0], iv)
+        iv.replace_uses_with_if(start.result, lambda use, start=start: use.operation is not start)
+        point.body.block.insert_op_before(start, point.body.block.first_op)
+        point.operands = [point.lb, size, *point.operands[2:]]
+    outermost.detach()
+    where.insert_op_before(outermost, where.last_op)
+    return blocks
+
+
+def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
+    """Read the operands that every iteration of output loop `nest` reads alike from
+    contiguous stack copies made before it (see the module docstring)."""
+    args = fn.body.block.args
+    written = {op.memref for op in fn.walk() if isinstance(op, memref.StoreOp)}
+    order = {op: k for k, op in enumerate(nest.walk())}
+    copies: dict[tuple[SSAValue, ...], SSAValue] = {}
+    for load in [op for op in nest.walk() if isinstance(op, memref.LoadOp)]:
+        src = load.memref
+        if not (isinstance(src, BlockArgument) and src in args) or src in written:
+            continue
+        chain = _loops_between(load, nest)
+        if chain is None or not any(loop.iter_args for loop in chain):
+            continue  # not read in a reduce loop, or under a loop of another kind
+        sliced = _index_slice(load, nest, order)
+        if sliced is None:
+            continue
+        ops, leaves = sliced
+        # the copy's axes: the reduce loops' first, then the output loops': along the
+        # last axis lie the elements that an upcast's copies read side by side
+        ivs = sorted((loop for loop in chain if loop.body.block.args[0] in leaves),
+                     key=lambda loop: not loop.iter_args)
+        inner_args = {a for loop in chain for a in loop.body.block.args}
+        if (nest.body.block.args[0] in leaves or not ivs
+                or any(a in inner_args for a in leaves - {l.body.block.args[0] for l in ivs})):
+            continue  # read differently per element of `nest`, a scalar, or by an accumulator
+        shape = [_constant_of(loop.ub) for loop in ivs]
+        elt = src.type.get_element_type()
+        if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
+            continue
+        key = (src, *load.indices)
+        if key not in copies:
+            copies[key] = _packed_copy(nest, src, load, ops, ivs, shape)
+        new = memref.LoadOp.get(copies[key], [loop.body.block.args[0] for loop in ivs])
+        load.parent_block().insert_op_before(new, load)
+        load.results[0].replace_all_uses_with(new.results[0])
+        load.detach()
+        load.erase()
+
+
+def _loops_between(op: Operation, nest: scf.ForOp) -> list[scf.ForOp] | None:
+    """The loops from just inside `nest` down to `op`, outermost first, when they are all
+    rangeify's scf.for loops (from 0 by 1 to a constant)."""
+    chain: list[scf.ForOp] = []
+    parent = op.parent_op()
+    while parent is not nest:
+        if not isinstance(parent, scf.ForOp) or (_constant_of(parent.lb), _constant_of(
+                parent.step)) != (0, 1) or _constant_of(parent.ub) is None:
+            return None
+        chain.append(parent)
+        parent = parent.parent_op()
+    return chain[::-1]
+
+
+def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int]
+                 ) -> tuple[list[Operation], set[SSAValue]] | None:
+    """The ops inside `nest` that compute the load's indices (in program order) and the
+    block arguments they start from; None when one of them is not scalar arithmetic."""
+    ops: set[Operation] = set()
+    leaves: set[SSAValue] = set()
+    stack = list(load.indices)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, BlockArgument):
+            if nest.is_ancestor(v.block.parent_op()) or v.block.parent_op() is nest:
+                leaves.add(v)
+            continue
+        op = v.owner
+        if op in ops or not nest.is_ancestor(op):
+            continue
+        if op.regions or op.dialect_name() != "arith":
+            return None
+        ops.add(op)
+        stack.extend(op.operands)
+    return sorted(ops, key=order.__getitem__), leaves
+
+
+def _packed_copy(nest: scf.ForOp, src: SSAValue, load: memref.LoadOp, ops: list[Operation],
+                 ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
+    """A stack buffer of `shape`, filled before `nest` by a loop nest over `ivs`' ranges
+    with what `load` reads at each of their iterations."""
+    buf = memref.AllocaOp.get(src.type.get_element_type(), shape=shape)
+    nest.parent_block().insert_op_before(buf, nest)
+    zero, one = _insert_const(nest, 0), _insert_const(nest, 1)
+    mapping: dict[SSAValue, SSAValue] = {}
+    where: Block | None = None
+    for loop in ivs:
+        body = Block([scf.YieldOp()], arg_types=[INDEX])
+        copy = scf.ForOp(zero, loop.ub, one, [], body)
+        if where is None:
+            nest.parent_block().insert_op_before(copy, nest)
+        else:
+            where.insert_op_before(copy, where.last_op)
+        where = body
+        mapping[loop.body.block.args[0]] = body.args[0]
+    for op in ops:
+        where.insert_op_before(op.clone(value_mapper=mapping), where.last_op)
+    value = memref.LoadOp.get(src, [mapping.get(v, v) for v in load.indices])
+    where.insert_op_before(value, where.last_op)
+    where.insert_op_before(memref.StoreOp.get(value, buf, [mapping[loop.body.block.args[0]]
+                                                           for loop in ivs]), where.last_op)
+    return buf.memref
+
+
+#: the degree of the Taylor polynomial of 2^f on |f| <= 1/2: its error,
+#: (ln 2 / 2)^9 / 9! * sqrt(2) < 3e-10, is 0.005 of an f32 ulp
+EXP2_DEGREE = 8
+#: where exp2 saturates (2^200 is inf in f32, 2^-200 is 0): the clamp keeps n = round(x)
+#: an i32 and 2^n a normal f64
+EXP2_CLAMP = 200.0
+
+
+def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAValue]:
+    """Ops computing 2^(x * log2_base) for an f32 `x` (exp2, or exp with log2_base =
+    log2(e)) without a libm call: in f64, y = x * log2_base, n = round(y) and f = y - n
+    (exact, |f| <= 1/2); 2^f by its Taylor polynomial (Horner) and 2^n by writing
+    n + 1023 into the exponent bits; their product rounded once to f32 (which also
+    overflows to inf and underflows through the subnormals as IEEE rounding does). y is
+    clamped to +-EXP2_CLAMP first (so +-inf give inf and 0), and a NaN x is added to the
+    result (any other x adds +0). Every op is one the C compiler vectorizes (rint,
+    compares and selects, i32 to i64, shifts, bit casts)."""
+    ops: list[Operation] = []
+
+    def put(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    def const(value: float) -> SSAValue:
+        return put(arith.ConstantOp(FloatAttr(value, f64)))
+
+    wide = put(arith.ExtFOp(x, f64))
+    if log2_base != 1.0:
+        wide = put(arith.MulfOp(wide, const(log2_base)))
+    low, high = const(-EXP2_CLAMP), const(EXP2_CLAMP)
+    nan = put(arith.CmpfOp(wide, wide, "uno"))
+    clamped = put(arith.SelectOp(put(arith.CmpfOp(wide, low, "olt")), low, wide))
+    clamped = put(arith.SelectOp(put(arith.CmpfOp(clamped, high, "ogt")), high, clamped))
+    clamped = put(arith.SelectOp(nan, const(0.0), clamped))
+    n = put(mathd.RoundEvenOp(clamped))
+    f = put(arith.SubfOp(clamped, n))
+    coefficients = [math.log(2) ** k / math.factorial(k) for k in range(EXP2_DEGREE + 1)]
+    poly = const(coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        poly = put(arith.AddfOp(put(arith.MulfOp(poly, f)), const(c)))
+    exponent = put(arith.ExtSIOp(put(arith.FPToSIOp(n, i32)), i64))
+    biased = put(arith.AddiOp(exponent, put(arith.ConstantOp(IntegerAttr(1023, i64)))))
+    bits = put(arith.ShLIOp(biased, put(arith.ConstantOp(IntegerAttr(52, i64)))))
+    scale = put(arith.BitcastOp(bits, f64))
+    result = put(arith.TruncFOp(put(arith.MulfOp(poly, scale)), f32))
+    # + (x if x is NaN else 0): NaN stays NaN, and both arms of the select are cheap, so
+    # that the C compiler keeps it a blend rather than branching around the polynomial
+    nan_or_zero = put(arith.SelectOp(nan, x, put(arith.ConstantOp(FloatAttr(0.0, f32)))))
+    return ops, put(arith.AddfOp(result, nan_or_zero))
+
+
+#: the exponentials `approximate_exp` rewrites, by the log2 of their base
+_EXPONENTIALS = {mathd.Exp2Op: 1.0, mathd.ExpOp: 1 / math.log(2)}
+
+
+def approximate_exp(fn: func.FuncOp) -> None:
+    """Replace every f32 math.exp2 and math.exp of `fn` by `exp2_ops`."""
+    for op in [op for op in fn.walk() if type(op) in _EXPONENTIALS]:
+        if op.result.type != f32:
+            continue
+        ops, result = exp2_ops(op.operand, _EXPONENTIALS[type(op)])
+        op.parent_block().insert_ops_before(ops, op)
+        op.result.replace_all_uses_with(result)
+        op.detach()
+        op.erase()
+
+
+#: the largest row of results that `split_epilogue` stages, in bytes (a stack array)
+EPILOGUE_BYTES = 16 * 1024
+
+
+def split_epilogue(loop: scf.ForOp) -> None:
+    """Split output loop `loop`, whose body reduces one value and computes from it what
+    it stores (an epilogue: a bias, an activation), into two loops over the same range:
+    the first stores each reduced value into a stack row, the second computes the
+    epilogue from the row and stores the results. The values and the ops computing the
+    results are the same. An upcast of the first loop then ends its register tile with
+    a group of stores of the accumulators, which the C compiler's SLP vectorizer packs
+    into vectors from there up through the reduce loop; an epilogue after the tile left
+    it scalar (192 scalar mul/add for a 4x16 tile with bias + relu, 0 vector ones). A
+    loop of another form is left as it is."""
+    body = loop.body.block
+    reduces = [op for op in body.ops if isinstance(op, scf.ForOp)]
+    n = _constant_of(loop.ub)
+    if len(reduces) != 1 or len(reduces[0].results) != 1 or n is None or not (
+            reduces[0].iter_args) or n * 4 > EPILOGUE_BYTES:
+        return
+    (acc,) = reduces[0].results
+    if acc.type != f32 or any(op.regions for op in body.ops if op is not reduces[0]):
+        return
+    after = list(body.ops)[list(body.ops).index(reduces[0]) + 1:-1]
+    if not after or all(isinstance(op, memref.StoreOp) and op.value == acc for op in after):
+        return  # nothing computed from the reduced value: no epilogue
+    if any(isinstance(op, memref.StoreOp) for op in list(body.ops)[:-1] if op not in after):
+        return
+    row = memref.AllocaOp.get(f32, shape=[n])
+    loop.parent_block().insert_op_before(row, loop)
+    # the epilogue loop: the whole body again, the reduced value read from the row
+    rest = loop.clone()
+    loop.parent_block().insert_op_after(rest, loop)
+    rest.attributes.pop(AXIS_ATTR, None)
+    (reduce_copy,) = [op for op in rest.body.block.ops if isinstance(op, scf.ForOp)]
+    reread = memref.LoadOp.get(row.memref, [rest.body.block.args[0]])
+    rest.body.block.insert_op_before(reread, reduce_copy)
+    reduce_copy.results[0].replace_all_uses_with(reread.results[0])
+    reduce_copy.detach()
+    reduce_copy.erase()
+    # the reduce loop: the body up to the reduction, which it stores into the row
+    for op in reversed(after):
+        op.detach()
+        op.erase(safe_erase=False)
+    body.insert_op_before(memref.StoreOp.get(acc, row.memref, [body.args[0]]), body.last_op)
+
+
 def _innermost_reduce_loops(root: Operation) -> list[scf.ForOp]:
     return [op for op in root.walk() if isinstance(op, scf.ForOp) and op.iter_args
             and not any(isinstance(o, scf.ForOp) for o in op.body.walk())]
 
 
-def _tagged_loops(fn: func.FuncOp) -> dict[int, scf.ForOp]:
-    """The loops of `fn`'s output nest by the output axis they iterate."""
-    return {op.attributes[AXIS_ATTR].value.data: op for op in fn.walk()
-            if isinstance(op, scf.ForOp) and AXIS_ATTR in op.attributes}
+def _tagged_loops(fn: func.FuncOp) -> dict[int, list[scf.ForOp]]:
+    """The loops of `fn`'s output nest by the output axis they iterate (an axis has
+    several after an upcast with a remainder; the first starts at 0)."""
+    found: dict[int, list[scf.ForOp]] = {}
+    for op in fn.walk():
+        if isinstance(op, scf.ForOp) and AXIS_ATTR in op.attributes:
+            found.setdefault(op.attributes[AXIS_ATTR].value.data, []).append(op)
+    return found
 
 
 def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
@@ -264,15 +598,20 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 f"(the kernel's output axes with a loop: {sorted(loops)}; size-1 axes have "
                 f"none); schedule only those axes"
             )
-    if schedule.split > 1 and loops:
-        for loop in _innermost_reduce_loops(loops[max(loops)]):
+    if schedule.approx:
+        approximate_exp(fn)
+    blocks = tile(fn, name, schedule)
+    if blocks and schedule.pack:
+        pack(fn, loops[min(a for a in loops if _constant_of(loops[a][0].ub) > 1)][0])
+    innermost = loops[max(loops)] if loops else []
+    if schedule.split > 1:
+        for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):
             length = _constant_of(loop.ub)
             if (_split_combiner(loop) is not None and length is not None
                     and length % schedule.split == 0 and length > schedule.split):
                 split(loop, schedule.split)
-    if schedule.unroll > 1 and loops:
-        innermost = loops[max(loops)]
-        for loop in _innermost_reduce_loops(innermost):
+    if schedule.unroll > 1:
+        for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):
             n = _length(loop, f"{name}: unroll {schedule.unroll}")
             if n % schedule.unroll:
                 raise ScheduleError(
@@ -283,21 +622,23 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     # outermost axis first, so that the copies along the innermost axis end up next to
     # each other in the jammed body (the C compiler's SLP vectorizer packs neighbouring
     # statements that touch neighbouring memory into vector instructions). Jamming an
-    # axis rebuilds the loops inside it: look them up again each time.
+    # axis rebuilds the loops inside it, and a remainder adds loops: look them up again
+    # each time (the loops from 0 are the ones to upcast; a remainder starts later).
+    if loops and schedule.factor(max(loops)) > 1:
+        for loop in loops[max(loops)]:
+            split_epilogue(loop)
     for axis in sorted(loops):
         f = schedule.factor(axis)
         if f == 1:
             continue
-        loop = _tagged_loops(fn)[axis]
-        n = _length(loop, f"{name}: upcast axis {axis}")
-        if n % f:
-            raise ScheduleError(
-                f"{name}: schedule <{schedule}>: upcast {f} does not divide output axis "
-                f"{axis} of size {n}; pick a divisor of {n}"
-            )
-        upcast(loop, f)
-    if schedule.thread is not None:
-        thread(_tagged_loops(fn)[schedule.thread])
+        for loop in _tagged_loops(fn)[axis]:
+            if _constant_of(loop.lb) == 0:
+                _length(loop, f"{name}: upcast axis {axis}")
+                upcast(loop, f)
+    if schedule.thread in blocks:
+        thread(blocks[schedule.thread])
+    elif schedule.thread is not None:
+        thread(_tagged_loops(fn)[schedule.thread][0])
 
 
 class UopApplySchedule(ModulePass):
@@ -319,3 +660,4 @@ class UopApplySchedule(ModulePass):
             for loop in fn.walk():
                 if isinstance(loop, scf.ForOp):
                     loop.attributes.pop(AXIS_ATTR, None)
+                    loop.attributes.pop(BLOCK_ATTR, None)

@@ -260,7 +260,7 @@ class CEmitter:
         outer, self.out = self.out, io.StringIO()
         self.function_name = c_function_name(f.sym_name.data)
         self.helpers = []
-        self.out.write("\n" + self.signature(f) + " {\n")
+        self.out.write("\n" + _tile_attribute(f) + self.signature(f) + " {\n")
         self.shared_views = _overlapping_views(f)
         self.level = 1
         self.prologue(f)
@@ -402,7 +402,8 @@ class CEmitter:
         outer, level = self.out, self.level
         self.out, self.level = io.StringIO(), 1
         signature = ", ".join([f"int64_t {i}" for i in ivs] + params)
-        self.out.write(f"static void __attribute__((noinline)) {helper}({signature}) {{\n")
+        self.out.write(f"static void {_tile_attribute(op)}__attribute__((noinline)) "
+                       f"{helper}({signature}) {{\n")
         for inner in body.ops:
             if not isinstance(inner, scf.ReduceOp):
                 self.op(inner)
@@ -573,12 +574,14 @@ class CEmitter:
         return f"({target}){src}"
 
     def bitcast(self, op: arith.BitcastOp) -> str:
-        """The same bits as another type of the same width (a union: no aliasing UB)."""
+        """The same bits as another type of the same width (a memcpy gcc compiles to a
+        register move, in vector code too)."""
         src, dst = c_type(op.input.type), c_type(op.result.type)
         if _byte_width(op.input.type) != _byte_width(op.result.type):
             raise CEmitError(f"C emitter: arith.bitcast from {op.input.type} to "
                              f"{op.result.type}: the widths differ")
-        return f"((union {{ {src} from; {dst} to; }}){{ .from = {self.name(op.input)} }}).to"
+        return (f"({{ {dst} b_; const {src} s_ = {self.name(op.input)}; "
+                f"__builtin_memcpy(&b_, &s_, sizeof b_); b_; }})")
 
     def negf(self, op: arith.NegfOp) -> str:
         return f"-{self.name(op.operand)}"
@@ -603,6 +606,26 @@ class CEmitter:
         """True when `v` is provably >= 0 (the bounds analysis of the symbolic pass)."""
         bounds = self.bounds.of(v)
         return bounds is not None and bounds[0] >= 0
+
+
+#: a loop carrying at least this many float accumulators is a register tile (an upcast's
+#: jammed copies, `uopc.lowering.apply_schedule`)
+REGISTER_TILE = 17
+
+
+def _tile_attribute(op: Operation) -> str:
+    """`optimize("no-tree-loop-vectorize")` for a function holding a register tile, else
+    nothing. gcc packs a tile's accumulators into vectors across the copies (SLP); but
+    when the tile reads a packed, contiguous panel, its loop vectorizer instead
+    vectorizes the reduce loop along the loop, with in-order ("fold-left") float sums
+    that keep strict order one lane at a time: a 1024 GEMM ran 10x slower (480 vs 49 ms).
+    The function's other loops (the panel copy) are SLP-vectorized or small."""
+    for inner in op.walk():
+        if isinstance(inner, scf.ForOp) and sum(
+                isinstance(a.type, (Float32Type, Float16Type)) for a in inner.iter_args
+        ) >= REGISTER_TILE:
+            return '__attribute__((optimize("no-tree-loop-vectorize"))) '
+    return ""
 
 
 def _free_values(op: Operation) -> list[SSAValue]:

@@ -9,10 +9,18 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   reads an operand broadcast along an output axis (A@B: A along j, B along i) upcasts
   those axes, the innermost by up to 16 and the next by up to 4 (largest divisors of the
   axis sizes): the copies along one axis share the broadcast operand's loads;
+- **cache tiles and a packed panel**: a tiled kernel whose reductions all produce the
+  output (a matmul, with or without an epilogue) and whose tiled outer axis has at least
+  `MIN_PANEL_ROWS` elements is also cache-tiled: the inner tiled axis in blocks of its
+  upcast (a panel of 16 columns of B), the outer one in blocks of `ROW_BLOCK` rows when
+  it is longer (the rows of A a panel meets stay in the caches), and the panel is packed
+  into a contiguous copy (`pack`); threads then split the panels;
 - **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
   compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
   a float sum's rounding then changes;
+- **exp without libm**: a kernel computing an f32 exp or exp2 computes it by a
+  vectorizable polynomial (`approx`, within 1 ulp of libm); not with `strict=true`;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
@@ -24,7 +32,7 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -50,6 +58,12 @@ MIN_SPLIT_REDUCE = 64
 SPLIT = 8
 #: the OpenMP threads a parallel loop is split over (the machine's cores)
 THREADS = 2
+#: a register-tiled kernel with at least this many rows (outer tiled axis) reuses each
+#: packed panel enough to pay for copying it
+MIN_PANEL_ROWS = 64
+#: the rows of a cache tile: 256 rows of a 2048-deep A are 2 MB, which stay in the L3
+#: cache while the panels go by
+ROW_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,11 @@ class KernelShape:
     out: tuple[int, ...]
     reduce: int
     shared_axes: frozenset[int]
+    #: every reduction produces the output's index space (no row value computed apart
+    #: and broadcast back): the output loops nest with nothing between them
+    plain: bool = True
+    #: the kernel computes an f32 exp or exp2 (which `approx` computes without libm)
+    exp: bool = False
 
     @property
     def looped(self) -> list[int]:
@@ -74,13 +93,18 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     out = sig_of(kernel.function_type.outputs.data[0]).shape
     reduce = 0
     shared: set[int] = set()
+    plain = True
+    exp = False
     for op in kernel.walk():
+        if isinstance(op, (uop.ExpOp, uop.Exp2Op)) and sig_of(op.result.type).dtype == "f32":
+            exp = True
         if not isinstance(op, uop.ReduceOp):
             continue
         src = sig_of(op.src.type).shape
         axes = set(op.ints("axes"))
         reduce = max(reduce, math.prod(src[a] for a in axes))
         if sig_of(op.result.type).shape != out:
+            plain = False
             continue  # the output is not this reduction's index space: no axis mapping
         kept = [a for a in range(len(src)) if a not in axes]
         for expand in _expands_feeding(op):
@@ -89,7 +113,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             if after != src:
                 continue
             shared.update(kept.index(a) for a in kept if before[a] == 1 and after[a] > 1)
-    return KernelShape(out, reduce, frozenset(shared))
+    return KernelShape(out, reduce, frozenset(shared), plain, exp)
 
 
 def _expands_feeding(reduce: uop.ReduceOp) -> list[uop.ExpandOp]:
@@ -117,6 +141,33 @@ def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
     return None
 
 
+def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOCK
+                ) -> tuple[int, ...]:
+    """The cache tile of a register-tiled kernel (see the module docstring), or () for
+    none."""
+    tiled = [a for a in shape.looped if upcast[a] > 1]
+    if len(tiled) != 2 or not shape.plain or shape.out[tiled[0]] < MIN_PANEL_ROWS:
+        return ()
+    outer, inner = tiled
+    tile = [0] * len(shape.out)
+    tile[inner] = upcast[inner]
+    rows = shape.out[outer]
+    if rows > row_block and rows % row_block == 0:
+        tile[outer] = row_block
+    return tuple(tile)
+
+
+def _tiled(shape: KernelShape, upcast: list[int], tile: tuple[int, ...]) -> Schedule:
+    """A register tile `upcast` with cache tile `tile` (packed) and threads: on the
+    panels when the tile makes them, else as `_thread_axis` says."""
+    if not tile:
+        return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast))
+    inner = max(a for a, t in enumerate(tile) if t)
+    panels = shape.out[inner] // tile[inner]
+    thread = inner if shape.work >= MIN_THREAD_WORK and panels >= 2 * THREADS else None
+    return Schedule(tuple(upcast), thread=thread, tile=tile, pack=True)
+
+
 def rules(shape: KernelShape, strict: bool = False) -> Schedule:
     """The schedule the rules of the module docstring give a kernel of this shape."""
     upcast = [1] * len(shape.out)
@@ -124,15 +175,18 @@ def rules(shape: KernelShape, strict: bool = False) -> Schedule:
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         for axis, limit in zip(reversed(tiled), (16, 4)):
             upcast[axis] = _largest_divisor(shape.out[axis], limit)
-    parts = SPLIT if (not strict and shape.reduce >= MIN_SPLIT_REDUCE
-                      and all(f == 1 for f in upcast)) else 1
-    return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast), split=parts)
+    approx = shape.exp and not strict
+    if any(f > 1 for f in upcast):
+        return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)
+    parts = SPLIT if not strict and shape.reduce >= MIN_SPLIT_REDUCE else 1
+    return Schedule(thread=_thread_axis(shape, upcast), split=parts, approx=approx)
 
 
 def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
     """The schedules the measured search tries: the naive one, the rules' choice, and
     register tiles of other sizes on the shared axes, each with and without threads (or,
-    without a tile and unless `strict`, split reductions)."""
+    without a tile and unless `strict`, split reductions); all but the naive one with
+    `approx` where the rules use it."""
     found = [Schedule(), rules(shape, strict)]
     tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
     if shape.reduce >= MIN_TILE_REDUCE and tiled:
@@ -150,6 +204,10 @@ def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
                     continue
                 found.append(Schedule(tuple(upcast), thread=_thread_axis(shape, upcast)))
                 found.append(Schedule(tuple(upcast)))
+                for rows in (ROW_BLOCK, 1 << 30):  # 1 << 30: no row blocks
+                    tile = _cache_tile(shape, upcast, rows)
+                    if tile:
+                        found.append(_tiled(shape, upcast, tile))
     elif shape.looped:
         found.append(Schedule(thread=shape.looped[0]))
         if not strict and shape.reduce >= MIN_SPLIT_REDUCE:
@@ -159,6 +217,8 @@ def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
                                       split=parts))
     unique: list[Schedule] = []
     for s in found:
+        if not s.is_naive:
+            s = replace(s, approx=shape.exp and not strict)
         if s not in unique:
             unique.append(s)
     return unique

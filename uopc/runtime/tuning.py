@@ -100,14 +100,17 @@ class TuningCache:
         entry = self.load().get(key)
         try:
             return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"],
-                            entry["split"])
+                            entry["split"], tuple(entry.get("tile", ())),
+                            bool(entry.get("pack", False)), bool(entry.get("approx", False)))
         except (TypeError, KeyError, ValueError):
             return None  # absent or damaged: search again
 
     def put(self, key: str, schedule: Schedule, seconds: float) -> None:
         data = self.load()
         data[key] = {"upcast": list(schedule.upcast), "unroll": schedule.unroll,
-                     "thread": schedule.thread, "split": schedule.split, "seconds": seconds}
+                     "thread": schedule.thread, "split": schedule.split,
+                     "tile": list(schedule.tile), "pack": schedule.pack,
+                     "approx": schedule.approx, "seconds": seconds}
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tuning-")
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)

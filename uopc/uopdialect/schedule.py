@@ -9,20 +9,37 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   loop over axis k steps by fk and its body is copied fk times, the copies jammed into one
   body: the reduce loops of the copies become one loop with fk accumulators (a register
   tile), and a value that is the same in every copy (a load of A[i, k] shared by the
-  copies along j) is computed once. Each factor must divide its axis.
+  copies along j) is computed once. A factor that does not divide its axis leaves a
+  remainder loop over the last elements, with the body as it was.
 - `unroll = u`: the innermost reduce loop of the output nest steps by u, its body copied u
   times in order (the accumulation order is unchanged). u must divide the loop's length.
 - `thread = k`: the loop over output axis k runs in parallel (`scf.parallel`, emitted as
   an OpenMP `parallel for`).
+- `tile = [t0, t1, ...]`: cache blocks: the output axis k with tk > 0 gets a block loop
+  stepping by tk, and its own loop runs over the tk elements of a block. The block loops
+  go outside the whole nest, in axis order (`tile = [0, 16]` on A@B: for each panel of 16
+  columns, every row), so that what a block reads stays in the caches. Each tk must
+  divide its axis; 0 (or a missing axis) is not tiled.
+- `pack = 1`: in the innermost block, every operand that the reduce loops read through
+  the same addresses for each element of the block's outermost loop (the B panel of
+  A@B, the same for every row i) is first copied into a contiguous stack buffer, and the
+  loops read the copy: rows 8 KB apart in B become one cache-friendly panel.
+- `approx = 1`: f32 `exp2` and `exp` are computed by a polynomial the C compiler
+  vectorizes (in f64: 2^y = 2^n * 2^f with n = round(y), |f| <= 1/2, the degree-8 Taylor
+  polynomial of 2^f, one rounding to f32 at the end: within 0.51 ulp of the exact value,
+  so within 1 ulp of libm's `exp2f`/`expf`) instead of a libm call per element. This
+  changes results (by at most 1 ulp per exp), so `uop-schedule` never chooses it under
+  strict float order.
 - `split = s`: every innermost reduce loop that is not register-tiled accumulates into s
   partial results (element p into partial p mod s), combined in order after the loop: s
   independent chains the C compiler packs into one vector. For `max` this is exact; for
   a float sum it reassociates (the only field that changes results), so `uop-schedule`
   never chooses it under strict float order (`UOPC_STRICT=1`, `strict=true`).
 
-No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums, a schedule
-never changes a result: upcast and unroll copy computations without reordering any sum,
-and threads split output elements, never a reduction. `Schedule` is the same record as a plain Python value (for
+No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums and
+`approx`, a schedule never changes a result: upcast and unroll copy computations without reordering any sum,
+tile and pack only reorder which output elements are computed first, and threads split
+output elements, never a reduction. `Schedule` is the same record as a plain Python value (for
 rules, the tuning search and its cache); `ScheduleAttr` is its IR form.
 """
 
@@ -42,7 +59,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 #: the name of a kernel's schedule attribute
 SCHEDULE_ATTR = "uop.schedule"
 #: the fields of `#uop.schedule<...>`
-FIELDS = ("upcast", "unroll", "thread", "split")
+FIELDS = ("upcast", "unroll", "thread", "split", "tile", "pack", "approx")
 
 
 @dataclass(frozen=True)
@@ -53,23 +70,31 @@ class Schedule:
     unroll: int = 1
     thread: int | None = None
     split: int = 1
+    tile: tuple[int, ...] = ()
+    pack: bool = False
+    approx: bool = False
 
     def __post_init__(self):
-        bad = [f for f in self.upcast if f < 1]
+        bad = [f for f in self.upcast if f < 1] + [t for t in self.tile if t < 0]
         if bad or self.unroll < 1 or self.split < 1 or (
                 self.thread is not None and self.thread < 0):
             raise ValueError(
-                f"schedule {self}: upcast factors, unroll and split must be >= 1 and thread "
-                f"an axis >= 0 (or None)"
+                f"schedule {self}: upcast factors, unroll and split must be >= 1, tile "
+                f"blocks >= 0 and thread an axis >= 0 (or None)"
             )
-        # trailing 1s say nothing: drop them so that equal schedules compare equal
-        upcast = list(self.upcast)
-        while upcast and upcast[-1] == 1:
-            upcast.pop()
-        object.__setattr__(self, "upcast", tuple(upcast))
+        # trailing 1s (0s for tiles) say nothing: drop them so that equal schedules
+        # compare equal
+        object.__setattr__(self, "upcast", _strip(self.upcast, 1))
+        object.__setattr__(self, "tile", _strip(self.tile, 0))
+        object.__setattr__(self, "pack", bool(self.pack))
+        object.__setattr__(self, "approx", bool(self.approx))
 
     def factor(self, axis: int) -> int:
         return self.upcast[axis] if axis < len(self.upcast) else 1
+
+    def block(self, axis: int) -> int:
+        """The cache block of output axis `axis` (0: not tiled)."""
+        return self.tile[axis] if axis < len(self.tile) else 0
 
     @property
     def is_naive(self) -> bool:
@@ -78,7 +103,8 @@ class Schedule:
     def to_attr(self) -> ScheduleAttr:
         return ScheduleAttr(ArrayAttr([IntAttr(f) for f in self.upcast]), IntAttr(self.unroll),
                             IntAttr(-1 if self.thread is None else self.thread),
-                            IntAttr(self.split))
+                            IntAttr(self.split), ArrayAttr([IntAttr(t) for t in self.tile]),
+                            IntAttr(int(self.pack)), IntAttr(int(self.approx)))
 
     def __str__(self) -> str:
         parts = []
@@ -90,13 +116,26 @@ class Schedule:
             parts.append(f"thread = {self.thread}")
         if self.split != 1:
             parts.append(f"split = {self.split}")
+        if self.tile:
+            parts.append(f"tile = [{', '.join(map(str, self.tile))}]")
+        if self.pack:
+            parts.append("pack = 1")
+        if self.approx:
+            parts.append("approx = 1")
         return ", ".join(parts)
+
+
+def _strip(values: tuple[int, ...], default: int) -> tuple[int, ...]:
+    out = list(values)
+    while out and out[-1] == default:
+        out.pop()
+    return tuple(out)
 
 
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
-    """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s>`; every field is
-    optional."""
+    """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, tile = [...],
+    pack = 1, approx = 1>`; every field is optional."""
 
     name = "uop.schedule"
 
@@ -104,12 +143,17 @@ class ScheduleAttr(ParametrizedAttribute):
     unroll: IntAttr
     thread: IntAttr
     split: IntAttr
+    tile: ArrayAttr[IntAttr]
+    pack: IntAttr
+    approx: IntAttr
 
     @property
     def schedule(self) -> Schedule:
         thread = self.thread.data
         return Schedule(tuple(f.data for f in self.upcast.data), self.unroll.data,
-                        None if thread < 0 else thread, self.split.data)
+                        None if thread < 0 else thread, self.split.data,
+                        tuple(t.data for t in self.tile.data), bool(self.pack.data),
+                        bool(self.approx.data))
 
     def verify(self) -> None:
         try:
@@ -126,7 +170,7 @@ class ScheduleAttr(ParametrizedAttribute):
             if key in fields:
                 parser.raise_error(f"#uop.schedule: field '{key}' given twice")
             parser.parse_punctuation("=")
-            if key == "upcast":
+            if key in ("upcast", "tile"):
                 fields[key] = parser.parse_comma_separated_list(
                     parser.Delimiter.SQUARE, parser.parse_integer)
             else:
@@ -138,12 +182,19 @@ class ScheduleAttr(ParametrizedAttribute):
                 while parser.parse_optional_punctuation(",") is not None:
                     field()
         try:
+            for flag in ("pack", "approx"):
+                if fields.get(flag, 0) not in (0, 1):
+                    parser.raise_error(
+                        f"#uop.schedule: {flag} = {fields[flag]}: {flag} is 0 or 1")
             schedule = Schedule(tuple(fields.get("upcast", ())), fields.get("unroll", 1),
-                                fields.get("thread"), fields.get("split", 1))
+                                fields.get("thread"), fields.get("split", 1),
+                                tuple(fields.get("tile", ())), bool(fields.get("pack", 0)),
+                                bool(fields.get("approx", 0)))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
-        return (attr.upcast, attr.unroll, attr.thread, attr.split)
+        return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack,
+                attr.approx)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")

@@ -56,3 +56,101 @@ func.func @naive(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.kernel, uop
   %y = uop.add %x, %x : tensor<4xf32>
   func.return %y : tensor<4xf32>
 }
+
+// tile [0, 4], pack: a block loop over panels of 4 columns (in parallel: thread 1 names
+// the tiled axis) runs every row; before the rows, the panel of B the reduce loop reads
+// is copied into a contiguous 6x4 stack buffer (reduce axis first), and the reduce
+// loop reads the copy; A, which differs per row, is read where it is.
+// CHECK-LABEL: func.func @panels
+// CHECK:         "scf.parallel"(%{{.*}}, %{{.*}}, %[[FOUR:.*]]) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+// CHECK-NEXT:    ^bb0(%[[J0:.*]]: index):
+// CHECK-NEXT:      %[[PANEL:.*]] = memref.alloca() : memref<6x4xf32>
+// CHECK-NEXT:      scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        scf.for %[[JJ:.*]] = %{{.*}} to %[[FOUR]] step
+// CHECK-NEXT:          %[[J:.*]] = arith.addi %[[J0]], %[[JJ]] : index
+// CHECK-NEXT:          %[[V:.*]] = memref.load %{{.*}}[%[[K]], %[[J]]] : memref<6x8xf32>
+// CHECK-NEXT:          memref.store %[[V]], %[[PANEL]][%[[K]], %[[JJ]]] : memref<6x4xf32>
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        scf.for %[[JP:.*]] = %{{.*}} to %[[FOUR]] step
+// CHECK-NEXT:          %[[JO:.*]] = arith.addi %[[J0]], %[[JP]] : index
+// CHECK-NEXT:          scf.for %[[KR:.*]] = {{.*}} iter_args
+// CHECK-NEXT:            memref.load %{{.*}}[%[[I]], %[[KR]]] : memref<8x6xf32>
+// CHECK-NEXT:            memref.load %[[PANEL]][%[[KR]], %[[JP]]] : memref<6x4xf32>
+// CHECK:               memref.store %{{.*}}, %{{.*}}[%[[I]], %[[JO]]] : memref<8x8xf32>
+func.func @panels(%a: tensor<8x6xf32>, %b: tensor<6x8xf32>) -> tensor<8x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<thread = 1, tile = [0, 4], pack = 1>} {
+  %a3 = uop.reshape %a : tensor<8x6xf32> -> tensor<8x1x6xf32>
+  %ae = uop.expand %a3 : tensor<8x1x6xf32> -> tensor<8x8x6xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
+  %b3 = uop.reshape %bt : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  %be = uop.expand %b3 : tensor<1x8x6xf32> -> tensor<8x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<8x8x6xf32>
+  %r = uop.reduce add %p axes [2] : tensor<8x8x6xf32> -> tensor<8x8xf32>
+  func.return %r : tensor<8x8xf32>
+}
+
+// upcast 2 on an axis of 5: a jammed loop over the first 4 elements and a remainder
+// loop over the last one, with the body as it was.
+// CHECK-LABEL: func.func @remainder
+// CHECK:         %[[FIVE:.*]] = arith.constant 5 : index
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[FOUR]] step %[[TWO]] {
+// CHECK-COUNT-2:   memref.store
+// CHECK:         scf.for %{{.*}} = %[[FOUR]] to %[[FIVE]] step %[[ONE]] {
+// CHECK-COUNT-1:   memref.store
+// CHECK-NEXT:    }
+func.func @remainder(%x: tensor<5xf32>) -> tensor<5xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [2]>} {
+  %y = uop.add %x, %x : tensor<5xf32>
+  func.return %y : tensor<5xf32>
+}
+
+// approx: exp computes in f64 with no libm call: x * log2(e) clamped, n = round, the
+// polynomial in f = y - n, 2^n from the exponent bits, one rounding to f32.
+// CHECK-LABEL: func.func @approx
+// CHECK-NOT:     math.exp
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.roundeven %{{.*}} : f64
+// CHECK:         arith.fptosi %{{.*}} : f64 to i32
+// CHECK:         arith.shli
+// CHECK:         arith.bitcast %{{.*}} : i64 to f64
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+// CHECK-NOT:     math.exp
+// CHECK:         func.return
+func.func @approx(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<approx = 1>} {
+  %y = uop.exp %x : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
+// An epilogue (bias + relu) after the reduce: the column loop is split in two, the
+// register tile storing its accumulators into a stack row, then a plain loop computing
+// the epilogue from the row (so that the tile ends in a group of stores).
+// CHECK-LABEL: func.func @epilogue
+// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<8xf32>
+// CHECK-NEXT:    scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[FOUR:.*]] {
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:           }
+// CHECK-NEXT:      memref.store %{{.*}}, %[[ROW]][%[[J]]] : memref<8xf32>
+// CHECK-COUNT-3:   memref.store %{{.*}}, %[[ROW]][%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %[[JE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[ACC:.*]] = memref.load %[[ROW]][%[[JE]]] : memref<8xf32>
+// CHECK-NEXT:      %[[BIAS:.*]] = memref.load
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[ACC]], %[[BIAS]] : f32
+// CHECK-NEXT:      %[[RELU:.*]] = arith.maximumf %[[SUM]]
+// CHECK-NEXT:      memref.store %[[RELU]], %{{.*}} : memref<4x8xf32>
+func.func @epilogue(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>) -> tensor<4x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 4]>} {
+  %a3 = uop.reshape %a : tensor<4x6xf32> -> tensor<4x1x6xf32>
+  %ae = uop.expand %a3 : tensor<4x1x6xf32> -> tensor<4x8x6xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
+  %b3 = uop.reshape %bt : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  %be = uop.expand %b3 : tensor<1x8x6xf32> -> tensor<4x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<4x8x6xf32>
+  %r = uop.reduce add %p axes [2] : tensor<4x8x6xf32> -> tensor<4x8xf32>
+  %c2 = uop.reshape %c : tensor<8xf32> -> tensor<1x8xf32>
+  %ce = uop.expand %c2 : tensor<1x8xf32> -> tensor<4x8xf32>
+  %s = uop.add %r, %ce : tensor<4x8xf32>
+  %z = uop.const dense<0.0> : tensor<4x8xf32>
+  %y = uop.max %s, %z : tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}

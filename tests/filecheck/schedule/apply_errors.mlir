@@ -1,10 +1,23 @@
 // A schedule that does not fit its kernel is an error naming the kernel, the axis and sizes.
 // RUN: uopc-opt %s -p uop-rangeify,uop-apply-schedule --split-input-file --verify-diagnostics
 
-// expected-error@+1 {{@k: schedule <upcast = [3]>: upcast 3 does not divide output axis 0 of size 4; pick a divisor of 4}}
-func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [3]>} {
+// expected-error@+1 {{@k: schedule <tile = [3]>: tile 3 does not divide output axis 0 of size 4; pick a divisor of 4}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<tile = [3]>} {
   %y = uop.add %x, %x : tensor<4xf32>
   func.return %y : tensor<4xf32>
+}
+
+// -----
+
+// A row maximum computed once per row, between the row loop and the column loop: the
+// columns cannot be tiled outside the rows.
+// expected-error@+1 {{@k: schedule <tile = [0, 2]>: tile needs the output loops down to axis 1 nested with only index arithmetic between them, and this kernel computes more between them (a row buffer); leave tile out}}
+func.func @k(%x: tensor<4x6xf32>) -> tensor<4x6xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<tile = [0, 2]>} {
+  %m = uop.reduce max %x axes [1] : tensor<4x6xf32> -> tensor<4xf32>
+  %m1 = uop.reshape %m : tensor<4xf32> -> tensor<4x1xf32>
+  %me = uop.expand %m1 : tensor<4x1xf32> -> tensor<4x6xf32>
+  %d = uop.add %x, %me : tensor<4x6xf32>
+  func.return %d : tensor<4x6xf32>
 }
 
 // -----

@@ -1,12 +1,14 @@
 // uop-schedule gives each kernel a schedule by rules; a schedule already there is kept.
 // RUN: uopc-opt %s -p uop-schedule | filecheck %s
 // RUN: uopc-opt %s -p 'uop-schedule{mode=none}' | filecheck %s --check-prefix=NONE
+// RUN: uopc-opt %s -p "uop-schedule{strict=true}" | filecheck %s --check-prefix=STRICT
 // RUN: uopc-opt %s -p uop-schedule --print-op-generic | uopc-opt | filecheck %s
 
 // A matmul: A is broadcast along j, B along i, so both output axes are upcast (a 4x16
-// register tile), and the work (64*64*64 = 2^18) pays for threads on axis 0.
+// register tile); 64 rows reuse each panel of 16 columns of B, which is packed; the
+// work (64*64*64 = 2^18) pays for threads over the 4 panels.
 // CHECK-LABEL: func.func @matmul
-// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 0>}
+// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 1, tile = [0, 16], pack = 1>}
 // NONE-LABEL:  func.func @matmul
 // NONE-SAME:     uop.schedule = #uop.schedule<>}
 func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
@@ -60,4 +62,14 @@ func.func @by_hand(%x: tensor<12x8xf32>) -> tensor<12xf32> attributes {uop.kerne
 }
 func.func @not_a_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
+}
+
+// An exp: computed without libm (approx), unless strict.
+// CHECK-LABEL: func.func @exp
+// CHECK-SAME:    uop.schedule = #uop.schedule<approx = 1>}
+// STRICT-LABEL: func.func @exp
+// STRICT-SAME:    uop.schedule = #uop.schedule<>}
+func.func @exp(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
+  %y = uop.exp %x : tensor<12xf32>
+  func.return %y : tensor<12xf32>
 }
