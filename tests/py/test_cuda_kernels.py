@@ -308,3 +308,21 @@ def test_gpt_training_step_compiles_for_the_gpu(monkeypatch):
     np.testing.assert_allclose(step("cuda"), step("cpu"), rtol=1e-5)
     assert len(recorder.cuda_sources) >= 1
     compile_all(recorder)
+
+
+@pytest.mark.parametrize("fmt", ["q4_0", "e4m3"])
+def test_quantized_matmul_and_gather_decode_inline_on_the_gpu_path(gpu, fmt):
+    from uopc import quantize_weight
+
+    engine, backend = gpu
+    w = rand(64, 32, seed=3)
+    q = quantize_weight(w, fmt)
+    x = rand(16, 32, seed=4)
+    ids = np.array([5, 0, 63], np.int32)
+    out, rows = run(engine, Tensor(x) @ q.T, q[ids])
+    decoded = q.packed.dequantize()
+    np.testing.assert_allclose(out, x @ decoded.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(rows, decoded[ids])
+    if fmt == "e4m3":  # a float code decodes through a bit cast
+        assert any("__int_as_float(" in s for s in backend.cuda_sources)
+    compile_all(backend)

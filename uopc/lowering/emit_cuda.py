@@ -210,6 +210,20 @@ class CudaEmitter(CEmitter):
             plan.launches.append((name, [slots[s] for s in call_args], grid, block))
 
     # ---- kernels -----------------------------------------------------------------------------
+    #: CUDA's intrinsics for a bit cast, by (source, result) C type: NVRTC has neither
+    #: the C emitter's statement expression nor compound literals
+    BITCASTS: ClassVar[dict[tuple[str, str], str]] = {
+        ("int32_t", "float"): "__int_as_float", ("float", "int32_t"): "__float_as_int",
+        ("int16_t", "_Float16"): "__short_as_half", ("_Float16", "int16_t"): "__half_as_short"}
+
+    def bitcast(self, op: arith.BitcastOp) -> str:
+        types = (c_type(op.input.type), c_type(op.result.type))
+        intrinsic = self.BITCASTS.get(types)
+        if intrinsic is None:
+            raise CEmitError(f"CUDA emitter: arith.bitcast from {op.input.type} to "
+                             f"{op.result.type}: only f32 <-> i32 and f16 <-> i16")
+        return f"{intrinsic}({self.name(op.input)})"
+
     def signature(self, f: func.FuncOp) -> str:
         return 'extern "C" __global__ ' + super().signature(f)
 
