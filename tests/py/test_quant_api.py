@@ -13,6 +13,7 @@ from uopc import Tensor, nn
 from uopc.frontend.nn.gpt import GPT
 from uopc.frontend.quant import QuantError, QuantizedTensor, quantize_model, quantize_weight
 from uopc.runtime.engine import default_engine
+from uopc.uopdialect.ops import OP
 from uopc.uopdialect.quant_formats import FORMATS
 
 RNG = np.random.default_rng(7)
@@ -167,6 +168,35 @@ def test_llm_gpt2_tied_head_reads_the_quantized_table():
     out = model(ids).numpy()
     assert np.abs(out - f32).max() < 0.02 * np.abs(f32).max()
     assert (out.argmax(-1) == f32.argmax(-1)).all()
+
+
+def test_llm_llama_transposed_weights_are_quantized_along_their_inputs():
+    from uopc.frontend.llm.llama import Llama
+
+    rng = np.random.default_rng(4)
+    d, inter, vocab, kv = 32, 48, 64, 2 * 8
+    shapes = {"model.embed_tokens.weight": (vocab, d), "model.norm.weight": (d,)}
+    for name, shape in (("self_attn.q_proj", (d, d)), ("self_attn.k_proj", (kv, d)),
+                        ("self_attn.v_proj", (kv, d)), ("self_attn.o_proj", (d, d)),
+                        ("mlp.gate_proj", (inter, d)), ("mlp.up_proj", (inter, d)),
+                        ("mlp.down_proj", (d, inter))):
+        shapes[f"model.layers.0.{name}.weight"] = shape
+    shapes["model.layers.0.input_layernorm.weight"] = (d,)
+    shapes["model.layers.0.post_attention_layernorm.weight"] = (d,)
+    state = {k: (0.2 * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
+    config = dict(vocab_size=vocab, hidden_size=d, intermediate_size=inter,
+                  num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                  tie_word_embeddings=True)
+    model = Llama(config, state)
+    ids = rng.integers(0, vocab, (1, 5))
+    f32 = model(ids).numpy()
+    report = quantize_model(model, "q8_0")
+    assert len(report.entries) == 8  # the seven (out, in) projections and the table
+    q = model.blocks[0].q  # still the (in, out) view, of the quantized (out, in) rows
+    assert q.shape == (d, d) and q.uop.op is OP.permute
+    assert isinstance(model.embed, QuantizedTensor) and model.head.uop.srcs[0] is model.embed.uop
+    out = model(ids).numpy()
+    assert np.abs(out - f32).max() < 0.02 * np.abs(f32).max()
 
 
 def test_bad_requests():

@@ -220,7 +220,8 @@ def quantize_model(model: Any, fmt: str, group_size: int | None = None,
     the inputs) and every `Embedding` weight is quantized; any other 2-D f32 weight the
     model holds in attributes, lists, tuples or dicts (the matrices of the `uopc.frontend.llm`
     models, a position table) is quantized along its last axis, and views of it (a tied
-    head `wte.T`) follow. Names are attribute paths (`blocks.0.fc.weight`); `exclude`
+    head `wte.T`) follow; a transposed view held alone (Llama's (out, in) weights, read
+    as (in, out)) quantizes the matrix it views, along that matrix's last axis. Names are attribute paths (`blocks.0.fc.weight`); `exclude`
     takes names or fnmatch patterns (`head.*`) to keep in f32."""
     patterns = list(exclude)
     entries: list[QuantEntry] = []
@@ -229,17 +230,32 @@ def quantize_model(model: Any, fmt: str, group_size: int | None = None,
     def kept(name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
-    def quantize(name: str, owner: Any, key: Any, t: Any) -> Tensor | None:
-        if not _is_matrix(t) or t.uop.op is not OP.buffer or kept(name):
-            return None
-        transposed = isinstance(owner, Linear) and key == "weight"
-        w = t.numpy()
-        w = np.ascontiguousarray(w.T) if transposed else w
+    def record(name: str, shape: tuple[int, ...], w: np.ndarray) -> QuantizedTensor:
         q = quantize_weight(w, fmt, group_size)
         peak = max(float(np.abs(w).max()), float(np.finfo(np.float32).tiny))
         error = float(np.abs(q.numpy() - w).max()) / peak
-        entries.append(QuantEntry(name, tuple(t.shape), w.size * 4, q.nbytes, error))
-        done[t.uop] = new = q.T if transposed else q
+        entries.append(QuantEntry(name, shape, w.size * 4, q.nbytes, error))
+        return q
+
+    def quantize(name: str, owner: Any, key: Any, t: Any) -> Tensor | None:
+        if not _is_matrix(t) or kept(name):
+            return None
+        node = t.uop
+        if node.op is OP.permute and node.srcs[0].op is OP.buffer:
+            # a transposed view of a stored matrix (the (out, in) weights of the llm
+            # Llama, read as (in, out)): quantize the stored rows, along the inputs
+            stored = node.srcs[0]
+            if stored not in done:
+                done[stored] = record(name, tuple(t.shape), np.asarray(stored.arg))
+            return done[stored].permute(node.arg)
+        if node.op is not OP.buffer:
+            return None
+        if node in done:  # met through a view first
+            return done[node]
+        transposed = isinstance(owner, Linear) and key == "weight"
+        w = t.numpy()
+        q = record(name, tuple(t.shape), np.ascontiguousarray(w.T) if transposed else w)
+        done[node] = new = q.T if transposed else q
         return new
 
     def repoint(name: str, owner: Any, key: Any, t: Any) -> Tensor | None:
