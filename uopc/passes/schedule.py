@@ -14,7 +14,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   `MIN_PANEL_ROWS` elements is also cache-tiled: the inner tiled axis in blocks of its
   upcast (a panel of 16 columns of B), the outer one in blocks of `ROW_BLOCK` rows when
   it is longer (the rows of A a panel meets stay in the caches), and the panel is packed
-  into a contiguous copy (`pack`); threads then split the panels;
+  into a contiguous copy (`pack`); threads then split the panels. Not for a kernel that
+  decodes quantized weights, whose panel copy would hold a word and a scale per code;
 - **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
   compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
@@ -79,6 +80,9 @@ class KernelShape:
     plain: bool = True
     #: the kernel computes an f32 exp or exp2 (which `approx` computes without libm)
     exp: bool = False
+    #: the kernel decodes quantized weights (`uop.decode`): a packed panel would copy
+    #: their words and scales broadcast to one per code, more bytes than it saves
+    decodes: bool = False
 
     @property
     def looped(self) -> list[int]:
@@ -94,10 +98,11 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     reduce = 0
     shared: set[int] = set()
     plain = True
-    exp = False
+    exp = decodes = False
     for op in kernel.walk():
         if isinstance(op, (uop.ExpOp, uop.Exp2Op)) and sig_of(op.result.type).dtype == "f32":
             exp = True
+        decodes = decodes or isinstance(op, uop.DecodeOp)
         if not isinstance(op, uop.ReduceOp):
             continue
         src = sig_of(op.src.type).shape
@@ -113,7 +118,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             if after != src:
                 continue
             shared.update(kept.index(a) for a in kept if before[a] == 1 and after[a] > 1)
-    return KernelShape(out, reduce, frozenset(shared), plain, exp)
+    return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes)
 
 
 def _expands_feeding(reduce: uop.ReduceOp) -> list[uop.ExpandOp]:
@@ -146,7 +151,8 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
     """The cache tile of a register-tiled kernel (see the module docstring), or () for
     none."""
     tiled = [a for a in shape.looped if upcast[a] > 1]
-    if len(tiled) != 2 or not shape.plain or shape.out[tiled[0]] < MIN_PANEL_ROWS:
+    if len(tiled) != 2 or not shape.plain or shape.decodes \
+            or shape.out[tiled[0]] < MIN_PANEL_ROWS:
         return ()
     outer, inner = tiled
     tile = [0] * len(shape.out)

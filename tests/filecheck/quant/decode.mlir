@@ -10,10 +10,10 @@
 // CHECK:         %{{.*}} = uop.decode bf16 %w, %p : tensor<4xi32> -> tensor<4xf32>
 // CHECK:         %{{.*}} = uop.decode int4 %w, %p : tensor<4xi32> -> tensor<4xf32>
 
-// In C: an unsigned shift and mask pick the code, a union reinterprets the bits.
+// In C: an unsigned shift and mask pick the code, a memcpy reinterprets the bits.
 // CSRC-LABEL: void codes(
 // CSRC:       >> (uint32_t)
-// CSRC:       ((union { int32_t from; float to; }){ .from = {{.*}} }).to
+// CSRC:       ({ float b_; const int32_t s_ = {{.*}}; __builtin_memcpy(&b_, &s_, sizeof b_); b_; })
 func.func @codes(%w: tensor<4xi32>, %p: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %a = uop.decode e4m3 %w, %p : tensor<4xi32> -> tensor<4xf32>
   %b = uop.decode bf16 %w, %p : tensor<4xi32> -> tensor<4xf32>
