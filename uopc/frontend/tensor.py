@@ -1696,7 +1696,12 @@ def index_tensor(ids: Any, n: int, what: str, wrap: bool = True) -> "Tensor":
     an IndexError naming `what` wherever their values are known on the host (see
     `_host_ids`), and never read outside the axis: a lazy index out of range selects
     nothing (a zero row)."""
-    values = _host_ids(ids)
+    return _index_tensor(ids, _host_ids(ids), n, what, wrap)
+
+
+def _index_tensor(ids: Any, values: np.ndarray | None, n: int, what: str,
+                  wrap: bool = True) -> "Tensor":
+    """`index_tensor` given the ids' host values (`_host_ids(ids)`, None when lazy)."""
     if values is not None:
         if values.dtype.kind not in "iub":
             raise TypeError(f"{what}: indices must be integers, got {values.dtype}")
@@ -1787,9 +1792,10 @@ def _gather(t: Tensor, arrays: list[Any]) -> Tensor:
     ids: list[Tensor] = []
     inside: Tensor | None = None
     for axis, (a, n) in enumerate(zip(arrays, t.shape)):
-        known = _host_ids(a) is not None
-        i = index_tensor(a, n, f"indexing axis {axis} of a tensor of shape {fmt_shape(t.shape)}")
-        if not known:
+        values = _host_ids(a)
+        i = _index_tensor(a, values, n,
+                          f"indexing axis {axis} of a tensor of shape {fmt_shape(t.shape)}")
+        if values is None:
             ok = (i >= 0) & (i < n)
             inside = ok if inside is None else inside & ok
             i = i.clamp(0, n - 1)

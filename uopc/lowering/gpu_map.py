@@ -26,7 +26,6 @@ The CUDA emitter (`uopc.lowering.emit_cuda`) prints the result as a `__global__`
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -426,11 +425,8 @@ class _Mapper:
         return name
 
 
-def gpu_lowering(mode: str = "rules", strict: bool | None = None) -> str:
-    """The pipeline from loop-level kernels to launches (`uop-gpu-lower` with options);
-    `strict` None reads UOPC_STRICT=1 (strict float order) from the environment."""
-    if strict is None:
-        strict = os.environ.get("UOPC_STRICT", "") == "1"
+def gpu_lowering(mode: str, strict: bool) -> str:
+    """The pipeline from loop-level kernels to launches (`uop-gpu-lower` with options)."""
     return (f'uop-gpu-schedule{{mode="{mode}" strict={str(strict).lower()}}},'
             f"uop-gpu-map,dce,cse")
 

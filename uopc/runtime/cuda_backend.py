@@ -42,6 +42,7 @@ from uopc.lowering.emit_cuda import CUDA_HEADERS, HostPlan, emit_cuda_unit
 from uopc.lowering.gpu_map import gpu_lowering
 from uopc.lowering.pipeline import run_pipeline
 from uopc.lowering.rangeify import ARENA_ALIGN
+from uopc.runtime.engine import strict_float
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, \
     file_digest, numbered
@@ -385,7 +386,7 @@ class CudaBackend(Backend):
         self.strict = strict
 
     def emit(self, module: ModuleOp) -> SourceUnit:
-        run_pipeline(gpu_lowering(self.mode, self.strict), module)
+        run_pipeline(gpu_lowering(self.mode, strict_float() if self.strict is None else self.strict), module)
         source, plans = emit_cuda_unit(module)
         return SourceUnit(source, plans)
 

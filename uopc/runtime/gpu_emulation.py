@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from uopc.lowering.gpu_map import gpu_lowering
 from uopc.lowering.pipeline import run_pipeline
+from uopc.runtime.engine import strict_float
 from uopc.runtime.backend import SourceUnit
 from uopc.runtime.c_backend import CBackend
 
@@ -32,5 +33,5 @@ class GpuEmulationBackend(CBackend):
         self.strict = strict
 
     def emit(self, module: ModuleOp) -> SourceUnit:
-        run_pipeline(gpu_lowering(self.mode, self.strict) + ",uop-gpu-emulate,cse", module)
+        run_pipeline(gpu_lowering(self.mode, strict_float() if self.strict is None else self.strict) + ",uop-gpu-emulate,cse", module)
         return super().emit(module)
