@@ -10,7 +10,7 @@ A decode step (T = 1) is then the same graph at every position: one compiled pla
 the whole generation.
 
 A prefill is padded to a bucket of `width` positions (`prefill_width`: the next power of
-two, at least 16), so that prompts of different lengths run one compiled plan per bucket
+two, at least 8), so that prompts of different lengths run one compiled plan per bucket
 instead of one per length (a SmolLM2 prefill plan takes a minute or more to compile).
 The padded positions are data like the rest: their columns of `placement` are zero (they
 write no cache row), their queries see what the last real token sees (never a row
@@ -66,8 +66,10 @@ class Step:
 
 def prefill_width(count: int, max_length: int) -> int:
     """The padded width of a prefill of `count` tokens: the next power of two, at least
-    16, and at most the cache's `max_length` (never less than `count`)."""
-    return max(count, min(max(16, 1 << (count - 1).bit_length()), max_length))
+    8, and at most the cache's `max_length` (never less than `count`). Powers of two
+    waste at most half of a prefill's work on padding, and a new bucket (a compile of
+    a minute or more for SmolLM2) comes only when the prompt doubles."""
+    return max(count, min(max(8, 1 << (count - 1).bit_length()), max_length))
 
 
 def pad_ids(ids: np.ndarray, width: int) -> np.ndarray:
