@@ -9,12 +9,15 @@
 2. **look up** the key in the plan cache. On a hit nothing else is built: the plan binds
    the arrays and makes one native call that runs every kernel.
 
-On a miss only, the engine builds uop IR from the graph (`graph_to_ir`) and runs the
-`uop-to-c` pipeline of `uopc.lowering.registry` on it: `uop-to-kernels` (simplify, fresh
-results, kernelize) in place, then `uop-to-loops` inside `compile_program`, which hands
-the loops to the backend (`uopc.runtime.backend`, C by default): one native entry point,
-compiled and loaded once per structure. The pipeline and the native build run under one
-`uopc.passes.gc_frozen`, which keeps the graph's IR out of the cyclic collector's scans.
+On a miss, the engine first looks in the plan store (`uopc.runtime.plan_store`): a plan
+an earlier process compiled for the same structure, compiler and pipeline is loaded
+from disk and runs without any pass. Otherwise it builds uop IR from the graph
+(`graph_to_ir`), runs the `uop-to-c` pipeline of `uopc.lowering.registry` on it:
+`uop-to-kernels` (simplify, fresh results, kernelize) in place, then `uop-to-loops`
+inside `compile_program`, which hands the loops to the backend (`uopc.runtime.backend`,
+C by default): one native entry point, compiled and loaded once per structure, and
+stores the plan. The pipeline and the native build run under one `uopc.passes.gc_frozen`,
+which keeps the graph's IR out of the cyclic collector's scans.
 
 For the frontend:
 - a buffer node's `arg` is its numpy array (the dtype of its `sig`);
