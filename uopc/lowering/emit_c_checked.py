@@ -59,6 +59,7 @@ class CheckedCEmitter(CEmitter):
     docstring); `checks` describes each check, in the order of their numbers."""
 
     prelude: ClassVar[str] = EXTRA_PRELUDE + CHECK_PRELUDE
+    stateless_prelude: ClassVar[bool] = False  # the fault record: one per library
 
     def __init__(self) -> None:
         super().__init__()

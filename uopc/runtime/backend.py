@@ -41,6 +41,9 @@ class SourceUnit:
     #: messages of the run-time checks the source makes (check k + 1 at k; `{value}` and
     #: `{limit}` are the values the failed check reports); empty without check mode
     checks: tuple[str, ...] = ()
+    #: `text` cut into a header and parts that each compile after it alone (C: see
+    #: `CEmitter.sections`), so that a big unit builds in parallel; empty: one unit
+    sections: tuple[str, ...] = ()
 
 
 class Library(ABC):

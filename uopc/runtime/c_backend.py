@@ -83,7 +83,7 @@ class CBackend(Backend):
     def load(self, unit: SourceUnit) -> CLibrary:
         ffi = cffi.FFI()
         ffi.cdef(unit.declarations)
-        path = build_library(unit.text)
+        path = build_library(unit.text, unit.sections)
         _keep_openmp_runtime()
         try:
             return CLibrary(ffi, ffi.dlopen(str(path)))

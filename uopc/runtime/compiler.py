@@ -16,6 +16,14 @@
   this one are rebuilt instead of being loaded (loading them crashes the process with
   SIGBUS or SIGSEGV, which no Python handler can catch). Two processes writing one entry
   at once can leave one's digest beside the other's library; that only costs a rebuild.
+- A big unit (at least `PARALLEL_MIN_CHARS` of C) whose emitter cut it into sections
+  (a header, then functions that compile after it alone: `CEmitter.sections`) builds as
+  several translation units at once, one compiler process per CPU (`$UOPC_CC_JOBS`
+  overrides), linked into the one library: the C compile of a cold training step or
+  LLM prefill is most of its first-call time, and one unit keeps one core busy. The
+  library, its cache key and what it computes are the same either way (kernels call
+  each other only through their prototypes, and no kernel is inlined into another
+  across units: floating-point results do not depend on inlining).
 - A failed compile raises `CompileError` with the compiler's message and the numbered
   source.
 """
@@ -28,6 +36,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 #: the flags under which C float code computes what `uopc.uopdialect.semantics` defines (SPEC §5):
@@ -43,6 +52,8 @@ DEFAULT_CFLAGS = ("-O2", "-march=native", "-fopenmp", *FP_FLAGS, "-fno-math-errn
                   "-fno-trapping-math")
 ALWAYS_FLAGS = ("-shared", "-fPIC")
 LIBS = ("-lm",)
+#: the size of C source from which a library with sections builds in parallel units
+PARALLEL_MIN_CHARS = 64 * 1024
 
 
 class CompileError(RuntimeError):
@@ -129,13 +140,45 @@ def entry_is_intact(library: Path) -> bool:
         return False
 
 
-def build_library(source: str) -> Path:
+def build_jobs() -> int:
+    """How many compiler processes one library build may run at once: `$UOPC_CC_JOBS`,
+    else the CPUs this process may run on."""
+    env = os.environ.get("UOPC_CC_JOBS", "")
+    if not env:
+        return len(os.sched_getaffinity(0))
+    if not env.isdigit() or int(env) < 1:
+        raise CompileError(f"UOPC_CC_JOBS={env!r}: give the number of C compiler "
+                           f"processes a build may run at once (an integer >= 1)")
+    return int(env)
+
+
+def translation_units(source: str, sections: Sequence[str] = ()) -> list[str]:
+    """The units `source` builds as: itself alone, or, when it is big and cut into
+    `sections` (a header, then parts that compile after it alone), the header followed
+    by each of up to `build_jobs()` groups of parts of about equal size."""
+    jobs = min(build_jobs(), len(sections) - 1)
+    if jobs < 2 or len(source) < PARALLEL_MIN_CHARS:
+        return [source]
+    if "".join(sections) != source:
+        raise ValueError("the sections of a C unit do not make up its source")
+    header, parts = sections[0], sections[1:]
+    groups: list[list[int]] = [[] for _ in range(jobs)]
+    sizes = [0] * jobs
+    for k in sorted(range(len(parts)), key=lambda k: -len(parts[k])):  # largest first
+        smallest = sizes.index(min(sizes))
+        groups[smallest].append(k)
+        sizes[smallest] += len(parts[k])
+    return [header + "".join(parts[k] for k in sorted(group)) for group in groups]
+
+
+def build_library(source: str, sections: Sequence[str] = ()) -> Path:
     """Compile `source` into the cache unless an intact entry is there already (see the
-    module docstring); returns the path of the verified library."""
+    module docstring; `sections`: its cut into separately compilable parts, if any);
+    returns the path of the verified library."""
     path = library_path(source)
     if not entry_is_intact(path):
         try:
-            compile_into(source, path)
+            compile_into(source, path, translation_units(source, sections))
         except OSError as err:
             raise CompileError(
                 f"cannot write to the compile cache {path.parent}: {err.strerror}; set "
@@ -152,42 +195,91 @@ def compile_command(source_file: str, library_file: str) -> list[str]:
     return [*compiler(), *cflags(), *ALWAYS_FLAGS, source_file, "-o", library_file, *LIBS]
 
 
-def run_compiler(source_file: str, library_file: str, source: str,
-                 cwd: str | Path | None = None) -> None:
-    """Compile `source_file` (which holds `source`, quoted numbered in the error) into
-    `library_file`, in the directory `cwd`; a failure raises CompileError."""
-    cmd = compile_command(source_file, library_file)
+def _start(cmd: list[str], cwd: str | Path | None = None) -> subprocess.Popen:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd)
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=cwd)
     except OSError as err:
         raise CompileError(
             f"cannot run the C compiler ({shlex.join(cmd)}): {err.strerror}; install a "
             f"C compiler or point $CC at one"
         ) from None
+
+
+def _finish(proc: subprocess.Popen, source: str) -> None:
+    """Wait for a compiler process started by `_start`; a failure raises CompileError
+    quoting `source` (what it compiled) numbered."""
+    try:
+        _, stderr = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise CompileError(f"C compiler ran over 600 s: {shlex.join(proc.args)}") from None
     if proc.returncode != 0:
         raise CompileError(
-            f"C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
-            f"{proc.stderr.strip()}\n--- generated source ---\n{numbered(source)}"
+            f"C compiler failed (exit {proc.returncode}): {shlex.join(proc.args)}\n"
+            f"{stderr.strip()}\n--- generated source ---\n{numbered(source)}"
         )
 
 
-def compile_into(source: str, path: Path) -> None:
+def run_compiler(source_file: str, library_file: str, source: str,
+                 cwd: str | Path | None = None) -> None:
+    """Compile `source_file` (which holds `source`, quoted numbered in the error) into
+    `library_file`, in the directory `cwd`; a failure raises CompileError."""
+    _finish(_start(compile_command(source_file, library_file), cwd), source)
+
+
+def _build_parallel(units: Sequence[str], library_file: str, directory: Path) -> None:
+    """Compile each of `units` to an object at once (one process each), then link the
+    objects into `library_file`."""
+    files: list[tuple[str, str]] = []
+    try:
+        for text in units:
+            fd, src = tempfile.mkstemp(dir=directory, prefix=".src-", suffix=".c")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            files.append((src, src[:-2] + ".o"))
+        procs = [_start([*compiler(), *cflags(), "-fPIC", "-c", src, "-o", obj])
+                 for src, obj in files]
+        failure = None
+        for proc, text in zip(procs, units):
+            try:
+                _finish(proc, text)
+            except CompileError as err:  # wait for every process before raising
+                failure = failure or err
+        if failure is not None:
+            raise failure
+        link = [*compiler(), *cflags(), *ALWAYS_FLAGS, *[obj for _, obj in files],
+                "-o", library_file, *LIBS]
+        _finish(_start(link), "\n".join(units))
+    finally:
+        for leftover in [name for pair in files for name in pair]:
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+
+
+def compile_into(source: str, path: Path, units: Sequence[str] | None = None) -> None:
     """Compile `source` to `path` atomically (temporary file, then rename), its digest
-    renamed into place first."""
+    renamed into place first; `units`: the translation units it builds as (default: one,
+    the source itself)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_src = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=".c")
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
     fd, tmp_lib = tempfile.mkstemp(dir=path.parent, prefix=".lib-", suffix=".so")
     os.close(fd)
     fd, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=".digest-", suffix=".sha256")
     os.close(fd)
+    tmp_src = None
     try:
-        run_compiler(tmp_src, tmp_lib, source)
+        if units is not None and len(units) > 1:
+            _build_parallel(units, tmp_lib, path.parent)
+        else:
+            fd, tmp_src = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=".c")
+            with os.fdopen(fd, "w") as f:
+                f.write(source)
+            run_compiler(tmp_src, tmp_lib, source)
         Path(tmp_digest).write_text(file_digest(tmp_lib) + "\n")
         os.replace(tmp_digest, digest_path(path))
         os.replace(tmp_lib, path)
     finally:
         for leftover in (tmp_src, tmp_lib, tmp_digest):
-            if os.path.exists(leftover):
+            if leftover is not None and os.path.exists(leftover):
                 os.unlink(leftover)

@@ -9,12 +9,15 @@
 2. **look up** the key in the plan cache. On a hit nothing else is built: the plan binds
    the arrays and makes one native call that runs every kernel.
 
-On a miss only, the engine builds uop IR from the graph (`graph_to_ir`) and runs the
-`uop-to-c` pipeline of `uopc.lowering.registry` on it: `uop-to-kernels` (simplify, fresh
-results, kernelize) in place, then `uop-to-loops` inside `compile_program`, which hands
-the loops to the backend (`uopc.runtime.backend`, C by default): one native entry point,
-compiled and loaded once per structure. The pipeline and the native build run under one
-`uopc.passes.gc_frozen`, which keeps the graph's IR out of the cyclic collector's scans.
+On a miss, the engine first looks in the plan store (`uopc.runtime.plan_store`): a plan
+an earlier process compiled for the same structure, compiler and pipeline is loaded
+from disk and runs without any pass. Otherwise it builds uop IR from the graph
+(`graph_to_ir`), runs the `uop-to-c` pipeline of `uopc.lowering.registry` on it:
+`uop-to-kernels` (simplify, fresh results, kernelize) in place, then `uop-to-loops`
+inside `compile_program`, which hands the loops to the backend (`uopc.runtime.backend`,
+C by default): one native entry point, compiled and loaded once per structure, and
+stores the plan. The pipeline and the native build run under one `uopc.passes.gc_frozen`,
+which keeps the graph's IR out of the cyclic collector's scans.
 
 For the frontend:
 - a buffer node's `arg` is its numpy array (the dtype of its `sig`);
@@ -54,6 +57,7 @@ from xdsl.printer import Printer
 from uopc.lowering.pipeline import LOOP_PIPELINE, expand, run_pipeline
 from uopc.passes import gc_frozen
 from uopc.passes.kernelize import ALU_OPS
+from uopc.runtime import plan_store
 from uopc.runtime.backend import Backend, backend_for, default_backend
 from uopc.runtime.program import Program, compile_program, sample_inputs
 from uopc.runtime.machine import peak_gbs, peak_gflops
@@ -244,8 +248,9 @@ class Engine:
         self.last = (plan, tr.arrays)  # for uopc.capture, which replays plans
         if debug:
             done = time.perf_counter()
+            how = "loaded from the plan store" if plan.stored else "compiled"
             what = "cached" if hit else (
-                f"compiled in {plan.compile_seconds * 1e3:.1f} ms (passes "
+                f"{how} in {plan.compile_seconds * 1e3:.1f} ms (passes "
                 f"{plan.compile_split[0] * 1e3:.0f}, C {plan.compile_split[1] * 1e3:.0f}, "
                 f"search {plan.compile_split[2] * 1e3:.0f}), memory plan: {plan.memory}")
             print(f"realize: {len(tr.nodes)} nodes, {len(plan.kernels)} kernels "
@@ -268,20 +273,28 @@ class Engine:
         sources, compiled = _root_sources(tr, roots)
         if not compiled:
             return Plan(None, [], sources, backend="none")
-        module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
-        if debug >= 3:
-            _print_plan_input(module)
-        # one freeze for the whole pipeline: the graph's IR (and everything older) stays
-        # out of the cyclic collector's scans while the passes grow and rewrite it
-        with gc_frozen():
-            search = self._lower(module)
-            kernels = kernel_infos(module, "main")
-            program = self._native(module)
+        store_key = self._store_key(tr, debug)
+        stored = plan_store.load(store_key, self.backend) if store_key else None
+        if stored is not None:
+            program, kernels = stored
+            search = 0.0
+        else:
+            module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
+            if debug >= 3:
+                _print_plan_input(module)
+            # one freeze for the whole pipeline: the graph's IR (and everything older)
+            # stays out of the cyclic collector's scans while the passes grow and rewrite it
+            with gc_frozen():
+                search = self._lower(module)
+                kernels = kernel_infos(module, "main")
+                program = self._native(module)
+            if store_key:
+                plan_store.save(store_key, program, kernels)
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
                     self.backend.name, time.perf_counter() - start, [program.source],
-                    program.arena_bytes, memory=program.memory)
-        plan.compile_split = (plan.compile_seconds - program.build_seconds - search,
-                              program.build_seconds, search)
+                    program.arena_bytes, memory=program.memory, stored=stored is not None)
+        passes = 0.0 if stored else plan.compile_seconds - program.build_seconds - search
+        plan.compile_split = (passes, plan.compile_seconds - passes - search, search)
         if debug >= 2:
             for k, seconds in zip(kernels, time_kernels(program, kernels)):
                 print(f"  kernel {k.name} <{k.schedule}>: {k.out} {k.ops} ops "
@@ -289,6 +302,14 @@ class Engine:
         if debug >= 4:
             print(program.source, file=sys.stderr)
         return plan
+
+    def _store_key(self, tr: Trace, debug: int) -> str | None:
+        """The plan store's key of the graph `tr`, or None where plans are not stored
+        (see `uopc.runtime.plan_store`: OPT=2, DEBUG >= 3, other backends, off)."""
+        if (debug >= 3 or not plan_store.enabled() or opt_level() == 2
+                or not plan_store.storable(self.backend)):
+            return None
+        return plan_store.plan_key(tr.key, plan_pipeline(), self.backend)
 
     def _lower(self, module: builtin.ModuleOp) -> float:
         """Simplify and kernelize `module` in place (KERNEL_PIPELINE), and give every

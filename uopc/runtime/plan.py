@@ -91,6 +91,8 @@ class Plan:
     #: compile_seconds split into Python passes, the native build and a measured search
     compile_split: tuple[float, float, float] = (0.0, 0.0, 0.0)
     memory: MemoryPlan | None = None  # the arena's layout (None: no native call)
+    #: whether the plan came from the disk (`uopc.runtime.plan_store`), not from passes
+    stored: bool = False
     _dtypes: list[np.dtype] = field(init=False)
     #: the compiled outputs of the latest run (see the module docstring)
     _spare: list[np.ndarray | None] = field(init=False)

@@ -52,7 +52,7 @@ from xdsl.traits import SymbolTable
 
 from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
-from uopc.runtime.backend import Backend, Library, default_backend
+from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.scf_verifier import verify_program, verify_scf
 from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
@@ -230,10 +230,13 @@ class Program:
     """A compiled entry point, callable on numpy arrays (see the module docstring)."""
 
     def __init__(self, backend: Backend, library: Library, source: str, entry: str,
-                 signature: Signature, checks: Sequence[str] = ()):
+                 signature: Signature, checks: Sequence[str] = (),
+                 unit: SourceUnit | None = None):
         self.backend = backend
         self.library = library
         self.source = source
+        #: the unit the library was built from (its declarations and sections), when known
+        self.unit = unit
         self.entry = entry
         self.outputs = signature.outputs
         self.inputs = signature.inputs
@@ -393,7 +396,8 @@ def compile_entries(module: ModuleOp, entries: Sequence[str | None],
     library = backend.load(unit)
     built = time.perf_counter() - start
     programs = [Program(backend, library, unit.text, name,
-                        entry_signature(_find_entry(work, name)), unit.checks) for name in names]
+                        entry_signature(_find_entry(work, name)), unit.checks, unit)
+                for name in names]
     for p in programs:
         p.build_seconds = built
     return programs

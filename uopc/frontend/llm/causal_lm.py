@@ -22,8 +22,12 @@ class CausalLM(ABC):
         """An empty cache for up to `max_length` positions (the model's context if None)."""
 
     @abstractmethod
-    def step_inputs(self, ids: np.ndarray, cache: KVCache) -> tuple[np.ndarray, ...]:
-        """Begin a step of `ids` (B, T) int32 on `cache`: the arrays `forward` reads."""
+    def step_inputs(self, ids: np.ndarray, cache: KVCache,
+                    width: int | None = None) -> tuple[np.ndarray, ...]:
+        """Begin a step of `ids` (B, T) int32 on `cache`: the arrays `forward` reads.
+        With `width`, the step is padded to `width` positions and its inputs end with
+        the row of the last real token (`StepData.last`), which `forward` reads its
+        `last_only` logits at: every T up to `width` is then one graph (kv_cache)."""
 
     @abstractmethod
     def forward(self, cache: KVCache, *inputs: np.ndarray, last_only: bool = False) -> Tensor:

@@ -1,5 +1,7 @@
-"""Text generation: one prefill step over the prompt, then one decode step per token on
-a KV cache (see `kv_cache`), choosing each token on the host from the last logits.
+"""Text generation: one prefill step over the prompt (padded to a bucket of positions,
+`kv_cache.prefill_width`, so that prompt lengths share compiled plans), then one decode
+step per token on a KV cache (see `kv_cache`), choosing each token on the host from the
+last logits.
 
 Every decode step runs the same graph on new data, so the decode step is captured
 (`uopc.capture`): the first two steps trace and record the plan, every later one only
@@ -22,7 +24,7 @@ import numpy as np
 
 from uopc.frontend.capture import capture
 from uopc.frontend.llm.causal_lm import CausalLM
-from uopc.frontend.llm.kv_cache import KVCache
+from uopc.frontend.llm.kv_cache import KVCache, prefill_width
 from uopc.frontend.tensor import Tensor
 
 #: cache sizes are rounded up to this many positions, so that runs of similar lengths
@@ -102,7 +104,11 @@ def generate(model: CausalLM, prompt: Sequence[int], max_new_tokens: int,
     decode = capture(prefill)  # the same step, replayed from the third token on
     start = time.perf_counter()
     for n in range(max_new_tokens):
-        logits = (decode if n else prefill)(*model.step_inputs(ids, cache))
+        if n:
+            logits = decode(*model.step_inputs(ids, cache))
+        else:  # padded to a bucket: prompts of similar lengths share one plan
+            width = prefill_width(ids.shape[1], cache.max_length)
+            logits = prefill(*model.step_inputs(ids, cache, width))
         cache.advance()
         token = choose(logits.numpy()[0, -1], sampling, rng)
         now = time.perf_counter()

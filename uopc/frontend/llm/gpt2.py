@@ -16,7 +16,7 @@ import numpy as np
 from uopc.frontend.llm.attention import attend
 from uopc.frontend.llm.causal_lm import CausalLM
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
-from uopc.frontend.llm.kv_cache import KVCache, Step
+from uopc.frontend.llm.kv_cache import KVCache, Step, pad_ids, select_last
 from uopc.frontend.llm.weights import Weights
 from uopc.frontend.nn import LayerNorm
 from uopc.frontend.tensor import Tensor
@@ -109,13 +109,16 @@ class GPT2(CausalLM):
         size = self.context if max_length is None else min(max_length, self.context)
         return KVCache(self.layers, batch, self.heads, self.dim // self.heads, size)
 
-    def step_inputs(self, ids: np.ndarray, cache: KVCache) -> tuple[np.ndarray, ...]:
-        data = cache.begin(ids.shape[1])
-        return ids, data.positions, data.placement, data.written, data.visible
+    def step_inputs(self, ids: np.ndarray, cache: KVCache,
+                    width: int | None = None) -> tuple[np.ndarray, ...]:
+        data = cache.begin(ids.shape[1], width)
+        inputs = (ids if width is None else pad_ids(ids, width), data.positions,
+                  data.placement, data.written, data.visible)
+        return inputs if width is None else (*inputs, data.last)
 
     def forward(self, cache: KVCache, ids: np.ndarray, positions: np.ndarray,
                 placement: np.ndarray, written: np.ndarray, visible: np.ndarray,
-                last_only: bool = False) -> Tensor:
+                last: np.ndarray | None = None, last_only: bool = False) -> Tensor:
         """The lazy logits of one step from its `step_inputs` (a graph that reads no
         Python data but these arrays, the weights and the cache)."""
         length = ids.shape[1]
@@ -124,5 +127,5 @@ class GPT2(CausalLM):
         for i, block in enumerate(self.blocks):
             x = block(x, i, cache, step)
         if last_only:
-            x = x[:, length - 1:]
+            x = select_last(x, last, length)
         return self.ln_f(x) @ self.head

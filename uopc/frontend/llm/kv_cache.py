@@ -7,7 +7,17 @@ cache rows a step writes (`placement`, a one-hot (S, T) matrix, and `written`, i
 rows), which keys each query may see (`visible`, causal over the positions filled so
 far) and the step's positions.
 A decode step (T = 1) is then the same graph at every position: one compiled plan for
-the whole generation; a prefill of T tokens is one more plan per prompt length.
+the whole generation.
+
+A prefill is padded to a bucket of `width` positions (`prefill_width`: the next power of
+two, at least 8), so that prompts of different lengths run one compiled plan per bucket
+instead of one per length (a SmolLM2 prefill plan takes a minute or more to compile).
+The padded positions are data like the rest: their columns of `placement` are zero (they
+write no cache row), their queries see what the last real token sees (never a row
+without a visible key, so nothing becomes NaN), their position repeats the last real
+one (in range for learned position tables), and the step's logits are read at `last`,
+the row of the last real token, by a gather. Every real position computes what it
+computes unpadded: each op works per position, and the cache update adds exact zeros.
 
 Per layer the cache holds keys and values of shape (batch, kv_heads, max_length,
 head_dim). A step computes its T new keys and values, writes them at rows
@@ -33,10 +43,12 @@ class StepData:
     changes from step to step, as arrays, so that it can be a captured step's argument."""
 
     start: int
-    positions: np.ndarray  # (T,) int32: start .. start+T-1
-    placement: np.ndarray  # (S, T) f32: placement[start + t, t] = 1
+    count: int  # the real tokens; the arrays have room for T >= count (padding after them)
+    positions: np.ndarray  # (T,) int32: start .. start+count-1, then the last one repeated
+    placement: np.ndarray  # (S, T) f32: placement[start + t, t] = 1 for t < count
     written: np.ndarray  # (S, 1) bool: the rows this step writes
-    visible: np.ndarray  # (T, S) bool: query t sees keys 0 .. start+t
+    visible: np.ndarray  # (T, S) bool: query t sees keys 0 .. positions[t]
+    last: np.ndarray  # (1,) int32: count - 1, the row whose logits a padded step returns
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,27 @@ class Step:
         return cls(Tensor(placement), Tensor(written), Tensor(visible))
 
 
+def prefill_width(count: int, max_length: int) -> int:
+    """The padded width of a prefill of `count` tokens: the next power of two, at least
+    8, and at most the cache's `max_length` (never less than `count`). Powers of two
+    waste at most half of a prefill's work on padding, and a new bucket (a compile of
+    a minute or more for SmolLM2) comes only when the prompt doubles."""
+    return max(count, min(max(8, 1 << (count - 1).bit_length()), max_length))
+
+
+def pad_ids(ids: np.ndarray, width: int) -> np.ndarray:
+    """(B, T) token ids padded to (B, width) by repeating the last column (valid ids)."""
+    return np.concatenate([ids, np.repeat(ids[:, -1:], width - ids.shape[1], axis=1)], axis=1)
+
+
+def select_last(x: Tensor, last: np.ndarray | None, length: int) -> Tensor:
+    """The (B, 1, D) rows of (B, T, D) `x` a step returns logits for: row `last` (a
+    padded step's last real token, read by a gather so that it is data), else row T-1."""
+    if last is None:
+        return x[:, length - 1:]
+    return x.transpose(0, 1)[Tensor(last)].transpose(0, 1)
+
+
 class KVCache:
     """Keys and values of every layer, for up to `max_length` positions."""
 
@@ -63,19 +96,26 @@ class KVCache:
         self.length = 0  # positions filled
         self._pending: StepData | None = None
 
-    def begin(self, count: int) -> StepData:
-        """The data of a step that adds `count` tokens after the ones held."""
+    def begin(self, count: int, width: int | None = None) -> StepData:
+        """The data of a step that adds `count` tokens after the ones held, padded to
+        `width` positions (default `count`: no padding)."""
         start, size = self.length, self.max_length
+        width = count if width is None else width
         if start + count > size:
             raise ValueError(f"KV cache of {size} positions is full: {start} held, a step "
                              f"of {count} more does not fit; make the cache with a larger "
                              f"max_length")
-        positions = np.arange(start, start + count, dtype=np.int32)
-        placement = np.zeros((size, count), np.float32)
-        placement[positions, np.arange(count)] = 1.0
+        if not 1 <= count <= width:
+            raise ValueError(f"a step of {count} tokens padded to {width} positions: need "
+                             f"1 <= count <= width")
+        real = np.arange(start, start + count, dtype=np.int32)
+        positions = np.concatenate([real, np.full(width - count, real[-1], np.int32)])
+        placement = np.zeros((size, width), np.float32)
+        placement[real, np.arange(count)] = 1.0
         visible = np.arange(size)[None, :] <= positions[:, None]
-        self._pending = StepData(start, positions, placement,
-                                 placement.any(axis=1, keepdims=True), visible)
+        self._pending = StepData(start, count, positions, placement,
+                                 placement.any(axis=1, keepdims=True), visible,
+                                 np.array([count - 1], np.int32))
         return self._pending
 
     def update(self, layer: int, keys: Tensor, values: Tensor, step: Step) -> tuple[Tensor, Tensor]:
@@ -93,7 +133,7 @@ class KVCache:
         """Count the begun step's tokens as held (after its outputs are realized)."""
         if self._pending is None:
             raise RuntimeError("KVCache.advance() without a step: call begin() first")
-        self.length += len(self._pending.positions)
+        self.length += self._pending.count
         self._pending = None
 
     def commit(self, *outputs: Tensor) -> None:

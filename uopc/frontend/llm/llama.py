@@ -18,7 +18,7 @@ from uopc.frontend.llm.attention import attend
 from uopc.frontend.llm.causal_lm import CausalLM
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
 from uopc.frontend.llm.gguf_file import read_gguf
-from uopc.frontend.llm.kv_cache import KVCache, Step
+from uopc.frontend.llm.kv_cache import KVCache, Step, pad_ids, select_last
 from uopc.frontend.llm.weights import Weights
 from uopc.frontend.tensor import Tensor
 
@@ -140,14 +140,17 @@ class Llama(CausalLM):
         size = c.context if max_length is None else min(max_length, c.context)
         return KVCache(c.layers, batch, c.kv_heads, c.head_dim, size)
 
-    def step_inputs(self, ids: np.ndarray, cache: KVCache) -> tuple[np.ndarray, ...]:
-        data = cache.begin(ids.shape[1])
+    def step_inputs(self, ids: np.ndarray, cache: KVCache,
+                    width: int | None = None) -> tuple[np.ndarray, ...]:
+        data = cache.begin(ids.shape[1], width)
         cos, sin = rotary_tables(data.positions, self.cfg.head_dim, self.cfg.theta)
-        return ids, cos, sin, data.placement, data.written, data.visible
+        inputs = (ids if width is None else pad_ids(ids, width), cos, sin,
+                  data.placement, data.written, data.visible)
+        return inputs if width is None else (*inputs, data.last)
 
     def forward(self, cache: KVCache, ids: np.ndarray, cos: np.ndarray, sin: np.ndarray,
                 placement: np.ndarray, written: np.ndarray, visible: np.ndarray,
-                last_only: bool = False) -> Tensor:
+                last: np.ndarray | None = None, last_only: bool = False) -> Tensor:
         """The lazy logits of one step from its `step_inputs`; see GPT2.forward."""
         length = ids.shape[1]
         step = Step.of(placement, written, visible)
@@ -156,5 +159,5 @@ class Llama(CausalLM):
         for i, block in enumerate(self.blocks):
             x = block(x, i, cache, step, cos_t, sin_t)
         if last_only:
-            x = x[:, length - 1:]
+            x = select_last(x, last, length)
         return self.norm(x) @ self.head
