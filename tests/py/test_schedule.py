@@ -57,12 +57,34 @@ def run_with(module, schedules: dict[str, Schedule], inputs):
     return compile_program(work, "main")(*inputs)
 
 
+def weight_gradient_text(b: int, t: int, n_in: int, n_out: int) -> str:
+    """dW = X^T dY for X (b, t, n_in), dY (b, t, n_out), as autodiff builds it: one
+    reduction over a reshape that merges the b and t axes."""
+    big = f"{b}x{t}x{n_in}x{n_out}xf32"
+    return f"""
+func.func @main(%x: tensor<{b}x{t}x{n_in}xf32>, %dy: tensor<{b}x{t}x{n_out}xf32>) -> tensor<{n_in}x{n_out}xf32> {{
+  %x4 = uop.reshape %x : tensor<{b}x{t}x{n_in}xf32> -> tensor<{b}x{t}x{n_in}x1xf32>
+  %xe = uop.expand %x4 : tensor<{b}x{t}x{n_in}x1xf32> -> tensor<{big}>
+  %d4 = uop.reshape %dy : tensor<{b}x{t}x{n_out}xf32> -> tensor<{b}x{t}x1x{n_out}xf32>
+  %de = uop.expand %d4 : tensor<{b}x{t}x1x{n_out}xf32> -> tensor<{big}>
+  %p = uop.mul %xe, %de : tensor<{big}>
+  %p3 = uop.reshape %p : tensor<{big}> -> tensor<{b * t}x{n_in}x{n_out}xf32>
+  %r = uop.reduce add %p3 axes [0] : tensor<{b * t}x{n_in}x{n_out}xf32> -> tensor<{n_in}x{n_out}xf32>
+  func.return %r : tensor<{n_in}x{n_out}xf32>
+}}
+"""
+
+
 PROGRAMS = {
     "matmul_bias_relu": (matmul_text(16, 24, 32, True), [(16, 24), (24, 32), (32,)]),
     "matmul_odd": (matmul_text(6, 20, 10, False), [(6, 20), (20, 10)]),
     "matmul_long_reduce": (matmul_text(8, 96, 16, False), [(8, 96), (96, 16)]),
     "matmul_panels": (matmul_text(96, 40, 64, True), [(96, 40), (40, 64), (64,)]),
     "rowmax_exp": (ROWSUM, [(24, 36)]),
+    # a register tile, packed panels and threads through the reshape of the reduction
+    "weight_gradient": (weight_gradient_text(4, 8, 64, 32), [(4, 8, 64), (4, 8, 32)]),
+    # 16 columns and 4 rows with remainders (9 = 2 * 4 + 1, 65 = 4 * 16 + 1)
+    "weight_gradient_odd": (weight_gradient_text(2, 16, 9, 65), [(2, 16, 9), (2, 16, 65)]),
 }
 
 
@@ -156,6 +178,12 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     assert rules(KernelShape((1, 4096, 64), 0, frozenset())) == Schedule(thread=1)
     assert rules(KernelShape((2, 4096), 64, frozenset())) == Schedule(thread=1, split=8)
     assert rules(KernelShape((16, 16), 0, frozenset())) == Schedule()
+    # a weight gradient's reduction over a reshape (batch x sequence) is a matmul's
+    wgrad = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 32)))[0])
+    assert wgrad == KernelShape((64, 32), 32, frozenset({0, 1}))
+    assert rules(wgrad) == Schedule((4, 16), tile=(0, 16), pack=True)
+    odd = kernel_shape(kernels_of(kernel_module(weight_gradient_text(2, 16, 9, 65)))[0])
+    assert rules(odd) == Schedule((4, 16))
 
 
 def test_schedule_values_and_attribute_round_trip():

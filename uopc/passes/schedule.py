@@ -65,6 +65,8 @@ MIN_PANEL_ROWS = 64
 #: the rows of a cache tile: 256 rows of a 2048-deep A are 2 MB, which stay in the L3
 #: cache while the panels go by
 ROW_BLOCK = 256
+#: the f32 functions that `approx` computes by polynomials instead of libm calls
+APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class KernelShape:
     #: every reduction produces the output's index space (no row value computed apart
     #: and broadcast back): the output loops nest with nothing between them
     plain: bool = True
-    #: the kernel computes an f32 exp or exp2 (which `approx` computes without libm)
+    #: the kernel computes an f32 exp, exp2 or tanh (which `approx` computes without libm)
     exp: bool = False
     #: the kernel decodes quantized weights (`uop.decode`): a packed panel would copy
     #: their words and scales broadcast to one per code, more bytes than it saves
@@ -100,7 +102,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     plain = True
     exp = decodes = False
     for op in kernel.walk():
-        if isinstance(op, (uop.ExpOp, uop.Exp2Op)) and sig_of(op.result.type).dtype == "f32":
+        if isinstance(op, APPROXIMATED) and sig_of(op.result.type).dtype == "f32":
             exp = True
         decodes = decodes or isinstance(op, uop.DecodeOp)
         if not isinstance(op, uop.ReduceOp):
@@ -112,29 +114,99 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             plain = False
             continue  # the output is not this reduction's index space: no axis mapping
         kept = [a for a in range(len(src)) if a not in axes]
-        for expand in _expands_feeding(op):
+        labels = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
+        for expand, at in _expands_feeding(op, labels):
             before = sig_of(expand.src.type).shape
             after = sig_of(expand.result.type).shape
-            if after != src:
-                continue
-            shared.update(kept.index(a) for a in kept if before[a] == 1 and after[a] > 1)
+            if not sig_of(expand.result.type).dtype.startswith("f") or not any(
+                    at[a] == REDUCED and before[a] > 1 for a in range(len(at))):
+                continue  # a mask, or a value the reduce loop reads once: nothing shared
+            shared.update(at[a] for a in range(len(at))
+                          if at[a] is not None and at[a] >= 0 and before[a] == 1
+                          and after[a] > 1)
     return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes)
 
 
-def _expands_feeding(reduce: uop.ReduceOp) -> list[uop.ExpandOp]:
-    """The expands whose results the reduction's elementwise source tree combines."""
-    found, stack = [], [reduce.src]
+#: the label `_expands_feeding` gives an axis that is one of the reduced axes
+REDUCED = -1
+#: an axis's label: an output axis (its index), REDUCED, or None (neither alone: an axis
+#: that a reshape merges from output and reduced axes)
+Label = int | None
+
+
+def _expands_feeding(reduce: uop.ReduceOp, labels: list[Label]
+                     ) -> list[tuple[uop.ExpandOp, list[Label]]]:
+    """The expands whose results the reduction's source tree combines (through
+    elementwise ops, reshapes and permutes), each with the labels of its result's axes,
+    given the labels of the reduction source's axes (a weight gradient X^T dY reduces a
+    reshape of the batch and sequence axes into one)."""
+    found, stack = [], [(reduce.src, labels)]
     while stack:
-        op = stack.pop().owner
+        value, at = stack.pop()
+        op = value.owner
         if isinstance(op, uop.ExpandOp):
-            found.append(op)
+            found.append((op, at))
+        elif isinstance(op, uop.ReshapeOp):
+            stack.append((op.src, _labels_through_reshape(
+                sig_of(op.src.type).shape, sig_of(op.result.type).shape, at)))
+        elif isinstance(op, uop.PermuteOp):
+            perm = op.ints("perm")
+            before: list[Label] = [None] * len(perm)
+            for i, p in enumerate(perm):
+                before[p] = at[i]
+            stack.append((op.src, before))
         elif isinstance(op, uop.UopOp) and op.INFO.elementwise:
-            stack.extend(op.operands)
+            stack.extend((operand, at) for operand in op.operands)
     return found
+
+
+def _labels_through_reshape(src: tuple[int, ...], dst: tuple[int, ...], at: list[Label]
+                            ) -> list[Label]:
+    """The labels of the axes of a reshape's operand (shape `src`), given those of its
+    result (shape `dst`): the shapes split into the finest runs of axes with equal
+    element counts; an axis alone in its run (apart from size-1 axes) keeps its label,
+    the axes of a run whose result axes are all reduced are reduced, any other None."""
+    before: list[Label] = [None] * len(src)
+    if 0 in src:
+        return before
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        run_src, run_dst = [], []
+        n_src = n_dst = 1
+        if i < len(src):
+            n_src, i = src[i], i + 1
+            run_src.append(i - 1)
+        if j < len(dst):
+            n_dst, j = dst[j], j + 1
+            run_dst.append(j - 1)
+        while n_src != n_dst:  # equal element counts: the smaller side has axes left
+            if n_src < n_dst:
+                n_src, i = n_src * src[i], i + 1
+                run_src.append(i - 1)
+            else:
+                n_dst, j = n_dst * dst[j], j + 1
+                run_dst.append(j - 1)
+        wide_src = [a for a in run_src if src[a] > 1]
+        wide_dst = [a for a in run_dst if dst[a] > 1]
+        if len(wide_src) == 1 and len(wide_dst) == 1:
+            before[wide_src[0]] = at[wide_dst[0]]
+        elif wide_dst and all(at[a] == REDUCED for a in wide_dst):
+            for a in wide_src:
+                before[a] = REDUCED
+    return before
 
 
 def _largest_divisor(n: int, limit: int) -> int:
     return next(f for f in (16, 8, 4, 2, 1) if f <= limit and n % f == 0)
+
+
+def _tile_factor(n: int, limit: int) -> int:
+    """The upcast of an axis of n elements by at most `limit`: the largest divisor of n,
+    or `limit` itself (the last n mod limit elements in a remainder loop) where that
+    divisor is below half of it and n exceeds it (65 columns: 16 + a remainder of 1,
+    not 1)."""
+    divisor = _largest_divisor(n, limit)
+    return limit if 2 * divisor < limit and n > limit else divisor
 
 
 def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
@@ -152,8 +224,8 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
     none."""
     tiled = [a for a in shape.looped if upcast[a] > 1]
     if len(tiled) != 2 or not shape.plain or shape.decodes \
-            or shape.out[tiled[0]] < MIN_PANEL_ROWS:
-        return ()
+            or shape.out[tiled[0]] < MIN_PANEL_ROWS or shape.out[tiled[1]] % upcast[tiled[1]]:
+        return ()  # (panels must divide their axis)
     outer, inner = tiled
     tile = [0] * len(shape.out)
     tile[inner] = upcast[inner]
@@ -180,7 +252,7 @@ def rules(shape: KernelShape, strict: bool = False) -> Schedule:
     if shape.reduce >= MIN_TILE_REDUCE:
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         for axis, limit in zip(reversed(tiled), (16, 4)):
-            upcast[axis] = _largest_divisor(shape.out[axis], limit)
+            upcast[axis] = _tile_factor(shape.out[axis], limit)
     approx = shape.exp and not strict
     if any(f > 1 for f in upcast):
         return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)
