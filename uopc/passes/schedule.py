@@ -6,9 +6,13 @@ set by the runtime's measured search) is kept. `mode=none` gives every kernel th
 schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 
 - **register tile**: a kernel whose reduction (of at least `MIN_TILE_REDUCE` elements)
-  reads an operand broadcast along an output axis (A@B: A along j, B along i) upcasts
-  those axes, the innermost by up to 16 and the next by up to 4 (largest divisors of the
-  axis sizes): the copies along one axis share the broadcast operand's loads;
+  reads a float operand broadcast along an output axis that varies along a reduced axis
+  (A@B: A along j, B along i; seen through the reshapes and permutes of the reduction's
+  source, as when a weight gradient reduces batch x sequence merged into one axis)
+  upcasts those axes, the innermost by up to 16 and the next by up to 4 (`_tile_factor`:
+  the largest divisor of the axis, or the limit and a remainder loop): the copies along
+  one axis share the broadcast operand's loads. A bool mask broadcast over batch and
+  heads shares no such load, nor does a row value broadcast along the reduced axis;
 - **cache tiles and a packed panel**: a tiled kernel whose reductions all produce the
   output (a matmul, with or without an epilogue) and whose tiled outer axis has at least
   `MIN_PANEL_ROWS` elements is also cache-tiled: the inner tiled axis in blocks of its
@@ -20,8 +24,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
   compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
   a float sum's rounding then changes;
-- **exp without libm**: a kernel computing an f32 exp or exp2 computes it by a
-  vectorizable polynomial (`approx`, within 1 ulp of libm); not with `strict=true`;
+- **exp and tanh without libm**: a kernel computing an f32 exp, exp2 or tanh computes
+  it by vectorizable polynomials (`approx`, within 1 ulp); not with `strict=true`;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than

@@ -130,3 +130,13 @@ func.func @masked_softmax_sum(%mask: tensor<1x1x64x64xi1>, %s: tensor<16x4x64x64
   %r = uop.reduce add %e axes [3] : tensor<16x4x64x64xf32> -> tensor<16x4x64xf32>
   func.return %r : tensor<16x4x64xf32>
 }
+
+// A tanh (GELU's tanh form) is computed without libm too, unless strict.
+// CHECK-LABEL: func.func @tanh
+// CHECK-SAME:    uop.schedule = #uop.schedule<approx = 1>}
+// STRICT-LABEL: func.func @tanh
+// STRICT-SAME:    uop.schedule = #uop.schedule<>}
+func.func @tanh(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
+  %y = uop.tanh %x : tensor<12xf32>
+  func.return %y : tensor<12xf32>
+}
