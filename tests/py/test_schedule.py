@@ -75,6 +75,15 @@ func.func @main(%x: tensor<{b}x{t}x{n_in}xf32>, %dy: tensor<{b}x{t}x{n_out}xf32>
 """
 
 
+COLUMN_SUM = """
+func.func @main(%dy: tensor<4x8x65xf32>) -> tensor<65xf32> {
+  %d = uop.reshape %dy : tensor<4x8x65xf32> -> tensor<32x65xf32>
+  %r = uop.reduce add %d axes [0] : tensor<32x65xf32> -> tensor<65xf32>
+  func.return %r : tensor<65xf32>
+}
+"""
+
+
 PROGRAMS = {
     "matmul_bias_relu": (matmul_text(16, 24, 32, True), [(16, 24), (24, 32), (32,)]),
     "matmul_odd": (matmul_text(6, 20, 10, False), [(6, 20), (20, 10)]),
@@ -85,6 +94,8 @@ PROGRAMS = {
     "weight_gradient": (weight_gradient_text(4, 8, 64, 32), [(4, 8, 64), (4, 8, 32)]),
     # 16 columns and 4 rows with remainders (9 = 2 * 4 + 1, 65 = 4 * 16 + 1)
     "weight_gradient_odd": (weight_gradient_text(2, 16, 9, 65), [(2, 16, 9), (2, 16, 65)]),
+    # a bias gradient: 16 columns at a time and a remainder column
+    "column_sum": (COLUMN_SUM, [(4, 8, 65)]),
 }
 
 
@@ -184,6 +195,10 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     assert rules(wgrad) == Schedule((4, 16), tile=(0, 16), pack=True)
     odd = kernel_shape(kernels_of(kernel_module(weight_gradient_text(2, 16, 9, 65)))[0])
     assert rules(odd) == Schedule((4, 16))
+    # a column sum reads rows contiguously along its output: 16 columns at a time
+    columns = kernel_shape(kernels_of(kernel_module(COLUMN_SUM))[0])
+    assert columns == KernelShape((65,), 32, frozenset(), columns=frozenset({0}))
+    assert rules(columns) == rules(columns, strict=True) == Schedule((16,))
 
 
 def test_schedule_values_and_attribute_round_trip():

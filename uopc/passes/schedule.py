@@ -13,6 +13,10 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   the largest divisor of the axis, or the limit and a remainder loop): the copies along
   one axis share the broadcast operand's loads. A bool mask broadcast over batch and
   heads shares no such load, nor does a row value broadcast along the reduced axis;
+- **column sums**: a kernel without that tile whose reduction (as long) reads a kernel
+  argument contiguously along the innermost output axis (a bias gradient: the sum of
+  dY's rows) upcasts that axis by up to 16: the copies' loads of one row are adjacent
+  (vector loads), where a split sum would stride down each column;
 - **cache tiles and a packed panel**: a tiled kernel whose reductions all produce the
   output (a matmul, with or without an epilogue) and whose tiled outer axis has at least
   `MIN_PANEL_ROWS` elements is also cache-tiled: the inner tiled axis in blocks of its
@@ -43,6 +47,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from uopc.passes.kernelize import KERNEL_ATTR
@@ -89,6 +94,9 @@ class KernelShape:
     #: the kernel decodes quantized weights (`uop.decode`): a packed panel would copy
     #: their words and scales broadcast to one per code, more bytes than it saves
     decodes: bool = False
+    #: output axes along which a reduction reads a kernel argument contiguously (its
+    #: innermost axis: the columns of a column sum, a bias gradient)
+    columns: frozenset[int] = frozenset()
 
     @property
     def looped(self) -> list[int]:
@@ -103,6 +111,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     out = sig_of(kernel.function_type.outputs.data[0]).shape
     reduce = 0
     shared: set[int] = set()
+    columns: set[int] = set()
     plain = True
     exp = decodes = False
     for op in kernel.walk():
@@ -119,37 +128,42 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             continue  # the output is not this reduction's index space: no axis mapping
         kept = [a for a in range(len(src)) if a not in axes]
         labels = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
-        for expand, at in _expands_feeding(op, labels):
-            before = sig_of(expand.src.type).shape
-            after = sig_of(expand.result.type).shape
-            if not sig_of(expand.result.type).dtype.startswith("f") or not any(
+        for value, at in _reads(op, labels):
+            sig = sig_of(value.type)
+            if not isinstance(value.owner, uop.ExpandOp):
+                wide = [a for a in range(len(at)) if sig.shape[a] > 1]
+                if wide and at[wide[-1]] is not None and at[wide[-1]] >= 0:
+                    columns.add(at[wide[-1]])  # a column sum: contiguous along an output axis
+                continue
+            before = sig_of(value.owner.src.type).shape
+            if not sig.dtype.startswith("f") or not any(
                     at[a] == REDUCED and before[a] > 1 for a in range(len(at))):
                 continue  # a mask, or a value the reduce loop reads once: nothing shared
             shared.update(at[a] for a in range(len(at))
                           if at[a] is not None and at[a] >= 0 and before[a] == 1
-                          and after[a] > 1)
-    return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes)
+                          and sig.shape[a] > 1)
+    return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes,
+                       frozenset(columns))
 
 
-#: the label `_expands_feeding` gives an axis that is one of the reduced axes
+#: the label `_reads` gives an axis that is one of the reduced axes
 REDUCED = -1
 #: an axis's label: an output axis (its index), REDUCED, or None (neither alone: an axis
 #: that a reshape merges from output and reduced axes)
 Label = int | None
 
 
-def _expands_feeding(reduce: uop.ReduceOp, labels: list[Label]
-                     ) -> list[tuple[uop.ExpandOp, list[Label]]]:
-    """The expands whose results the reduction's source tree combines (through
-    elementwise ops, reshapes and permutes), each with the labels of its result's axes,
-    given the labels of the reduction source's axes (a weight gradient X^T dY reduces a
-    reshape of the batch and sequence axes into one)."""
+def _reads(reduce: uop.ReduceOp, labels: list[Label]) -> list[tuple[SSAValue, list[Label]]]:
+    """What the reduction's source tree combines through elementwise ops, reshapes and
+    permutes: the results of expands and the kernel's arguments, each with the labels
+    of its axes, given the labels of the reduction source's axes (a weight gradient
+    X^T dY reduces a reshape of the batch and sequence axes into one)."""
     found, stack = [], [(reduce.src, labels)]
     while stack:
         value, at = stack.pop()
         op = value.owner
-        if isinstance(op, uop.ExpandOp):
-            found.append((op, at))
+        if isinstance(op, uop.ExpandOp) or not isinstance(op, Operation):
+            found.append((value, at))
         elif isinstance(op, uop.ReshapeOp):
             stack.append((op.src, _labels_through_reshape(
                 sig_of(op.src.type).shape, sig_of(op.result.type).shape, at)))
@@ -257,6 +271,9 @@ def rules(shape: KernelShape, strict: bool = False) -> Schedule:
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         for axis, limit in zip(reversed(tiled), (16, 4)):
             upcast[axis] = _tile_factor(shape.out[axis], limit)
+        if not tiled and shape.looped and shape.looped[-1] in shape.columns:
+            inner = shape.looped[-1]
+            upcast[inner] = _tile_factor(shape.out[inner], 16)
     approx = shape.exp and not strict
     if any(f > 1 for f in upcast):
         return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)

@@ -140,3 +140,17 @@ func.func @tanh(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
   %y = uop.tanh %x : tensor<12xf32>
   func.return %y : tensor<12xf32>
 }
+
+// A bias gradient sums the rows of dY: no operand is broadcast, but the reduce loop
+// reads each row contiguously along the output axis, so 16 columns are summed at a time
+// (vector loads; strict too: each column's sum keeps its order), not a split sum
+// striding down each column.
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// STRICT-LABEL: func.func @bias_gradient
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+func.func @bias_gradient(%dy: tensor<16x64x256xf32>) -> tensor<256xf32> attributes {uop.kernel} {
+  %d = uop.reshape %dy : tensor<16x64x256xf32> -> tensor<1024x256xf32>
+  %r = uop.reduce add %d axes [0] : tensor<1024x256xf32> -> tensor<256xf32>
+  func.return %r : tensor<256xf32>
+}
