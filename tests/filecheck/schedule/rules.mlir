@@ -39,10 +39,10 @@ func.func @big_add(%x: tensor<1x1024x256xf32>) -> tensor<1x1024x256xf32> attribu
   func.return %y : tensor<1x1024x256xf32>
 }
 
-// An odd-sized matmul: 10 columns get their largest divisor up to 16 (2), as they are
-// fewer than 16; 9 rows get 4 and a remainder row, not their largest divisor up to 4 (1).
+// An odd-sized matmul: its 10 columns are one tile of 10 (no more than 16); 9 rows get
+// 4 and a remainder row, not their largest divisor up to 4 (1).
 // CHECK-LABEL: func.func @odd
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 2]>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 10]>}
 func.func @odd(%a: tensor<9x20xf32>, %b: tensor<1x10x20xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %a : tensor<9x20xf32> -> tensor<9x1x20xf32>
   %ae = uop.expand %a3 : tensor<9x1x20xf32> -> tensor<9x10x20xf32>
