@@ -298,13 +298,9 @@ def test_a_register_tile_is_vectorized_across_its_copies_not_along_its_reduce_lo
     assert "no-tree-loop-vectorize" not in emit_c(plain)
 
 
-@pytest.mark.parametrize("op", ["exp2", "exp"])
-def test_approx_exp_is_within_one_ulp_of_libm_and_keeps_the_special_values(op):
-    """`approx` computes f32 exp2 and exp without libm: within 1 ulp of libm's result
-    everywhere (normal, subnormal, overflowing inputs), exact at the special values."""
-    from uopc.uopdialect import semantics
-
-    n = 1 << 16
+def approx_kernel(op: str, n: int):
+    """A module computing `uop.<op>` on n floats, and its one kernel, to which the rules
+    give `approx` (except under strict float order)."""
     text = f"""
 func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
   %y = uop.{op} %x : tensor<{n}xf32>
@@ -314,6 +310,17 @@ func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     (kernel,) = kernels_of(module)
     shape = kernel_shape(kernel)
     assert rules(shape).approx and not rules(shape, strict=True).approx
+    return module, kernel
+
+
+@pytest.mark.parametrize("op", ["exp2", "exp"])
+def test_approx_exp_is_within_one_ulp_of_libm_and_keeps_the_special_values(op):
+    """`approx` computes f32 exp2 and exp without libm: within 1 ulp of libm's result
+    everywhere (normal, subnormal, overflowing inputs), exact at the special values."""
+    from uopc.uopdialect import semantics
+
+    n = 1 << 16
+    module, kernel = approx_kernel(op, n)
     span = 160 if op == "exp2" else 110
     x = np.concatenate([
         RNG.uniform(-span, span, n - 4096), RNG.uniform(-1, 1, 2048),
@@ -346,15 +353,7 @@ def test_approx_tanh_is_within_one_ulp_of_libm_over_a_dense_sweep():
     saturation near 9, +-inf, NaN) and densely around the crossover; +-0, the
     subnormals and other tiny x give x exactly; never under UOPC_STRICT=1."""
     n = 1 << 20
-    text = f"""
-func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
-  %y = uop.tanh %x : tensor<{n}xf32>
-  func.return %y : tensor<{n}xf32>
-}}"""
-    module = kernel_module(text)
-    (kernel,) = kernels_of(module)
-    shape = kernel_shape(kernel)
-    assert rules(shape).approx and not rules(shape, strict=True).approx
+    module, _ = approx_kernel("tanh", n)
     programs = {}
     for approx in (False, True):
         work = module.clone()
