@@ -6,13 +6,15 @@ set by the runtime's measured search) is kept. `mode=none` gives every kernel th
 schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 
 - **register tile**: a kernel whose reduction (of at least `MIN_TILE_REDUCE` elements)
-  reads a float operand broadcast along an output axis that varies along a reduced axis
-  (A@B: A along j, B along i; seen through the reshapes and permutes of the reduction's
-  source, as when a weight gradient reduces batch x sequence merged into one axis)
-  upcasts those axes, the innermost by up to 16 and the next by up to 4 (`_tile_factor`:
-  the largest divisor of the axis, or the limit and a remainder loop): the copies along
-  one axis share the broadcast operand's loads. A bool mask broadcast over batch and
-  heads shares no such load, nor does a row value broadcast along the reduced axis;
+  multiplies by a float operand broadcast along an output axis and varying along a
+  reduced axis (A@B: A along j, B along i; seen through the reshapes and permutes of
+  the reduction's source, as when a weight gradient reduces batch x sequence merged
+  into one axis) upcasts those axes, the innermost by up to 16 and the next by up to 4
+  (`_tile_factor`: the whole axis when no longer, the largest divisor of the axis, or
+  the limit and a remainder loop): the copies along one axis share the broadcast
+  operand's loads. A mask broadcast over batch and heads
+  (bool, or a float added to the scores) shares no such load, nor does a row value
+  broadcast along the reduced axis;
 - **column sums**: a kernel without that tile whose reduction (as long) reads a kernel
   argument contiguously along the innermost output axis (a bias gradient: the sum of
   dY's rows) upcasts that axis by up to 16: the copies' loads of one row are adjacent
@@ -128,7 +130,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             continue  # the output is not this reduction's index space: no axis mapping
         kept = [a for a in range(len(src)) if a not in axes]
         labels = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
-        for value, at in _reads(op, labels):
+        for value, at, factor in _reads(op, labels):
             sig = sig_of(value.type)
             if not isinstance(value.owner, uop.ExpandOp):
                 wide = [a for a in range(len(at)) if sig.shape[a] > 1]
@@ -136,7 +138,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
                     columns.add(at[wide[-1]])  # a column sum: contiguous along an output axis
                 continue
             before = sig_of(value.owner.src.type).shape
-            if not sig.dtype.startswith("f") or not any(
+            if not factor or not sig.dtype.startswith("f") or not any(
                     at[a] == REDUCED and before[a] > 1 for a in range(len(at))):
                 continue  # a mask, or a value the reduce loop reads once: nothing shared
             shared.update(at[a] for a in range(len(at))
@@ -153,28 +155,32 @@ REDUCED = -1
 Label = int | None
 
 
-def _reads(reduce: uop.ReduceOp, labels: list[Label]) -> list[tuple[SSAValue, list[Label]]]:
+def _reads(reduce: uop.ReduceOp, labels: list[Label]
+           ) -> list[tuple[SSAValue, list[Label], bool]]:
     """What the reduction's source tree combines through elementwise ops, reshapes and
     permutes: the results of expands and the kernel's arguments, each with the labels
     of its axes, given the labels of the reduction source's axes (a weight gradient
-    X^T dY reduces a reshape of the batch and sequence axes into one)."""
-    found, stack = [], [(reduce.src, labels)]
+    X^T dY reduces a reshape of the batch and sequence axes into one), and whether it
+    is read as a factor of a product (below a `uop.mul`: A and B of A@B, not an
+    additive mask)."""
+    found, stack = [], [(reduce.src, labels, False)]
     while stack:
-        value, at = stack.pop()
+        value, at, factor = stack.pop()
         op = value.owner
         if isinstance(op, uop.ExpandOp) or not isinstance(op, Operation):
-            found.append((value, at))
+            found.append((value, at, factor))
         elif isinstance(op, uop.ReshapeOp):
             stack.append((op.src, _labels_through_reshape(
-                sig_of(op.src.type).shape, sig_of(op.result.type).shape, at)))
+                sig_of(op.src.type).shape, sig_of(op.result.type).shape, at), factor))
         elif isinstance(op, uop.PermuteOp):
             perm = op.ints("perm")
             before: list[Label] = [None] * len(perm)
             for i, p in enumerate(perm):
                 before[p] = at[i]
-            stack.append((op.src, before))
+            stack.append((op.src, before, factor))
         elif isinstance(op, uop.UopOp) and op.INFO.elementwise:
-            stack.extend((operand, at) for operand in op.operands)
+            factor = factor or isinstance(op, uop.MulOp)
+            stack.extend((operand, at, factor) for operand in op.operands)
     return found
 
 

@@ -154,3 +154,16 @@ func.func @bias_gradient(%dy: tensor<16x64x256xf32>) -> tensor<256xf32> attribut
   %r = uop.reduce add %d axes [0] : tensor<1024x256xf32> -> tensor<256xf32>
   func.return %r : tensor<256xf32>
 }
+
+// The same with a float mask added to the scores (an attention bias broadcast over
+// batch and heads): the reduce loop reads it, but as a term, not a factor of a product
+// that copies along batch and heads could share: no register tile either.
+// CHECK-LABEL: func.func @biased_softmax_sum
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1>}
+func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x64xf32>) -> tensor<16x4x64xf32> attributes {uop.kernel} {
+  %be = uop.expand %bias : tensor<1x1x64x64xf32> -> tensor<16x4x64x64xf32>
+  %d = uop.add %s, %be : tensor<16x4x64x64xf32>
+  %e = uop.exp %d : tensor<16x4x64x64xf32>
+  %r = uop.reduce add %e axes [3] : tensor<16x4x64x64xf32> -> tensor<16x4x64xf32>
+  func.return %r : tensor<16x4x64xf32>
+}
