@@ -3,8 +3,9 @@
     python benchmarks/kernels_bench.py [--quick] [--repeat N] [--only NAME ...]
 
 Each workload runs through the Tensor API on a cached plan (trace, lookup, native call,
-fresh output: what a user's loop pays), next to numpy and to torch eager with 1 and 2
-threads (when torch is importable). The contenders run interleaved, round after round,
+output: what a user's loop pays), on inputs made by `uopc.from_numpy` and read back by
+`.numpy()` (neither copies, as torch.from_numpy does not), next to numpy and to torch
+eager with 1 and 2 threads (when torch is importable). The contenders run interleaved, round after round,
 in one process; each reports its median, and the table gives uopc's time relative to
 the best peer of each kind (ratio > 1: uopc is slower). The machine's load average is
 printed first: on a shared machine, read ratios, not absolute times.
@@ -27,7 +28,7 @@ import time
 
 import numpy as np
 
-from uopc import Tensor, reduce_fusion
+from uopc import from_numpy, reduce_fusion
 
 
 def load() -> str:
@@ -56,7 +57,7 @@ def workloads(quick: bool, torch):
         a, b = f32(n, n), f32(n, n)
         ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
         yield (f"gemm {n}", 2 * n**3, {
-            "uopc": lambda a=a, b=b: (Tensor(a) @ Tensor(b)).numpy(),
+            "uopc": lambda a=a, b=b: (from_numpy(a) @ from_numpy(b)).numpy(),
             "numpy": lambda a=a, b=b: a @ b,
             "torch": (lambda ta=ta, tb=tb: ta @ tb) if torch else None,
         })
@@ -74,7 +75,7 @@ def workloads(quick: bool, torch):
 
     tx = torch.from_numpy(x) if torch else None
     yield (f"relu(a*2+1)*3 {n}", 4 * n, {
-        "uopc": lambda: ((Tensor(x) * 2 + 1).relu() * 3).numpy(),
+        "uopc": lambda: ((from_numpy(x) * 2 + 1).relu() * 3).numpy(),
         "numpy": numpy_chain,
         "torch": (lambda: torch.relu(tx * 2 + 1) * 3) if torch else None,
     })
@@ -90,22 +91,22 @@ def workloads(quick: bool, torch):
         return e / e.sum(-1, keepdims=True)
 
     yield (f"softmax {rows}x1024", 5 * x2.size, {
-        "uopc": lambda: Tensor(x2).softmax(-1).numpy(),
+        "uopc": lambda: from_numpy(x2).softmax(-1).numpy(),
         "numpy": np_softmax,
         "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
     })
     yield (f"softmax {rows}x1024 fused", 5 * x2.size, {
-        "uopc": fused(lambda: Tensor(x2).softmax(-1).numpy()),
+        "uopc": fused(lambda: from_numpy(x2).softmax(-1).numpy()),
         "numpy": np_softmax,
         "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
     })
 
     def uopc_layernorm():
-        t = Tensor(x2)
+        t = from_numpy(x2)
         mean = t.mean(-1, keepdim=True)
         centered = t - mean
         var = (centered * centered).mean(-1, keepdim=True)
-        return (centered * (var + 1e-5).rsqrt() * Tensor(w) + Tensor(b)).numpy()
+        return (centered * (var + 1e-5).rsqrt() * from_numpy(w) + from_numpy(b)).numpy()
 
     def np_layernorm():
         mean = x2.mean(-1, keepdims=True)
@@ -131,7 +132,7 @@ def workloads(quick: bool, torch):
         return (e / e.sum(-1, keepdims=True)) @ v
 
     def uopc_attention():
-        return ((Tensor(q) @ Tensor(k).T / 8).softmax(-1) @ Tensor(v)).numpy()
+        return ((from_numpy(q) @ from_numpy(k).T / 8).softmax(-1) @ from_numpy(v)).numpy()
 
     for suffix, run in (("", uopc_attention), (" fused", fused(uopc_attention))):
         yield (f"attention {seq}x64{suffix}", 4 * seq * seq * 64, {
@@ -144,8 +145,8 @@ def workloads(quick: bool, torch):
     xb, w1, b1, w2, b2 = f32(128, 784), f32(784, 128), f32(128), f32(128, 10), f32(10)
     tm = [torch.from_numpy(t) for t in (xb, w1, b1, w2, b2)] if torch else None
     yield ("mlp forward 128x784", 2 * 128 * (784 * 128 + 128 * 10), {
-        "uopc": lambda: ((Tensor(xb) @ Tensor(w1) + Tensor(b1)).relu() @ Tensor(w2)
-                         + Tensor(b2)).numpy(),
+        "uopc": lambda: ((from_numpy(xb) @ from_numpy(w1) + from_numpy(b1)).relu() @ from_numpy(w2)
+                         + from_numpy(b2)).numpy(),
         "numpy": lambda: np.maximum(xb @ w1 + b1, 0) @ w2 + b2,
         "torch": (lambda: torch.relu(tm[0] @ tm[1] + tm[2]) @ tm[3] + tm[4]) if torch else None,
     })

@@ -5,6 +5,7 @@
     python examples/generate.py smollm2 --prompt "The capital of France is"   # SmolLM2-135M
     python examples/generate.py --random-gpt2 --prompt "Hello"   # no checkpoint: random weights
     ... --temperature 0.8 --top-k 40 --top-p 0.95 --seed 0       # sampled instead of greedy
+    python examples/generate.py smollm2 --packed ...   # GGUF blocks stay packed (Q4_1, Q8_0)
 
 MODEL_DIR is a Hugging Face model directory (config.json and model.safetensors or
 pytorch_model.bin), read without torch, or a llama GGUF file (its tokenizer comes from
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top-k", type=int)
     ap.add_argument("--top-p", type=float)
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--packed", action="store_true",
+                    help="GGUF: keep quantized matrices in their blocks, decoded by the kernels")
     args = ap.parse_args(argv)
     if (args.model is None) == (not args.random_gpt2):
         ap.error("give a model directory or --random-gpt2")
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             model, kind = random_gpt2(), "gpt2"
         elif args.model.endswith(".gguf") or args.model == "smollm2":
             path = smollm2_path() if args.model == "smollm2" else args.model
-            model, kind = Llama.from_gguf(path), "gguf"
+            model, kind = Llama.from_gguf(path, packed=args.packed), "gguf"
             tokenizer = ByteLevelBPE.from_gguf(read_gguf_metadata(path))
         else:
             kind = read_config(args.model).get("model_type")

@@ -11,6 +11,7 @@ from typing import Any
 
 _EXPORTS = {
     "Tensor": ("uopc.frontend.tensor", "Tensor"),
+    "from_numpy": ("uopc.frontend.tensor", "from_numpy"),
     "manual_seed": ("uopc.frontend.tensor", "manual_seed"),
     "nn": ("uopc.frontend.nn", None),
     "optim": ("uopc.frontend.optim", None),

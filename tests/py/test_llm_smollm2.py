@@ -89,3 +89,23 @@ def test_weights_logits_and_greedy_match_transformers(checkpoint, tokenizer):
     # relative
     assert np.abs(logits.numpy()[0, -1] - expected).max() <= 5e-4
     assert generate(model, prompt, 8).tokens == greedy[0, len(prompt):].tolist()
+
+
+def test_packed_weights_decode_to_the_dequantized_ones(checkpoint):
+    """`quantized_state` keeps the file's blocks (rows of q/k in transformers' order), and
+    the kernels decode them to exactly gguf's float32 values."""
+    from uopc.frontend.quant import QuantizedTensor
+    from uopc.uopdialect.quant_formats import Packed
+
+    state = checkpoint.quantized_state()
+    assert state["model.norm.weight"] is checkpoint.state["model.norm.weight"]  # F32 as is
+    for name, fmt in (("model.layers.0.self_attn.q_proj.weight", "q4_1"),
+                      ("model.layers.7.self_attn.k_proj.weight", "q4_1"),
+                      ("model.layers.29.mlp.down_proj.weight", "q4_1"),
+                      ("model.embed_tokens.weight", "q8_0")):
+        packed = state[name]
+        assert isinstance(packed, Packed) and packed.format.name == fmt, name
+        assert packed.nbytes == checkpoint.packed[name].nbytes  # the file's bytes, no more
+        decoded = QuantizedTensor(packed).numpy()
+        np.testing.assert_array_equal(decoded.view(np.uint32),
+                                      checkpoint.state[name].view(np.uint32), err_msg=name)

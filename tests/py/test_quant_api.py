@@ -13,6 +13,7 @@ from uopc import Tensor, nn
 from uopc.frontend.nn.gpt import GPT
 from uopc.frontend.quant import QuantError, QuantizedTensor, quantize_model, quantize_weight
 from uopc.runtime.engine import default_engine
+from uopc.uopdialect.graph import toposort
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.quant_formats import FORMATS
 
@@ -170,10 +171,8 @@ def test_llm_gpt2_tied_head_reads_the_quantized_table():
     assert (out.argmax(-1) == f32.argmax(-1)).all()
 
 
-def test_llm_llama_transposed_weights_are_quantized_along_their_inputs():
-    from uopc.frontend.llm.llama import Llama
-
-    rng = np.random.default_rng(4)
+def _tiny_llama(rng):
+    """A one-layer Llama's config and random state (transformers' names and shapes)."""
     d, inter, vocab, kv = 32, 48, 64, 2 * 8
     shapes = {"model.embed_tokens.weight": (vocab, d), "model.norm.weight": (d,)}
     for name, shape in (("self_attn.q_proj", (d, d)), ("self_attn.k_proj", (kv, d)),
@@ -187,8 +186,17 @@ def test_llm_llama_transposed_weights_are_quantized_along_their_inputs():
     config = dict(vocab_size=vocab, hidden_size=d, intermediate_size=inter,
                   num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
                   tie_word_embeddings=True)
+    return config, state
+
+
+def test_llm_llama_transposed_weights_are_quantized_along_their_inputs():
+    from uopc.frontend.llm.llama import Llama
+
+    rng = np.random.default_rng(4)
+    config, state = _tiny_llama(rng)
+    d = config["hidden_size"]
     model = Llama(config, state)
-    ids = rng.integers(0, vocab, (1, 5))
+    ids = rng.integers(0, config["vocab_size"], (1, 5))
     f32 = model(ids).numpy()
     report = quantize_model(model, "q8_0")
     assert len(report.entries) == 8  # the seven (out, in) projections and the table
@@ -197,6 +205,29 @@ def test_llm_llama_transposed_weights_are_quantized_along_their_inputs():
     assert isinstance(model.embed, QuantizedTensor) and model.head.uop.srcs[0] is model.embed.uop
     out = model(ids).numpy()
     assert np.abs(out - f32).max() < 0.02 * np.abs(f32).max()
+
+
+def test_llm_llama_loads_packed_matrices_as_quantized_tensors():
+    """A state holding `Packed` blocks (a GGUF file's, `quantized_state`) loads them as
+    QuantizedTensors: the logits of the float32 model of their dequantized values."""
+    from uopc.frontend.llm.llama import Llama
+
+    rng = np.random.default_rng(5)
+    config, state = _tiny_llama(rng)
+    packed = {k: FORMATS["q4_1"].quantize(v) if v.ndim == 2 else v for k, v in state.items()}
+    dequantized = {k: v.dequantize() if v is not state[k] else v for k, v in packed.items()}
+    model = Llama(config, packed)
+    assert isinstance(model.embed, QuantizedTensor)
+    gate = model.blocks[0].gate  # the (in, out) view of packed (out, in) rows
+    buffers = [n.arg for n in toposort([gate.uop]) if n.op is OP.buffer]
+    assert gate.shape == (32, 48) and not any(b.dtype == np.float32 and b.size >= 32 * 48
+                                              for b in buffers)
+    ids = rng.integers(0, config["vocab_size"], (1, 5))
+    np.testing.assert_allclose(model(ids).numpy(), Llama(config, dequantized)(ids).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    wrong = dict(packed, **{"model.layers.0.mlp.up_proj.weight": packed["model.layers.0.mlp.down_proj.weight"]})
+    with pytest.raises(ValueError, match="weight 'layers.0.mlp.up_proj.weight' has shape"):
+        Llama(config, wrong)
 
 
 def test_bad_requests():

@@ -182,6 +182,16 @@ def test_gguf_blocks_of_special_rows():
                               gguf.quants.quantize(w, gguf_type(fmt)))
 
 
+@pytest.mark.parametrize("fmt", ["q4_1", "q8_0", "int4", "mxfp4"])
+def test_take_rows_moves_whole_rows_of_blocks(fmt):
+    w = np.random.default_rng(3).standard_normal((6, 64)).astype(np.float32)
+    packed = FORMATS[fmt].quantize(w)
+    order = np.array([5, 0, 3, 3, 1])
+    rows = packed.take_rows(order)
+    assert rows.shape == (5, 64)
+    assert same_floats(rows.dequantize(), packed.dequantize()[order])
+
+
 def test_from_gguf_checks_the_size():
     with pytest.raises(QuantError, match="Q4_0 data of 10 bytes does not hold a"):
         from_gguf(np.zeros(10, np.uint8), "q4_0", (1, 32))

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from uopc import Tensor, nn
+from uopc import Tensor, from_numpy, nn
 from uopc.uopdialect.shapes import ShapeError
 
 NAN, INF = float("nan"), float("inf")
@@ -279,6 +279,33 @@ def test_conv2d_flat_padding_and_pool_padding_checks(torch):
 
 
 # ---------------------------------------------------------------------- numpy on the left
+
+
+def test_numpy_shares_the_value_read_only_and_from_numpy_shares_the_array():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = from_numpy(x)
+    y = t * 2
+    x[0, 0] = 10  # a lazy graph reads the array when it is realized
+    values = y.numpy()
+    np.testing.assert_array_equal(values, np.arange(6).reshape(2, 3) * 2 + [[20, 0, 0], [0] * 3])
+    assert not values.flags.writeable and values.base is not None
+    with pytest.raises(ValueError, match="read-only"):
+        values[0, 0] = 1
+    assert np.array_equal(y.numpy(), values)  # the tensor's value is unchanged
+    mine = np.array(y)
+    mine[0, 0] = -1  # np.array copies: a writable array of one's own
+    assert y.numpy()[0, 0] == 20
+    assert np.shares_memory(from_numpy(x).numpy(), x)
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    (np.zeros(3, np.float64), TypeError, "cannot convert its dtype float64"),
+    (np.zeros((3, 2), np.float32).T, ValueError, "needs a C-contiguous array"),
+    ([1.0, 2.0], TypeError, "takes a numpy array, not list"),
+])
+def test_from_numpy_refuses_what_it_cannot_share(bad, error, words):
+    with pytest.raises(error, match=words):
+        from_numpy(bad)
 
 
 def test_numpy_operands_on_the_left_defer_to_tensor():

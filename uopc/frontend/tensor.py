@@ -105,6 +105,27 @@ def to_dtype(dtype: Any) -> str:
                     f"and i1 (no 64-bit or unsigned types); ask for one of those")
 
 
+def from_numpy(array: np.ndarray) -> "Tensor":
+    """A tensor on `array`'s memory, without a copy (torch.from_numpy): for inputs too
+    big to copy on every call. The graph is lazy, so a realize reads `array` as it is
+    then: write to it only while no tensor computed from it is waiting to be realized.
+    `array` must be C-contiguous and of a uopc element type (float32, float16, int32,
+    bool); `Tensor(array)` converts anything else, into a copy."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy takes a numpy array, not {type(array).__name__}: "
+                        f"use Tensor(data)")
+    dt = next((d for d, t in _NUMPY_OF.items() if array.dtype == t), None)
+    if dt is None:
+        raise TypeError(f"from_numpy shares the array's memory, so it cannot convert its "
+                        f"dtype {array.dtype}: use Tensor(array), which converts a copy, "
+                        f"or array.astype(np.float32)")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"from_numpy needs a C-contiguous array, this one of shape "
+                         f"{array.shape} has strides {array.strides}: use "
+                         f"np.ascontiguousarray(array) or Tensor(array)")
+    return Tensor(UOp.buffer(array, Sig(tuple(array.shape), dt)))
+
+
 def _data_dtype(array: np.ndarray) -> str:
     """The element type data of this numpy dtype is stored in: integers as i32 and
     float64 as f32 (PyTorch's default float), checked by `_fit` so that no value changes
@@ -452,7 +473,9 @@ class Tensor(Activations, Functional, Shaping, Spatial):
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         values = self.numpy()
-        return values if dtype is None else values.astype(dtype)
+        if dtype is not None:
+            return values.astype(dtype)
+        return values.copy() if copy else values
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         rule = _UFUNCS.get(ufunc.__name__)
@@ -497,8 +520,13 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         self.uop = node
 
     def numpy(self) -> np.ndarray:
+        """The value as a numpy array that shares the tensor's memory (no copy, like
+        torch), read-only: a tensor's value never changes, so writing to it raises
+        (`t.numpy().copy()` is a writable array of one's own)."""
         self.realize()
-        return np.array(self.uop.arg, copy=True)
+        view = np.asarray(self.uop.arg).view()
+        view.flags.writeable = False
+        return view
 
     def item(self) -> Scalar:
         if self.numel() != 1:

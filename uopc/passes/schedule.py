@@ -35,7 +35,10 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
-  it saves.
+  it saves. When that axis is the innermost looped one and its elements reduce less than
+  `MIN_SPLIT_REDUCE` each (an elementwise kernel over a vector), it is cache-tiled into
+  blocks of up to `THREAD_BLOCK` elements that the threads share: a thread's loop over
+  one block vectorizes, where one element per parallel iteration would not.
 
 `candidates(kernel)` lists the schedules the measured search (`OPT=2`) times.
 """
@@ -73,6 +76,9 @@ THREADS = 2
 #: a register-tiled kernel with at least this many rows (outer tiled axis) reuses each
 #: packed panel enough to pay for copying it
 MIN_PANEL_ROWS = 64
+#: the most elements of the innermost axis one parallel iteration computes, when threads
+#: split that axis itself (an elementwise kernel over a vector)
+THREAD_BLOCK = 4096
 #: the rows of a cache tile: 256 rows of a 2048-deep A are 2 MB, which stay in the L3
 #: cache while the panels go by
 ROW_BLOCK = 256
@@ -244,6 +250,19 @@ def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
     return None
 
 
+def _thread_blocks(shape: KernelShape, thread: int | None) -> tuple[int, ...]:
+    """The cache tile that gives the threads blocks of the innermost looped axis when
+    they split that axis itself and its elements are cheap (module docstring), else ()."""
+    if thread is None or thread != shape.looped[-1] or shape.reduce >= MIN_SPLIT_REDUCE:
+        return ()
+    n = shape.out[thread]
+    block = next((b for b in (THREAD_BLOCK >> s for s in range(9))
+                  if n % b == 0 and n // b >= 2 * THREADS), 0)
+    if not block:
+        return ()
+    return (0,) * thread + (block,)
+
+
 def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOCK
                 ) -> tuple[int, ...]:
     """The cache tile of a register-tiled kernel (see the module docstring), or () for
@@ -286,7 +305,9 @@ def rules(shape: KernelShape, strict: bool = False) -> Schedule:
     if any(f > 1 for f in upcast):
         return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)
     parts = SPLIT if not strict and shape.reduce >= MIN_SPLIT_REDUCE else 1
-    return Schedule(thread=_thread_axis(shape, upcast), split=parts, approx=approx)
+    thread = _thread_axis(shape, upcast)
+    return Schedule(thread=thread, split=parts, tile=_thread_blocks(shape, thread),
+                    approx=approx)
 
 
 def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:

@@ -415,6 +415,13 @@ class Packed:
     def dequantize(self) -> np.ndarray:
         return self.format.dequantize(self)
 
+    def take_rows(self, order: np.ndarray) -> "Packed":
+        """The matrix of rows `order` (a permutation or selection of row numbers): each
+        row's blocks move whole, codes and scales unchanged."""
+        return Packed(self.format, (len(order), self.shape[1]), self.group,
+                      self.codes[order], self.scales[order],
+                      None if self.mins is None else self.mins[order])
+
     def to_gguf(self) -> np.ndarray:
         """GGUF block bytes (rows, blocks * block bytes): d (f16), [m (f16)], codes."""
         if self.format.gguf is None:

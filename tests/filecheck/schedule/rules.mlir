@@ -39,6 +39,21 @@ func.func @big_add(%x: tensor<1x1024x256xf32>) -> tensor<1x1024x256xf32> attribu
   func.return %y : tensor<1x1024x256xf32>
 }
 
+// A vector's threads split its only axis into blocks of 4096 elements (a loop over one
+// block vectorizes); a length with no power-of-two block leaving 4 blocks runs as before.
+// CHECK-LABEL: func.func @big_vector
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, tile = [4096]>}
+// CHECK-LABEL: func.func @odd_vector
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0>}
+func.func @big_vector(%x: tensor<1048576xf32>) -> tensor<1048576xf32> attributes {uop.kernel} {
+  %y = uop.add %x, %x : tensor<1048576xf32>
+  func.return %y : tensor<1048576xf32>
+}
+func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {uop.kernel} {
+  %y = uop.add %x, %x : tensor<262147xf32>
+  func.return %y : tensor<262147xf32>
+}
+
 // An odd-sized matmul: its 10 columns are one tile of 10 (no more than 16); 9 rows get
 // 4 and a remainder row, not their largest divisor up to 4 (1).
 // CHECK-LABEL: func.func @odd

@@ -2,8 +2,10 @@
 its weights under Hugging Face names, and its tokenizer's metadata.
 
 Tensors keep their packed blocks (`GGUFCheckpoint.packed`: the quantization type and
-the raw bytes, as stored) and are dequantized to float32 by `gguf.quants` for the
-models, which compute in float32. GGUF stores shapes innermost first; the state dict
+the raw bytes, as stored) and are dequantized to float32 by `gguf.quants` (`state`).
+`GGUFCheckpoint.quantized_state()` gives the blocks of Q8_0, Q4_0 and Q4_1 tensors as
+`Packed` matrices instead (no dequantization, no requantization: the same codes and
+scales), which models load as `QuantizedTensor`s decoded inline by their kernels. GGUF stores shapes innermost first; the state dict
 has them in numpy order ((out, in) for a linear layer, as transformers has them).
 llama.cpp's converter reorders the rows of each head of the query and key projections
 (from transformers' half-split rotary layout to interleaved pairs); `read_gguf` puts them
@@ -17,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from uopc.uopdialect.quant_formats import FORMATS, Packed, from_gguf
 
 #: GGUF tensor name (after "blk.N.") -> transformers' Llama name (after "model.layers.N.")
 _LAYER_NAMES = {
@@ -52,6 +56,27 @@ class GGUFCheckpoint:
     @property
     def weight_bytes(self) -> int:
         return sum(t.nbytes for t in self.packed.values())
+
+    def quantized_state(self) -> dict[str, np.ndarray | Packed]:
+        """`state` with each matrix stored in a GGUF block format uopc decodes (Q8_0,
+        Q4_0, Q4_1) as its `Packed` blocks, rows in transformers' order."""
+        formats = {f.gguf: f for f in FORMATS.values() if f.gguf}
+        state: dict[str, np.ndarray | Packed] = dict(self.state)
+        for name, t in self.packed.items():
+            if t.type in formats and len(t.shape) == 2:
+                blocks = from_gguf(t.raw, formats[t.type], t.shape)
+                order = self._row_order(name, t.shape[0])
+                state[name] = blocks if order is None else blocks.take_rows(order)
+        return state
+
+    def _row_order(self, name: str, rows: int) -> np.ndarray | None:
+        """The rows of a stored q/k projection in transformers' order (`_unpermute`)."""
+        heads = {"q_proj.weight": self.config["num_attention_heads"],
+                 "k_proj.weight": self.config["num_key_value_heads"]}
+        for suffix, n in heads.items():
+            if name.endswith(suffix):
+                return _unpermute(np.arange(rows), n)
+        return None
 
 
 def _hf_name(name: str) -> str:

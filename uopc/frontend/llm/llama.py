@@ -127,10 +127,13 @@ class Llama(CausalLM):
         return cls(read_config(directory), read_state_dict(directory))
 
     @classmethod
-    def from_gguf(cls, path: str | Path) -> "Llama":
-        """From a llama GGUF file, its weights dequantized to float32."""
+    def from_gguf(cls, path: str | Path, packed: bool = False) -> "Llama":
+        """From a llama GGUF file, its weights dequantized to float32; with `packed`, its
+        Q8_0/Q4_0/Q4_1 matrices stay in their blocks (`QuantizedTensor`s, decoded to the
+        same float32 values inside the kernels that read them)."""
         checkpoint = read_gguf(path)
-        return cls(checkpoint.config, checkpoint.state)
+        return cls(checkpoint.config, checkpoint.quantized_state() if packed
+                   else checkpoint.state)
 
     def new_cache(self, max_length: int | None = None, batch: int = 1) -> KVCache:
         c = self.cfg
