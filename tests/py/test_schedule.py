@@ -57,12 +57,45 @@ def run_with(module, schedules: dict[str, Schedule], inputs):
     return compile_program(work, "main")(*inputs)
 
 
+def weight_gradient_text(b: int, t: int, n_in: int, n_out: int) -> str:
+    """dW = X^T dY for X (b, t, n_in), dY (b, t, n_out), as autodiff builds it: one
+    reduction over a reshape that merges the b and t axes."""
+    big = f"{b}x{t}x{n_in}x{n_out}xf32"
+    return f"""
+func.func @main(%x: tensor<{b}x{t}x{n_in}xf32>, %dy: tensor<{b}x{t}x{n_out}xf32>) -> tensor<{n_in}x{n_out}xf32> {{
+  %x4 = uop.reshape %x : tensor<{b}x{t}x{n_in}xf32> -> tensor<{b}x{t}x{n_in}x1xf32>
+  %xe = uop.expand %x4 : tensor<{b}x{t}x{n_in}x1xf32> -> tensor<{big}>
+  %d4 = uop.reshape %dy : tensor<{b}x{t}x{n_out}xf32> -> tensor<{b}x{t}x1x{n_out}xf32>
+  %de = uop.expand %d4 : tensor<{b}x{t}x1x{n_out}xf32> -> tensor<{big}>
+  %p = uop.mul %xe, %de : tensor<{big}>
+  %p3 = uop.reshape %p : tensor<{big}> -> tensor<{b * t}x{n_in}x{n_out}xf32>
+  %r = uop.reduce add %p3 axes [0] : tensor<{b * t}x{n_in}x{n_out}xf32> -> tensor<{n_in}x{n_out}xf32>
+  func.return %r : tensor<{n_in}x{n_out}xf32>
+}}
+"""
+
+
+COLUMN_SUM = """
+func.func @main(%dy: tensor<4x8x65xf32>) -> tensor<65xf32> {
+  %d = uop.reshape %dy : tensor<4x8x65xf32> -> tensor<32x65xf32>
+  %r = uop.reduce add %d axes [0] : tensor<32x65xf32> -> tensor<65xf32>
+  func.return %r : tensor<65xf32>
+}
+"""
+
+
 PROGRAMS = {
     "matmul_bias_relu": (matmul_text(16, 24, 32, True), [(16, 24), (24, 32), (32,)]),
     "matmul_odd": (matmul_text(6, 20, 10, False), [(6, 20), (20, 10)]),
     "matmul_long_reduce": (matmul_text(8, 96, 16, False), [(8, 96), (96, 16)]),
     "matmul_panels": (matmul_text(96, 40, 64, True), [(96, 40), (40, 64), (64,)]),
     "rowmax_exp": (ROWSUM, [(24, 36)]),
+    # a register tile, packed panels and threads through the reshape of the reduction
+    "weight_gradient": (weight_gradient_text(4, 8, 64, 32), [(4, 8, 64), (4, 8, 32)]),
+    # 16 columns and 4 rows with remainders (9 = 2 * 4 + 1, 65 = 4 * 16 + 1)
+    "weight_gradient_odd": (weight_gradient_text(2, 16, 9, 65), [(2, 16, 9), (2, 16, 65)]),
+    # a bias gradient: 16 columns at a time and a remainder column
+    "column_sum": (COLUMN_SUM, [(4, 8, 65)]),
 }
 
 
@@ -156,6 +189,16 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     assert rules(KernelShape((1, 4096, 64), 0, frozenset())) == Schedule(thread=1)
     assert rules(KernelShape((2, 4096), 64, frozenset())) == Schedule(thread=1, split=8)
     assert rules(KernelShape((16, 16), 0, frozenset())) == Schedule()
+    # a weight gradient's reduction over a reshape (batch x sequence) is a matmul's
+    wgrad = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 32)))[0])
+    assert wgrad == KernelShape((64, 32), 32, frozenset({0, 1}))
+    assert rules(wgrad) == Schedule((4, 16), tile=(0, 16), pack=True)
+    odd = kernel_shape(kernels_of(kernel_module(weight_gradient_text(2, 16, 9, 65)))[0])
+    assert rules(odd) == Schedule((4, 16))
+    # a column sum reads rows contiguously along its output: 16 columns at a time
+    columns = kernel_shape(kernels_of(kernel_module(COLUMN_SUM))[0])
+    assert columns == KernelShape((65,), 32, frozenset(), columns=frozenset({0}))
+    assert rules(columns) == rules(columns, strict=True) == Schedule((16,))
 
 
 def test_schedule_values_and_attribute_round_trip():
@@ -255,13 +298,9 @@ def test_a_register_tile_is_vectorized_across_its_copies_not_along_its_reduce_lo
     assert "no-tree-loop-vectorize" not in emit_c(plain)
 
 
-@pytest.mark.parametrize("op", ["exp2", "exp"])
-def test_approx_exp_is_within_one_ulp_of_libm_and_keeps_the_special_values(op):
-    """`approx` computes f32 exp2 and exp without libm: within 1 ulp of libm's result
-    everywhere (normal, subnormal, overflowing inputs), exact at the special values."""
-    from uopc.uopdialect import semantics
-
-    n = 1 << 16
+def approx_kernel(op: str, n: int):
+    """A module computing `uop.<op>` on n floats, and its one kernel, to which the rules
+    give `approx` (except under strict float order)."""
     text = f"""
 func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
   %y = uop.{op} %x : tensor<{n}xf32>
@@ -271,6 +310,17 @@ func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     (kernel,) = kernels_of(module)
     shape = kernel_shape(kernel)
     assert rules(shape).approx and not rules(shape, strict=True).approx
+    return module, kernel
+
+
+@pytest.mark.parametrize("op", ["exp2", "exp"])
+def test_approx_exp_is_within_one_ulp_of_libm_and_keeps_the_special_values(op):
+    """`approx` computes f32 exp2 and exp without libm: within 1 ulp of libm's result
+    everywhere (normal, subnormal, overflowing inputs), exact at the special values."""
+    from uopc.uopdialect import semantics
+
+    n = 1 << 16
+    module, kernel = approx_kernel(op, n)
     span = 160 if op == "exp2" else 110
     x = np.concatenate([
         RNG.uniform(-span, span, n - 4096), RNG.uniform(-1, 1, 2048),
@@ -286,3 +336,45 @@ func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     assert np.array_equal(got[specials], exact[specials], equal_nan=True)
     # mostly the same bits as libm: both are within about half an ulp of the exact value
     assert np.mean(got == exact) > 0.99
+
+
+def _every_f32(step: int) -> np.ndarray:
+    """Every `step`-th f32 bit pattern of each sign (the subnormals, the normals, +-inf,
+    NaNs), and +-0 and the smallest subnormals."""
+    bits = np.concatenate([np.arange(0, 1 << 31, step, dtype=np.uint32),
+                           np.uint32([0, 1, 2, 3, 0x7F800000])])
+    return np.concatenate([bits, bits | np.uint32(1 << 31)]).view(np.float32)
+
+
+def test_approx_tanh_is_within_one_ulp_of_libm_over_a_dense_sweep():
+    """`approx` computes f32 tanh without libm (a polynomial near 0, exp's form beyond):
+    within 1 ulp of the correctly rounded value (libm's tanhf: 2) on every 127th
+    f32 bit pattern (34 million inputs: subnormals, the crossover at 0.125, the
+    saturation near 9, +-inf, NaN) and densely around the crossover; +-0, the
+    subnormals and other tiny x give x exactly; never under UOPC_STRICT=1."""
+    n = 1 << 20
+    module, _ = approx_kernel("tanh", n)
+    programs = {}
+    for approx in (False, True):
+        work = module.clone()
+        (k,) = kernels_of(work)
+        k.attributes[SCHEDULE_ATTR] = Schedule(approx=approx).to_attr()
+        programs[approx] = compile_program(work, "main")
+    near = np.float32(0.125) * (1 + np.linspace(-1e-3, 1e-3, 1 << 14, dtype=np.float32))
+    x = np.concatenate([_every_f32(127), near, -near,
+                        np.linspace(-10, 10, 1 << 18, dtype=np.float32)])
+    x = np.concatenate([x, np.zeros(-len(x) % n, np.float32)]).reshape(-1, n)
+    for chunk in x:
+        got, = programs[True](chunk)
+        libm, = programs[False](chunk)
+        with np.errstate(invalid="ignore"):  # NaN inputs of every payload
+            rounded = np.tanh(chunk.astype(np.float64)).astype(np.float32)
+        number = ~np.isnan(chunk)
+        np.testing.assert_array_max_ulp(got[number], rounded[number], 1)
+        # glibc's tanhf is itself up to 2 ulp off (at 0.0507309): no further than that
+        off = np.testing.assert_array_max_ulp(libm[number], rounded[number], 4).max()
+        np.testing.assert_array_max_ulp(got[number], libm[number], 1 + off)
+        assert np.isnan(got[~number]).all()
+        tiny = np.abs(chunk) < 2.0 ** -13  # tanh(x) rounds to x: +-0, subnormals, ...
+        assert np.array_equal(got[tiny].view(np.uint32), chunk[tiny].view(np.uint32))
+        assert np.mean(got[number] == rounded[number]) > 0.99

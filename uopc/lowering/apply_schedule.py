@@ -37,8 +37,9 @@ loops, in this order:
   register tile: one reduce loop over p updating fi x fj accumulators from fi loads of A
   and fj loads of B. Apart from split sums, every element is still computed by exactly
   the ops, in exactly the order, of the naive nest.
-- **approx**: every f32 `math.exp2` and `math.exp` becomes scalar arithmetic that the C
-  compiler vectorizes (`exp2_ops`; no libm call per element): within 1 ulp of libm.
+- **approx**: every f32 `math.exp2`, `math.exp` and `math.tanh` becomes scalar
+  arithmetic that the C compiler vectorizes (`exp2_ops`, `tanh_ops`; no libm call per
+  element): within 1 ulp of libm.
 - **thread k**: the loop over axis k (its block loop, when k is tiled) becomes an
   `scf.parallel` (an OpenMP `parallel for` in C). Output elements are split among
   threads, never a reduction.
@@ -465,28 +466,39 @@ EXP2_CLAMP = 200.0
 
 def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAValue]:
     """Ops computing 2^(x * log2_base) for an f32 `x` (exp2, or exp with log2_base =
-    log2(e)) without a libm call: in f64, y = x * log2_base, n = round(y) and f = y - n
-    (exact, |f| <= 1/2); 2^f by its Taylor polynomial (Horner) and 2^n by writing
-    n + 1023 into the exponent bits; their product rounded once to f32 (which also
-    overflows to inf and underflows through the subnormals as IEEE rounding does). y is
-    clamped to +-EXP2_CLAMP first (so +-inf give inf and 0), and a NaN x is added to the
-    result (any other x adds +0). Every op is one the C compiler vectorizes (rint,
-    compares and selects, i32 to i64, shifts, bit casts)."""
+    log2(e)) without a libm call: `_exp2_wide` of x * log2_base in f64, rounded once to
+    f32 (which also overflows to inf and underflows through the subnormals as IEEE
+    rounding does), plus a NaN x (any other x adds +0). Every op is one the C compiler
+    vectorizes (rint, compares and selects, i32 to i64, shifts, bit casts)."""
     ops: list[Operation] = []
+    put, const = _builder(ops)
+    wide = put(arith.ExtFOp(x, f64))
+    if log2_base != 1.0:
+        wide = put(arith.MulfOp(wide, const(log2_base)))
+    result = put(arith.TruncFOp(_exp2_wide(put, const, wide), f32))
+    return ops, put(arith.AddfOp(result, _nan_or_zero(put, x)))
 
+
+def _builder(ops: list[Operation]):
+    """`put(op)` (append op to `ops`, give its result) and `const(value)` (an f64
+    constant) for the op lists of `exp2_ops` and `tanh_ops`."""
     def put(op: Operation) -> SSAValue:
         ops.append(op)
         return op.results[0]
 
     def const(value: float) -> SSAValue:
         return put(arith.ConstantOp(FloatAttr(value, f64)))
+    return put, const
 
-    wide = put(arith.ExtFOp(x, f64))
-    if log2_base != 1.0:
-        wide = put(arith.MulfOp(wide, const(log2_base)))
+
+def _exp2_wide(put, const, y: SSAValue) -> SSAValue:
+    """2^y for an f64 `y` (a NaN counts as 0): y clamped to +-EXP2_CLAMP (so +-inf
+    give 2^200 and 2^-200), n = round(y) and f = y - n (exact, |f| <= 1/2); 2^f by its
+    Taylor polynomial (Horner) times 2^n, made by writing n + 1023 into the exponent
+    bits. Relative error below 3e-10."""
     low, high = const(-EXP2_CLAMP), const(EXP2_CLAMP)
-    nan = put(arith.CmpfOp(wide, wide, "uno"))
-    clamped = put(arith.SelectOp(put(arith.CmpfOp(wide, low, "olt")), low, wide))
+    nan = put(arith.CmpfOp(y, y, "uno"))
+    clamped = put(arith.SelectOp(put(arith.CmpfOp(y, low, "olt")), low, y))
     clamped = put(arith.SelectOp(put(arith.CmpfOp(clamped, high, "ogt")), high, clamped))
     clamped = put(arith.SelectOp(nan, const(0.0), clamped))
     n = put(mathd.RoundEvenOp(clamped))
@@ -498,24 +510,67 @@ def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAV
     exponent = put(arith.ExtSIOp(put(arith.FPToSIOp(n, i32)), i64))
     biased = put(arith.AddiOp(exponent, put(arith.ConstantOp(IntegerAttr(1023, i64)))))
     bits = put(arith.ShLIOp(biased, put(arith.ConstantOp(IntegerAttr(52, i64)))))
-    scale = put(arith.BitcastOp(bits, f64))
-    result = put(arith.TruncFOp(put(arith.MulfOp(poly, scale)), f32))
-    # + (x if x is NaN else 0): NaN stays NaN, and both arms of the select are cheap, so
-    # that the C compiler keeps it a blend rather than branching around the polynomial
-    nan_or_zero = put(arith.SelectOp(nan, x, put(arith.ConstantOp(FloatAttr(0.0, f32)))))
-    return ops, put(arith.AddfOp(result, nan_or_zero))
+    return put(arith.MulfOp(poly, put(arith.BitcastOp(bits, f64))))
 
 
-#: the exponentials `approximate_exp` rewrites, by the log2 of their base
-_EXPONENTIALS = {mathd.Exp2Op: 1.0, mathd.ExpOp: 1 / math.log(2)}
+def _nan_or_zero(put, x: SSAValue) -> SSAValue:
+    """x if the f32 `x` is NaN, else +0: added to a result, NaN stays NaN. Both arms
+    of the select are cheap, so that the C compiler keeps it a blend rather than
+    branching around the polynomial."""
+    nan = put(arith.CmpfOp(x, x, "uno"))
+    return put(arith.SelectOp(nan, x, put(arith.ConstantOp(FloatAttr(0.0, f32)))))
 
 
-def approximate_exp(fn: func.FuncOp) -> None:
-    """Replace every f32 math.exp2 and math.exp of `fn` by `exp2_ops`."""
-    for op in [op for op in fn.walk() if type(op) in _EXPONENTIALS]:
+#: below this |x|, `tanh_ops` takes the odd Taylor polynomial: its first omitted term,
+#: 1382/155925 x^11, is 1e-11 of x there, and above it 1 - 2 / (e^2|x| + 1) loses at
+#: most a factor 2e/(e^2 - 1) < 4 of exp's 3e-10 to cancellation (0.04 f32 ulp)
+TANH_SMALL = 0.125
+#: tanh's Taylor coefficients of x^3, x^5, x^7, x^9
+TANH_TAYLOR = (-1 / 3, 2 / 15, -17 / 315, 62 / 2835)
+
+
+def tanh_ops(x: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops computing tanh of an f32 `x` without a libm call, in f64 and rounded once to
+    f32: where |x| < TANH_SMALL, x (1 + x^2 P(x^2)) with P from TANH_TAYLOR (exact on
+    +-0 and the subnormals, where the subtraction below would cancel), elsewhere
+    copysign(1 - 2 / (2^(2|x| log2 e) + 1), x) with `_exp2_wide` (+-1 from |x| = 9.1
+    on, at +-inf too). Both are computed and one selected, without branches; a NaN x
+    is the result."""
+    ops: list[Operation] = []
+    put, const = _builder(ops)
+    wide = put(arith.ExtFOp(x, f64))
+    size = put(mathd.AbsFOp(wide))
+    square = put(arith.MulfOp(wide, wide))
+    poly = const(TANH_TAYLOR[-1])
+    for c in reversed(TANH_TAYLOR[:-1]):
+        poly = put(arith.AddfOp(put(arith.MulfOp(poly, square)), const(c)))
+    one = const(1.0)
+    small = put(arith.MulfOp(wide, put(arith.AddfOp(put(arith.MulfOp(square, poly)), one))))
+    e = _exp2_wide(put, const, put(arith.MulfOp(size, const(2 / math.log(2)))))
+    big = put(arith.SubfOp(one, put(arith.DivfOp(const(2.0), put(arith.AddfOp(e, one))))))
+    big = put(mathd.CopySignOp(big, wide))
+    near_zero = put(arith.CmpfOp(size, const(TANH_SMALL), "olt"))
+    result = put(arith.SelectOp(near_zero, small, big))
+    # a NaN x is selected (not added: -0.0 + 0.0 would lose tanh(-0.0)'s sign)
+    result = put(arith.SelectOp(put(arith.CmpfOp(wide, wide, "uno")), wide, result))
+    return ops, put(arith.TruncFOp(result, f32))
+
+
+#: the f32 functions `approximate` rewrites, by the ops computing them
+_APPROXIMATIONS = {
+    mathd.Exp2Op: exp2_ops,
+    mathd.ExpOp: lambda x: exp2_ops(x, 1 / math.log(2)),
+    mathd.TanhOp: tanh_ops,
+}
+
+
+def approximate(fn: func.FuncOp) -> None:
+    """Replace every f32 math.exp2, math.exp and math.tanh of `fn` by the ops of
+    `exp2_ops` and `tanh_ops`."""
+    for op in [op for op in fn.walk() if type(op) in _APPROXIMATIONS]:
         if op.result.type != f32:
             continue
-        ops, result = exp2_ops(op.operand, _EXPONENTIALS[type(op)])
+        ops, result = _APPROXIMATIONS[type(op)](op.operand)
         op.parent_block().insert_ops_before(ops, op)
         op.result.replace_all_uses_with(result)
         op.detach()
@@ -599,7 +654,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 f"none); schedule only those axes"
             )
     if schedule.approx:
-        approximate_exp(fn)
+        approximate(fn)
     blocks = tile(fn, name, schedule)
     if blocks and schedule.pack:
         pack(fn, loops[min(a for a in loops if _constant_of(loops[a][0].ub) > 1)][0])

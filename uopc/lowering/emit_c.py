@@ -468,7 +468,8 @@ class CEmitter:
             self.line(text + ";")
 
     # ---- memory ------------------------------------------------------------------------------
-    def address(self, mem: SSAValue, indices) -> str:
+    def address(self, mem: SSAValue, indices, pointer: str | None = None) -> str:
+        """`mem[flat index]`, or `pointer[flat index]` (mem's pointer cast)."""
         t = mem.type
         assert isinstance(t, MemRefType)
         shape = _static_shape(t, f"memref {self.name(mem)}")
@@ -476,9 +477,14 @@ class CEmitter:
         for ix, n in zip(indices, shape):
             name = self.name(ix)
             flat = name if not flat else f"({flat}) * {n} + {name}"
-        return f"{self.name(mem)}[{flat or 0}]"
+        return f"{pointer or self.name(mem)}[{flat or 0}]"
 
     def load(self, op: memref.LoadOp) -> str:
+        if op.res.type == IntegerType(1):
+            # a bool read as its byte's low bit: gcc vectorizes loops over byte loads,
+            # not over C bool loads (whose 0/1 range it must keep), e.g. a causal mask's
+            byte = self.address(op.memref, op.indices, f"((const uint8_t*){self.name(op.memref)})")
+            return f"(bool)({byte} & 1)"
         return self.address(op.memref, op.indices)
 
     def store(self, op: memref.StoreOp) -> None:

@@ -25,7 +25,8 @@ SPEC §7. On every `func.func` made of uop ops the pass
    either layout, a broadcast operand whose view
    is not affine (a reshape that merges axes a permute split apart: every read would
    divide and take remainders) is copied in its logical order. `layout=none` copies
-   nothing.
+   nothing. Only float operands are copied: a bool mask broadcast over batch and heads
+   (a causal softmax's) is read where it lies, no register tile sharing its loads.
 3. **merges reduce axes**: each run of adjacent reduced axes becomes one axis (a reshape
    in front of the reduce), so a weight gradient summed over (batch, time) is one loop.
 4. **cuts** at materialization points: every value a non-uop op uses (function results,
@@ -352,8 +353,9 @@ def _fix_layouts(block: Block, layout: str) -> None:
             continue
         for read in list(_broadcast_reads(op)):
             value, chain = read.value, read.chain
-            if isinstance(_uop_owner(value), ConstOp) or _decodes(value):
-                continue
+            if isinstance(_uop_owner(value), ConstOp) or _decodes(value) \
+                    or not sig_of(value.type).dtype.startswith("f"):
+                continue  # (a bool mask: no register tile shares its loads)
             expands = [i for i, m in enumerate(chain)
                        if isinstance(m, ExpandOp) and _shape(m.src) != _shape(m.result)]
             if not expands:

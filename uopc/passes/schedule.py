@@ -6,9 +6,19 @@ set by the runtime's measured search) is kept. `mode=none` gives every kernel th
 schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 
 - **register tile**: a kernel whose reduction (of at least `MIN_TILE_REDUCE` elements)
-  reads an operand broadcast along an output axis (A@B: A along j, B along i) upcasts
-  those axes, the innermost by up to 16 and the next by up to 4 (largest divisors of the
-  axis sizes): the copies along one axis share the broadcast operand's loads;
+  multiplies by a float operand broadcast along an output axis and varying along a
+  reduced axis (A@B: A along j, B along i; seen through the reshapes and permutes of
+  the reduction's source, as when a weight gradient reduces batch x sequence merged
+  into one axis) upcasts those axes, the innermost by up to 16 and the next by up to 4
+  (`_tile_factor`: the whole axis when no longer, the largest divisor of the axis, or
+  the limit and a remainder loop): the copies along one axis share the broadcast
+  operand's loads. A mask broadcast over batch and heads
+  (bool, or a float added to the scores) shares no such load, nor does a row value
+  broadcast along the reduced axis;
+- **column sums**: a kernel without that tile whose reduction (as long) reads a kernel
+  argument contiguously along the innermost output axis (a bias gradient: the sum of
+  dY's rows) upcasts that axis by up to 16: the copies' loads of one row are adjacent
+  (vector loads), where a split sum would stride down each column;
 - **cache tiles and a packed panel**: a tiled kernel whose reductions all produce the
   output (a matmul, with or without an epilogue) and whose tiled outer axis has at least
   `MIN_PANEL_ROWS` elements is also cache-tiled: the inner tiled axis in blocks of its
@@ -20,8 +30,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
   compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
   a float sum's rounding then changes;
-- **exp without libm**: a kernel computing an f32 exp or exp2 computes it by a
-  vectorizable polynomial (`approx`, within 1 ulp of libm); not with `strict=true`;
+- **exp and tanh without libm**: a kernel computing an f32 exp, exp2 or tanh computes
+  it by vectorizable polynomials (`approx`, within 1 ulp); not with `strict=true`;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
@@ -42,6 +52,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from uopc.passes.kernelize import KERNEL_ATTR
@@ -71,6 +82,8 @@ THREAD_BLOCK = 4096
 #: the rows of a cache tile: 256 rows of a 2048-deep A are 2 MB, which stay in the L3
 #: cache while the panels go by
 ROW_BLOCK = 256
+#: the f32 functions that `approx` computes by polynomials instead of libm calls
+APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
 
 
 @dataclass(frozen=True)
@@ -84,11 +97,14 @@ class KernelShape:
     #: every reduction produces the output's index space (no row value computed apart
     #: and broadcast back): the output loops nest with nothing between them
     plain: bool = True
-    #: the kernel computes an f32 exp or exp2 (which `approx` computes without libm)
+    #: the kernel computes an f32 exp, exp2 or tanh (which `approx` computes without libm)
     exp: bool = False
     #: the kernel decodes quantized weights (`uop.decode`): a packed panel would copy
     #: their words and scales broadcast to one per code, more bytes than it saves
     decodes: bool = False
+    #: output axes along which a reduction reads a kernel argument contiguously (its
+    #: innermost axis: the columns of a column sum, a bias gradient)
+    columns: frozenset[int] = frozenset()
 
     @property
     def looped(self) -> list[int]:
@@ -103,10 +119,11 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     out = sig_of(kernel.function_type.outputs.data[0]).shape
     reduce = 0
     shared: set[int] = set()
+    columns: set[int] = set()
     plain = True
     exp = decodes = False
     for op in kernel.walk():
-        if isinstance(op, (uop.ExpOp, uop.Exp2Op)) and sig_of(op.result.type).dtype == "f32":
+        if isinstance(op, APPROXIMATED) and sig_of(op.result.type).dtype == "f32":
             exp = True
         decodes = decodes or isinstance(op, uop.DecodeOp)
         if not isinstance(op, uop.ReduceOp):
@@ -118,29 +135,110 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             plain = False
             continue  # the output is not this reduction's index space: no axis mapping
         kept = [a for a in range(len(src)) if a not in axes]
-        for expand in _expands_feeding(op):
-            before = sig_of(expand.src.type).shape
-            after = sig_of(expand.result.type).shape
-            if after != src:
+        labels = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
+        for value, at, factor in _reads(op, labels):
+            sig = sig_of(value.type)
+            if not isinstance(value.owner, uop.ExpandOp):
+                wide = [a for a in range(len(at)) if sig.shape[a] > 1]
+                if wide and at[wide[-1]] is not None and at[wide[-1]] >= 0:
+                    columns.add(at[wide[-1]])  # a column sum: contiguous along an output axis
                 continue
-            shared.update(kept.index(a) for a in kept if before[a] == 1 and after[a] > 1)
-    return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes)
+            before = sig_of(value.owner.src.type).shape
+            if not factor or not sig.dtype.startswith("f") or not any(
+                    at[a] == REDUCED and before[a] > 1 for a in range(len(at))):
+                continue  # a mask, or a value the reduce loop reads once: nothing shared
+            shared.update(at[a] for a in range(len(at))
+                          if at[a] is not None and at[a] >= 0 and before[a] == 1
+                          and sig.shape[a] > 1)
+    return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes,
+                       frozenset(columns))
 
 
-def _expands_feeding(reduce: uop.ReduceOp) -> list[uop.ExpandOp]:
-    """The expands whose results the reduction's elementwise source tree combines."""
-    found, stack = [], [reduce.src]
+#: the label `_reads` gives an axis that is one of the reduced axes
+REDUCED = -1
+#: an axis's label: an output axis (its index), REDUCED, or None (neither alone: an axis
+#: that a reshape merges from output and reduced axes)
+Label = int | None
+
+
+def _reads(reduce: uop.ReduceOp, labels: list[Label]
+           ) -> list[tuple[SSAValue, list[Label], bool]]:
+    """What the reduction's source tree combines through elementwise ops, reshapes and
+    permutes: the results of expands and the kernel's arguments, each with the labels
+    of its axes, given the labels of the reduction source's axes (a weight gradient
+    X^T dY reduces a reshape of the batch and sequence axes into one), and whether it
+    is read as a factor of a product (below a `uop.mul`: A and B of A@B, not an
+    additive mask)."""
+    found, stack = [], [(reduce.src, labels, False)]
     while stack:
-        op = stack.pop().owner
-        if isinstance(op, uop.ExpandOp):
-            found.append(op)
+        value, at, factor = stack.pop()
+        op = value.owner
+        if isinstance(op, uop.ExpandOp) or not isinstance(op, Operation):
+            found.append((value, at, factor))
+        elif isinstance(op, uop.ReshapeOp):
+            stack.append((op.src, _labels_through_reshape(
+                sig_of(op.src.type).shape, sig_of(op.result.type).shape, at), factor))
+        elif isinstance(op, uop.PermuteOp):
+            perm = op.ints("perm")
+            before: list[Label] = [None] * len(perm)
+            for i, p in enumerate(perm):
+                before[p] = at[i]
+            stack.append((op.src, before, factor))
         elif isinstance(op, uop.UopOp) and op.INFO.elementwise:
-            stack.extend(op.operands)
+            factor = factor or isinstance(op, uop.MulOp)
+            stack.extend((operand, at, factor) for operand in op.operands)
     return found
+
+
+def _labels_through_reshape(src: tuple[int, ...], dst: tuple[int, ...], at: list[Label]
+                            ) -> list[Label]:
+    """The labels of the axes of a reshape's operand (shape `src`), given those of its
+    result (shape `dst`): the shapes split into the finest runs of axes with equal
+    element counts; an axis alone in its run (apart from size-1 axes) keeps its label,
+    the axes of a run whose result axes are all reduced are reduced, any other None."""
+    before: list[Label] = [None] * len(src)
+    if 0 in src:
+        return before
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        run_src, run_dst = [], []
+        n_src = n_dst = 1
+        if i < len(src):
+            n_src, i = src[i], i + 1
+            run_src.append(i - 1)
+        if j < len(dst):
+            n_dst, j = dst[j], j + 1
+            run_dst.append(j - 1)
+        while n_src != n_dst:  # equal element counts: the smaller side has axes left
+            if n_src < n_dst:
+                n_src, i = n_src * src[i], i + 1
+                run_src.append(i - 1)
+            else:
+                n_dst, j = n_dst * dst[j], j + 1
+                run_dst.append(j - 1)
+        wide_src = [a for a in run_src if src[a] > 1]
+        wide_dst = [a for a in run_dst if dst[a] > 1]
+        if len(wide_src) == 1 and len(wide_dst) == 1:
+            before[wide_src[0]] = at[wide_dst[0]]
+        elif wide_dst and all(at[a] == REDUCED for a in wide_dst):
+            for a in wide_src:
+                before[a] = REDUCED
+    return before
 
 
 def _largest_divisor(n: int, limit: int) -> int:
     return next(f for f in (16, 8, 4, 2, 1) if f <= limit and n % f == 0)
+
+
+def _tile_factor(n: int, limit: int) -> int:
+    """The upcast of an axis of n elements by at most `limit`: the whole axis when it is
+    that short (10 logits: one tile of 10, 2.8x faster than 5 of 2), else the largest
+    divisor of n, or `limit` itself (the last n mod limit elements in a remainder loop)
+    where that divisor is below half of it (65 columns: 16 + a remainder of 1, not 1)."""
+    if n <= limit:
+        return n
+    divisor = _largest_divisor(n, limit)
+    return limit if 2 * divisor < limit else divisor
 
 
 def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
@@ -171,8 +269,8 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
     none."""
     tiled = [a for a in shape.looped if upcast[a] > 1]
     if len(tiled) != 2 or not shape.plain or shape.decodes \
-            or shape.out[tiled[0]] < MIN_PANEL_ROWS:
-        return ()
+            or shape.out[tiled[0]] < MIN_PANEL_ROWS or shape.out[tiled[1]] % upcast[tiled[1]]:
+        return ()  # (panels must divide their axis)
     outer, inner = tiled
     tile = [0] * len(shape.out)
     tile[inner] = upcast[inner]
@@ -199,7 +297,10 @@ def rules(shape: KernelShape, strict: bool = False) -> Schedule:
     if shape.reduce >= MIN_TILE_REDUCE:
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         for axis, limit in zip(reversed(tiled), (16, 4)):
-            upcast[axis] = _largest_divisor(shape.out[axis], limit)
+            upcast[axis] = _tile_factor(shape.out[axis], limit)
+        if not tiled and shape.looped and shape.looped[-1] in shape.columns:
+            inner = shape.looped[-1]
+            upcast[inner] = _tile_factor(shape.out[inner], 16)
     approx = shape.exp and not strict
     if any(f > 1 for f in upcast):
         return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)

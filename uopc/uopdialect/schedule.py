@@ -27,8 +27,10 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
 - `approx = 1`: f32 `exp2` and `exp` are computed by a polynomial the C compiler
   vectorizes (in f64: 2^y = 2^n * 2^f with n = round(y), |f| <= 1/2, the degree-8 Taylor
   polynomial of 2^f, one rounding to f32 at the end: within 0.51 ulp of the exact value,
-  so within 1 ulp of libm's `exp2f`/`expf`) instead of a libm call per element. This
-  changes results (by at most 1 ulp per exp), so `uop-schedule` never chooses it under
+  so within 1 ulp of libm's `exp2f`/`expf`), and f32 `tanh` from the same exp (an odd
+  polynomial for |x| < 1/8, 1 - 2/(e^2|x| + 1) beyond: within 1 ulp of the correctly
+  rounded value), instead of a libm call per element. This changes results (by at most
+  1 ulp per exp or tanh), so `uop-schedule` never chooses it under
   strict float order.
 - `split = s`: every innermost reduce loop that is not register-tiled accumulates into s
   partial results (element p into partial p mod s), combined in order after the loop: s

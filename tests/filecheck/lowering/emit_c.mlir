@@ -103,3 +103,23 @@ func.func @par(%y: memref<16xf32>, %x: memref<16xf32>) {
   }) : (index, index, index) -> ()
   func.return
 }
+
+// A bool is loaded as its byte's low bit (gcc vectorizes byte loads, not C bool loads:
+// a causal mask's where), and stored as a bool.
+// CHECK-LABEL: void mask(bool* restrict o, float* restrict y, const bool* restrict m, const float* restrict x) {
+// CHECK:         const bool [[M:v[0-9]+]] = (bool)(((const uint8_t*)m)[[[I:i[0-9]+]]] & 1);
+// CHECK:         o[[[I]]] = [[M]];
+func.func @mask(%o: memref<8xi1>, %y: memref<8xf32>, %m: memref<8xi1>, %x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %mv = memref.load %m[%i] : memref<8xi1>
+    %xv = memref.load %x[%i] : memref<8xf32>
+    %w = arith.select %mv, %xv, %ninf : f32
+    memref.store %w, %y[%i] : memref<8xf32>
+    memref.store %mv, %o[%i] : memref<8xi1>
+  }
+  func.return
+}

@@ -122,6 +122,31 @@ func.func @approx(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uo
   func.return %y : tensor<8xf32>
 }
 
+// approx: tanh computes in f64 with no libm call: the odd polynomial x (1 + x^2 P) and
+// copysign(1 - 2 / (e^2|x| + 1), x) from the same exp, one selected where |x| < 1/8, a
+// NaN x selected last, one rounding to f32.
+// CHECK-LABEL: func.func @approx_tanh
+// CHECK-NOT:     math.tanh
+// CHECK:         %[[X:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK:         %[[SIZE:.*]] = math.absf %[[X]] : f64
+// CHECK:         arith.mulf %[[X]], %[[X]] : f64
+// CHECK:         %[[SMALL:.*]] = arith.mulf %[[X]], %{{.*}} : f64
+// CHECK:         math.roundeven %{{.*}} : f64
+// CHECK:         arith.bitcast %{{.*}} : i64 to f64
+// CHECK:         arith.divf %{{.*}} : f64
+// CHECK:         %[[BIG:.*]] = math.copysign %{{.*}}, %[[X]] : f64
+// CHECK:         %[[NEAR:.*]] = arith.cmpf olt, %[[SIZE]], %{{.*}} : f64
+// CHECK:         %[[PICK:.*]] = arith.select %[[NEAR]], %[[SMALL]], %[[BIG]] : f64
+// CHECK:         %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f64
+// CHECK:         %[[R:.*]] = arith.select %[[NAN]], %[[X]], %[[PICK]] : f64
+// CHECK:         arith.truncf %[[R]] : f64 to f32
+// CHECK-NOT:     math.tanh
+// CHECK:         func.return
+func.func @approx_tanh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<approx = 1>} {
+  %y = uop.tanh %x : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
 // An epilogue (bias + relu) after the reduce: the column loop is split in two, the
 // register tile storing its accumulators into a stack row, then a plain loop computing
 // the epilogue from the row (so that the tile ends in a group of stores).

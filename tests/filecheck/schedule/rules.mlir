@@ -54,9 +54,10 @@ func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {
   func.return %y : tensor<262147xf32>
 }
 
-// An odd-sized matmul gets the largest factors that divide its axes (9 = 1 * 9, 10 = 2 * 5).
+// An odd-sized matmul: its 10 columns are one tile of 10 (no more than 16); 9 rows get
+// 4 and a remainder row, not their largest divisor up to 4 (1).
 // CHECK-LABEL: func.func @odd
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 2]>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 10]>}
 func.func @odd(%a: tensor<9x20xf32>, %b: tensor<1x10x20xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %a : tensor<9x20xf32> -> tensor<9x1x20xf32>
   %ae = uop.expand %a3 : tensor<9x1x20xf32> -> tensor<9x10x20xf32>
@@ -87,4 +88,97 @@ func.func @not_a_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @exp(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
   %y = uop.exp %x : tensor<12xf32>
   func.return %y : tensor<12xf32>
+}
+
+// A weight gradient dW = X^T dY of a (16, 64) batch of rows: the reduction runs over a
+// reshape that merges the batch and sequence axes (1024 = 16 * 64); through it, X is
+// still broadcast along the columns j and dY along the rows i, so it gets a matmul's
+// register tile, packed panels and threads (not a split sum per output element).
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 16], thread = 1, tile = [0, 16], pack = 1>}
+func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>) -> tensor<64x256xf32> attributes {uop.kernel} {
+  %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
+  %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x256xf32>
+  %d4 = uop.reshape %dy : tensor<16x64x256xf32> -> tensor<16x64x1x256xf32>
+  %de = uop.expand %d4 : tensor<16x64x1x256xf32> -> tensor<16x64x64x256xf32>
+  %p = uop.mul %xe, %de : tensor<16x64x64x256xf32>
+  %p3 = uop.reshape %p : tensor<16x64x64x256xf32> -> tensor<1024x64x256xf32>
+  %r = uop.reduce add %p3 axes [0] : tensor<1024x64x256xf32> -> tensor<64x256xf32>
+  func.return %r : tensor<64x256xf32>
+}
+
+// The head's weight gradient has 65 columns: 16 and a remainder column, not 1; panels
+// must divide the columns, so none (threads on the rows instead).
+// CHECK-LABEL: func.func @odd_columns
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 16], thread = 0>}
+func.func @odd_columns(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x65xf32>) -> tensor<64x65xf32> attributes {uop.kernel} {
+  %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
+  %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x65xf32>
+  %d4 = uop.reshape %dy : tensor<16x64x65xf32> -> tensor<16x64x1x65xf32>
+  %de = uop.expand %d4 : tensor<16x64x1x65xf32> -> tensor<16x64x64x65xf32>
+  %p = uop.mul %xe, %de : tensor<16x64x64x65xf32>
+  %p3 = uop.reshape %p : tensor<16x64x64x65xf32> -> tensor<1024x64x65xf32>
+  %r = uop.reduce add %p3 axes [0] : tensor<1024x64x65xf32> -> tensor<64x65xf32>
+  func.return %r : tensor<64x65xf32>
+}
+
+// A causal softmax's row sum: the bool mask is broadcast over batch and heads, but a
+// mask shares no float load of the reduce loop (nor does the row max, broadcast along
+// the reduced axis only): no register tile on the batch and head axes, a split sum.
+// CHECK-LABEL: func.func @masked_softmax_sum
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1>}
+// STRICT-LABEL: func.func @masked_softmax_sum
+// STRICT-SAME:    uop.schedule = #uop.schedule<thread = 0>}
+func.func @masked_softmax_sum(%mask: tensor<1x1x64x64xi1>, %s: tensor<16x4x64x64xf32>, %m: tensor<16x4x64xf32>) -> tensor<16x4x64xf32> attributes {uop.kernel} {
+  %mt = uop.permute %mask perm [0, 1, 3, 2] : tensor<1x1x64x64xi1> -> tensor<1x1x64x64xi1>
+  %me = uop.expand %mt : tensor<1x1x64x64xi1> -> tensor<16x4x64x64xi1>
+  %q = uop.const dense<2.500000e-01> : tensor<16x4x64x64xf32>
+  %sq = uop.mul %s, %q : tensor<16x4x64x64xf32>
+  %ninf = uop.const dense<0xff800000> : tensor<16x4x64x64xf32>
+  %w = uop.where %me, %sq, %ninf : tensor<16x4x64x64xi1>, tensor<16x4x64x64xf32>
+  %m4 = uop.reshape %m : tensor<16x4x64xf32> -> tensor<16x4x64x1xf32>
+  %neg = uop.const dense<-1.000000e+00> : tensor<16x4x64x1xf32>
+  %mn = uop.mul %m4, %neg : tensor<16x4x64x1xf32>
+  %mne = uop.expand %mn : tensor<16x4x64x1xf32> -> tensor<16x4x64x64xf32>
+  %d = uop.add %w, %mne : tensor<16x4x64x64xf32>
+  %e = uop.exp %d : tensor<16x4x64x64xf32>
+  %r = uop.reduce add %e axes [3] : tensor<16x4x64x64xf32> -> tensor<16x4x64xf32>
+  func.return %r : tensor<16x4x64xf32>
+}
+
+// A tanh (GELU's tanh form) is computed without libm too, unless strict.
+// CHECK-LABEL: func.func @tanh
+// CHECK-SAME:    uop.schedule = #uop.schedule<approx = 1>}
+// STRICT-LABEL: func.func @tanh
+// STRICT-SAME:    uop.schedule = #uop.schedule<>}
+func.func @tanh(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
+  %y = uop.tanh %x : tensor<12xf32>
+  func.return %y : tensor<12xf32>
+}
+
+// A bias gradient sums the rows of dY: no operand is broadcast, but the reduce loop
+// reads each row contiguously along the output axis, so 16 columns are summed at a time
+// (vector loads; strict too: each column's sum keeps its order), not a split sum
+// striding down each column.
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// STRICT-LABEL: func.func @bias_gradient
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+func.func @bias_gradient(%dy: tensor<16x64x256xf32>) -> tensor<256xf32> attributes {uop.kernel} {
+  %d = uop.reshape %dy : tensor<16x64x256xf32> -> tensor<1024x256xf32>
+  %r = uop.reduce add %d axes [0] : tensor<1024x256xf32> -> tensor<256xf32>
+  func.return %r : tensor<256xf32>
+}
+
+// The same with a float mask added to the scores (an attention bias broadcast over
+// batch and heads): the reduce loop reads it, but as a term, not a factor of a product
+// that copies along batch and heads could share: no register tile either.
+// CHECK-LABEL: func.func @biased_softmax_sum
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1>}
+func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x64xf32>) -> tensor<16x4x64xf32> attributes {uop.kernel} {
+  %be = uop.expand %bias : tensor<1x1x64x64xf32> -> tensor<16x4x64x64xf32>
+  %d = uop.add %s, %be : tensor<16x4x64x64xf32>
+  %e = uop.exp %d : tensor<16x4x64x64xf32>
+  %r = uop.reduce add %e axes [3] : tensor<16x4x64x64xf32> -> tensor<16x4x64xf32>
+  func.return %r : tensor<16x4x64xf32>
 }
