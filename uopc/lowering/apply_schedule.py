@@ -16,10 +16,11 @@ loops, in this order:
   load is copied into a nest over the loops it depends on, reduce loops outermost, which
   stores into the copy (at most `PACK_BYTES`; a bigger operand is read as it is).
 - **split s**: every innermost reduce loop with one accumulator started at its
-  identity and combined by add, max (float or integer) whose length s divides and
-  exceeds, runs s partial accumulators (element p into partial p mod s, the copies jammed
-  like an upcast) combined in order after the loop. A float sum is reassociated by this;
-  nothing else is.
+  identity and combined by add or integer max whose length s divides and exceeds, runs s
+  partial accumulators (element p into partial p mod s, the copies jammed like an
+  upcast) combined in order after the loop. A float sum is reassociated by this; nothing
+  else is. An f32 max loop is instead computed on order-preserving i32 keys of its
+  elements (`max_keys`), which the C compiler vectorizes whole: exact.
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
@@ -277,6 +278,83 @@ def split(loop: scf.ForOp, parts: int) -> None:
     loop.results[0].replace_all_uses_with(total)
     loop.detach()
     loop.erase(safe_erase=False)
+
+
+#: f32 bits: all but the sign, and +inf (a magnitude above it is a NaN's)
+_MAGNITUDE, _INF_BITS = 2**31 - 1, 0x7F800000
+#: the `_float_key` of -inf (0xff800000 with its magnitude bits flipped)
+_KEY_OF_MINUS_INF = -(2**31) + 0x7FFFFF
+
+
+def _float_key(x: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops mapping f32 `x` to an i32 whose signed order is max's order on floats (SPEC
+    §5): the bits of x with the magnitude bits flipped when the sign is set (-inf < ... <
+    -0.0 < +0.0 < ... < +inf), and a NaN as its magnitude, above +inf."""
+    ops: list[Operation] = []
+
+    def put(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    bits = put(arith.BitcastOp(x, i32))
+    mask = put(arith.ConstantOp(IntegerAttr(_MAGNITUDE, i32)))
+    magnitude = put(arith.AndIOp(bits, mask))
+    nan = put(arith.CmpiOp(magnitude, put(arith.ConstantOp(IntegerAttr(_INF_BITS, i32))),
+                           "sgt"))
+    flip = put(arith.AndIOp(put(arith.ShRSIOp(bits, put(arith.ConstantOp(
+        IntegerAttr(31, i32))))), mask))
+    return ops, put(arith.SelectOp(nan, magnitude, put(arith.XOrIOp(bits, flip))))
+
+
+def _key_float(key: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops giving the f32 whose `_float_key` is `key` (the flip undone; a NaN's key gives
+    a NaN)."""
+    ops: list[Operation] = [arith.ConstantOp(IntegerAttr(31, i32)),
+                            arith.ConstantOp(IntegerAttr(_MAGNITUDE, i32))]
+    ops.append(arith.ShRSIOp(key, ops[0].result))
+    ops.append(arith.AndIOp(ops[-1].results[0], ops[1].result))
+    ops.append(arith.XOrIOp(key, ops[-1].results[0]))
+    ops.append(arith.BitcastOp(ops[-1].results[0], f32))
+    return ops, ops[-1].results[0]
+
+
+def max_keys(loop: scf.ForOp) -> None:
+    """Compute f32 max reduce loop `loop` (one accumulator, started at -inf: see
+    `_is_f32_max`) on the `_float_key`s of its elements, an i32 signed max that the C
+    compiler vectorizes as a whole loop (the float max, a select keeping NaN and +0.0,
+    stays scalar and branching), and convert the key back after the loop. Exact: the
+    keys' order is max's order and a NaN is above every number (NaN payloads are
+    unspecified, SPEC §5)."""
+    old = loop.body.block
+    acc = old.args[1]
+    (combine,) = [use.operation for use in acc.uses]
+    (x,) = [v for v in combine.operands if v is not acc] or [acc]
+    body = Block(arg_types=[INDEX, i32])
+    body.args[0].name_hint = old.args[0].name_hint
+    old.args[0].replace_all_uses_with(body.args[0])
+    for op in list(old.ops):
+        op.detach()
+        body.add_op(op)
+    ops, key = _float_key(x)
+    keyed = arith.MaxSIOp(body.args[1], key)
+    body.insert_ops_before([*ops, keyed], combine)
+    combine.results[0].replace_all_uses_with(keyed.result)
+    combine.detach()
+    combine.erase()
+    start = arith.ConstantOp(IntegerAttr(_KEY_OF_MINUS_INF, i32))
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [start.result], body)
+    new.attributes.update(loop.attributes)
+    back, value = _key_float(new.results[0])
+    loop.parent_block().insert_ops_before([start, new, *back], loop)
+    loop.results[0].replace_all_uses_with(value)
+    loop.detach()
+    loop.erase(safe_erase=False)
+
+
+def _is_f32_max(loop: scf.ForOp) -> bool:
+    """Is `loop` a reduce loop `max_keys` computes: an f32 max from -inf?"""
+    combiner = _split_combiner(loop)
+    return isinstance(combiner, arith.MaximumfOp) and combiner.result.type == f32
 
 
 def thread(loop: scf.ForOp) -> None:
@@ -605,9 +683,13 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         pack(fn, loops[min(a for a in loops if _constant_of(loops[a][0].ub) > 1)][0])
     innermost = loops[max(loops)] if loops else []
     if schedule.split > 1:
-        for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):
+        # every innermost reduce loop: those inside the innermost output loop, and those
+        # beside it (a fused softmax's row max and row sum)
+        for loop in _innermost_reduce_loops(fn):
             length = _constant_of(loop.ub)
-            if (_split_combiner(loop) is not None and length is not None
+            if _is_f32_max(loop):
+                max_keys(loop)
+            elif (_split_combiner(loop) is not None and length is not None
                     and length % schedule.split == 0 and length > schedule.split):
                 split(loop, schedule.split)
     if schedule.unroll > 1:
