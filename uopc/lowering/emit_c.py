@@ -148,6 +148,9 @@ class CEmitter:
 
     #: C helpers printed after `C_PRELUDE`, before the module's globals and functions
     prelude: ClassVar[str] = EXTRA_PRELUDE
+    #: print each outermost loop without results that holds a register tile as a call of
+    #: a helper compiled without gcc's loop vectorizer (`tile_loop`)
+    outline_tiles: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.out = io.StringIO()
@@ -165,6 +168,7 @@ class CEmitter:
         #: the C name of the function being printed, and the parallel-loop bodies it calls
         self.function_name = ""
         self.helpers: list[str] = []
+        self.in_tile_loop = False  # printing the body of a `tile_loop` helper
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -319,6 +323,9 @@ class CEmitter:
 
     # ---- control flow ------------------------------------------------------------------------
     def for_(self, op: scf.ForOp) -> None:
+        if self.outline_tiles and not self.in_tile_loop and not op.results and _tiles(op):
+            self.tile_loop(op)
+            return
         body = op.body.block
         iv = body.args[0]
         lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
@@ -385,6 +392,27 @@ class CEmitter:
             )
         body = op.body.block
         ivs = [self.fresh(iv, "i") for iv in body.args]
+        helper, args = self.outline(op, "body", ivs, [
+            inner for inner in body.ops if not isinstance(inner, scf.ReduceOp)],
+            _tile_attribute(op))
+        pragma = self.parallel_pragma(len(ivs))
+        if pragma:
+            self.line(pragma)
+        for i, lb, ub, step in zip(ivs, op.lowerBound, op.upperBound, op.step):
+            self.line(f"for (int64_t {i} = {self.name(lb)}; {i} < {self.name(ub)}; "
+                      f"{i} += {self.name(step)}) {{")
+            self.level += 1
+        self.line(f"{helper}({', '.join(ivs + args)});")
+        for _ in ivs:
+            self.level -= 1
+            self.line("}")
+
+    def outline(self, op: Operation, kind: str, ivs: list[str], ops: list[Operation],
+                attribute: str) -> tuple[str, list[str]]:
+        """Print `ops` (the body of `op`) as a static noinline helper function (with
+        `attribute`) taking the index variables `ivs` and every pointer and value `op`
+        uses from outside as parameters (pointers `restrict` when they are the function's
+        own arguments); return its name and the arguments that follow the ivs in a call."""
         params, args = [], []
         for v in _free_values(op):
             if isinstance(v.owner, (arith.ConstantOp, memref.GetGlobalOp)):
@@ -398,29 +426,27 @@ class CEmitter:
                 params.append(f"{c_type(v.type)} {name}")
             args.append(name)
         self.counter += 1
-        helper = f"{self.function_name}_body{self.counter}"
+        helper = f"{self.function_name}_{kind}{self.counter}"
         outer, level = self.out, self.level
         self.out, self.level = io.StringIO(), 1
-        signature = ", ".join([f"int64_t {i}" for i in ivs] + params)
-        self.out.write(f"static void {_tile_attribute(op)}__attribute__((noinline)) "
+        signature = ", ".join([f"int64_t {i}" for i in ivs] + params) or "void"
+        self.out.write(f"static void {attribute}__attribute__((noinline)) "
                        f"{helper}({signature}) {{\n")
-        for inner in body.ops:
-            if not isinstance(inner, scf.ReduceOp):
-                self.op(inner)
+        for inner in ops:
+            self.op(inner)
         self.out.write("}\n")
         self.helpers.append(self.out.getvalue())
         self.out, self.level = outer, level
-        pragma = self.parallel_pragma(len(ivs))
-        if pragma:
-            self.line(pragma)
-        for i, lb, ub, step in zip(ivs, op.lowerBound, op.upperBound, op.step):
-            self.line(f"for (int64_t {i} = {self.name(lb)}; {i} < {self.name(ub)}; "
-                      f"{i} += {self.name(step)}) {{")
-            self.level += 1
-        self.line(f"{helper}({', '.join(ivs + args)});")
-        for _ in ivs:
-            self.level -= 1
-            self.line("}")
+        return helper, args
+
+    def tile_loop(self, op: scf.ForOp) -> None:
+        """A loop holding a register tile, as a call of a helper function compiled without
+        gcc's loop vectorizer (`_tile_attribute`): the loops around it and beside it (a
+        fused kernel's row passes) keep it."""
+        self.in_tile_loop = True
+        helper, args = self.outline(op, "tile", [], [op], _NO_LOOP_VECTORIZE)
+        self.in_tile_loop = False
+        self.line(f"{helper}({', '.join(args)});")
 
     def parallel_pragma(self, depth: int) -> str:
         """The line before a parallel nest of `depth` loops (empty: run it serially).
@@ -613,19 +639,36 @@ class CEmitter:
 REGISTER_TILE = 17
 
 
+_NO_LOOP_VECTORIZE = '__attribute__((optimize("no-tree-loop-vectorize"))) '
+
+
+def _tiles(op: Operation) -> list[scf.ForOp]:
+    """The register tiles in `op`: loops carrying REGISTER_TILE float accumulators."""
+    return [inner for inner in op.walk() if isinstance(inner, scf.ForOp) and sum(
+        isinstance(a.type, (Float32Type, Float16Type)) for a in inner.iter_args
+    ) >= REGISTER_TILE]
+
+
+def _in_tile_loop(tile: scf.ForOp, root: Operation) -> bool:
+    """Is `tile` inside a loop without results below `root` (a loop that `for_` prints
+    as a `tile_loop` call)?"""
+    parent = tile.parent_op()
+    while parent is not None and parent is not root:
+        if isinstance(parent, scf.ForOp) and not parent.results:
+            return True
+        parent = parent.parent_op()
+    return False
+
+
 def _tile_attribute(op: Operation) -> str:
-    """`optimize("no-tree-loop-vectorize")` for a function holding a register tile, else
+    """`optimize("no-tree-loop-vectorize")` for a function holding a register tile that
+    is not inside a loop printed as a `tile_loop` call (a loop without results), else
     nothing. gcc packs a tile's accumulators into vectors across the copies (SLP); but
     when the tile reads a packed, contiguous panel, its loop vectorizer instead
     vectorizes the reduce loop along the loop, with in-order ("fold-left") float sums
     that keep strict order one lane at a time: a 1024 GEMM ran 10x slower (480 vs 49 ms).
-    The function's other loops (the panel copy) are SLP-vectorized or small."""
-    for inner in op.walk():
-        if isinstance(inner, scf.ForOp) and sum(
-                isinstance(a.type, (Float32Type, Float16Type)) for a in inner.iter_args
-        ) >= REGISTER_TILE:
-            return '__attribute__((optimize("no-tree-loop-vectorize"))) '
-    return ""
+    The helper's other loops (the panel copy) are SLP-vectorized or small."""
+    return _NO_LOOP_VECTORIZE if any(not _in_tile_loop(t, op) for t in _tiles(op)) else ""
 
 
 def _free_values(op: Operation) -> list[SSAValue]:
