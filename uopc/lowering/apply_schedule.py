@@ -539,17 +539,21 @@ EXP2_DEGREE = 8
 #: where exp2 saturates (2^200 is inf in f32, 2^-200 is 0): the clamp keeps n = round(x)
 #: an i32 and 2^n a normal f64
 EXP2_CLAMP = 200.0
+#: 1.5 * 2^52: y + ROUNDING - ROUNDING is y rounded to an integer (ties to even), for
+#: |y| < 2^51, and the sum's low 32 bits are that integer
+ROUNDING = 1.5 * 2.0**52
 
 
 def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAValue]:
     """Ops computing 2^(x * log2_base) for an f32 `x` (exp2, or exp with log2_base =
-    log2(e)) without a libm call: in f64, y = x * log2_base, n = round(y) and f = y - n
-    (exact, |f| <= 1/2); 2^f by its Taylor polynomial (Horner) and 2^n by writing
-    n + 1023 into the exponent bits; their product rounded once to f32 (which also
-    overflows to inf and underflows through the subnormals as IEEE rounding does). y is
-    clamped to +-EXP2_CLAMP first (so +-inf give inf and 0), and a NaN x is added to the
-    result (any other x adds +0). Every op is one the C compiler vectorizes (rint,
-    compares and selects, i32 to i64, shifts, bit casts)."""
+    log2(e)) without a libm call: in f64, y = x * log2_base, clamped to +-EXP2_CLAMP (so
+    +-inf give inf and 0); n = round(y) by adding and subtracting ROUNDING (exact; the
+    sum's low bits hold n as an integer) and f = y - n (exact, |f| <= 1/2); 2^f by its
+    Taylor polynomial (Horner) and 2^n by shifting n + 1023 into the exponent bits; their
+    product rounded once to f32 (which also overflows to inf and underflows through the
+    subnormals as IEEE rounding does). A NaN x stays NaN all the way (its sum's bits
+    give some scale, and NaN times it is NaN). Every op is one the C compiler vectorizes
+    (adds, multiplies, compares and selects, i64 adds and shifts, bit casts)."""
     ops: list[Operation] = []
 
     def put(op: Operation) -> SSAValue:
@@ -563,25 +567,22 @@ def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAV
     if log2_base != 1.0:
         wide = put(arith.MulfOp(wide, const(log2_base)))
     low, high = const(-EXP2_CLAMP), const(EXP2_CLAMP)
-    nan = put(arith.CmpfOp(wide, wide, "uno"))
     clamped = put(arith.SelectOp(put(arith.CmpfOp(wide, low, "olt")), low, wide))
     clamped = put(arith.SelectOp(put(arith.CmpfOp(clamped, high, "ogt")), high, clamped))
-    clamped = put(arith.SelectOp(nan, const(0.0), clamped))
-    n = put(mathd.RoundEvenOp(clamped))
-    f = put(arith.SubfOp(clamped, n))
+    rounding = const(ROUNDING)
+    shifted = put(arith.AddfOp(clamped, rounding))
+    f = put(arith.SubfOp(clamped, put(arith.SubfOp(shifted, rounding))))
     coefficients = [math.log(2) ** k / math.factorial(k) for k in range(EXP2_DEGREE + 1)]
     poly = const(coefficients[-1])
     for c in reversed(coefficients[:-1]):
         poly = put(arith.AddfOp(put(arith.MulfOp(poly, f)), const(c)))
-    exponent = put(arith.ExtSIOp(put(arith.FPToSIOp(n, i32)), i64))
-    biased = put(arith.AddiOp(exponent, put(arith.ConstantOp(IntegerAttr(1023, i64)))))
+    # the low bits of `shifted` are n (two's complement): adding the bias and shifting
+    # by 52 leaves n + 1023 in the exponent field and drops ROUNDING's own bits
+    biased = put(arith.AddiOp(put(arith.BitcastOp(shifted, i64)),
+                              put(arith.ConstantOp(IntegerAttr(1023, i64)))))
     bits = put(arith.ShLIOp(biased, put(arith.ConstantOp(IntegerAttr(52, i64)))))
     scale = put(arith.BitcastOp(bits, f64))
-    result = put(arith.TruncFOp(put(arith.MulfOp(poly, scale)), f32))
-    # + (x if x is NaN else 0): NaN stays NaN, and both arms of the select are cheap, so
-    # that the C compiler keeps it a blend rather than branching around the polynomial
-    nan_or_zero = put(arith.SelectOp(nan, x, put(arith.ConstantOp(FloatAttr(0.0, f32)))))
-    return ops, put(arith.AddfOp(result, nan_or_zero))
+    return ops, put(arith.TruncFOp(put(arith.MulfOp(poly, scale)), f32))
 
 
 #: the exponentials `approximate_exp` rewrites, by the log2 of their base
