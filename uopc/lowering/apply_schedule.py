@@ -15,12 +15,15 @@ loops, in this order:
   of what the block reads from it, made before that loop: the index arithmetic of the
   load is copied into a nest over the loops it depends on, reduce loops outermost, which
   stores into the copy (at most `PACK_BYTES`; a bigger operand is read as it is).
+- **max keys** (every schedule but the naive one): every innermost f32 max reduce loop
+  is computed on order-preserving i32 keys of its elements (`max_keys`), which the C
+  compiler vectorizes whole (it leaves the float max's NaN-and-zero select scalar):
+  exact.
 - **split s**: every innermost reduce loop with one accumulator started at its
   identity and combined by add or integer max whose length s divides and exceeds, runs s
   partial accumulators (element p into partial p mod s, the copies jammed like an
   upcast) combined in order after the loop. A float sum is reassociated by this; nothing
-  else is. An f32 max loop is instead computed on order-preserving i32 keys of its
-  elements (`max_keys`), which the C compiler vectorizes whole: exact.
+  else is.
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
@@ -28,6 +31,10 @@ loops, in this order:
   and computes from it what it stores, the loop is split in two (`split_epilogue`): the
   reduction into a stack row, then the epilogue from the row, so that the register tile
   ends in stores of its accumulators, which the C compiler vectorizes.
+- **row loops**: when the innermost output axis is upcast by f, each row loop of
+  rangeify (`uop.row`) that computes a reduction per element gets its epilogue split
+  off too, and is upcast by f after the output axes (as below): a fused attention's
+  row of scores Q K^T becomes a register tile like a matmul's.
 - **upcast f on axis k** (outermost axis first): the loop over k steps by f and its body
   becomes f jammed copies (when f does not divide the loop, a remainder loop over its last
   elements keeps the body as it was), copy c computing the element at k + c. Jamming walks the body
@@ -73,7 +80,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from uopc.lowering.rangeify import AXIS_ATTR
+from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.uopdialect.locations import at_op
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
@@ -635,6 +642,7 @@ def split_epilogue(loop: scf.ForOp) -> None:
     rest = loop.clone()
     loop.parent_block().insert_op_after(rest, loop)
     rest.attributes.pop(AXIS_ATTR, None)
+    rest.attributes.pop(ROW_ATTR, None)
     (reduce_copy,) = [op for op in rest.body.block.ops if isinstance(op, scf.ForOp)]
     reread = memref.LoadOp.get(row.memref, [rest.body.block.args[0]])
     rest.body.block.insert_op_before(reread, reduce_copy)
@@ -651,6 +659,15 @@ def split_epilogue(loop: scf.ForOp) -> None:
 def _innermost_reduce_loops(root: Operation) -> list[scf.ForOp]:
     return [op for op in root.walk() if isinstance(op, scf.ForOp) and op.iter_args
             and not any(isinstance(o, scf.ForOp) for o in op.body.walk())]
+
+
+def _reducing_rows(fn: func.FuncOp) -> list[scf.ForOp]:
+    """The row loops of `fn` (rangeify's `uop.row`) that compute a reduction per
+    element (attention's scores: a row of Q K^T) and run from 0 by 1 to a constant."""
+    return [op for op in fn.walk() if isinstance(op, scf.ForOp) and ROW_ATTR in op.attributes
+            and _constant_of(op.lb) == 0 and _constant_of(op.step) == 1
+            and _constant_of(op.ub) is not None
+            and any(isinstance(o, scf.ForOp) and o.iter_args for o in op.body.walk())]
 
 
 def _tagged_loops(fn: func.FuncOp) -> dict[int, list[scf.ForOp]]:
@@ -683,14 +700,15 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     if blocks and schedule.pack:
         pack(fn, loops[min(a for a in loops if _constant_of(loops[a][0].ub) > 1)][0])
     innermost = loops[max(loops)] if loops else []
+    for loop in _innermost_reduce_loops(fn):
+        if _is_f32_max(loop):
+            max_keys(loop)
     if schedule.split > 1:
         # every innermost reduce loop: those inside the innermost output loop, and those
         # beside it (a fused softmax's row max and row sum)
         for loop in _innermost_reduce_loops(fn):
             length = _constant_of(loop.ub)
-            if _is_f32_max(loop):
-                max_keys(loop)
-            elif (_split_combiner(loop) is not None and length is not None
+            if (_split_combiner(loop) is not None and length is not None
                     and length % schedule.split == 0 and length > schedule.split):
                 split(loop, schedule.split)
     if schedule.unroll > 1:
@@ -707,8 +725,9 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     # statements that touch neighbouring memory into vector instructions). Jamming an
     # axis rebuilds the loops inside it, and a remainder adds loops: look them up again
     # each time (the loops from 0 are the ones to upcast; a remainder starts later).
-    if loops and schedule.factor(max(loops)) > 1:
-        for loop in loops[max(loops)]:
+    row_factor = schedule.factor(max(loops)) if loops else 1
+    if row_factor > 1:
+        for loop in [*loops[max(loops)], *_reducing_rows(fn)]:
             split_epilogue(loop)
     for axis in sorted(loops):
         f = schedule.factor(axis)
@@ -718,6 +737,9 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
             if _constant_of(loop.lb) == 0:
                 _length(loop, f"{name}: upcast axis {axis}")
                 upcast(loop, f)
+    if row_factor > 1:  # after the output axes: its copies end up side by side
+        for loop in _reducing_rows(fn):
+            upcast(loop, row_factor)
     if schedule.thread in blocks:
         thread(blocks[schedule.thread])
     elif schedule.thread is not None:
@@ -744,3 +766,4 @@ class UopApplySchedule(ModulePass):
                 if isinstance(loop, scf.ForOp):
                     loop.attributes.pop(AXIS_ATTR, None)
                     loop.attributes.pop(BLOCK_ATTR, None)
+                    loop.attributes.pop(ROW_ATTR, None)

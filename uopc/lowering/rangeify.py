@@ -43,7 +43,8 @@ Rows computed once (kernels under reduce fusion): a costly value (one that compu
 reduction or a transcendental per element, not only through a broadcast) that a
 reduction and another op of the kernel read, at an index whose innermost varying part
 is one loop's variable, is computed once per row into a stack buffer in front of that
-loop (`_row_cached`), and every later loop over the same row reads the buffer: a softmax's exp(x - max) feeds the row sum and the output, attention's scores
+loop (`_row_cached`, tagged `uop.row` for uop-apply-schedule), and every later loop
+over the same row reads the buffer: a softmax's exp(x - max) feeds the row sum and the output, attention's scores
 Q K^T feed the row max, the row sum and the row of P, and each is computed once, not
 once per pass. The values and the ops computing them are the same (a stored f32 reads
 back exactly).
@@ -100,6 +101,8 @@ OUTPUTS_ATTR = "uopc.outputs"
 ARENA_ATTR = "uopc.arena_bytes"
 #: on an scf.for of a result's loop nest: the output axis it iterates
 AXIS_ATTR = "uop.axis"
+#: on an scf.for that computes a row of `_row_cached`
+ROW_ATTR = "uop.row"
 
 
 class RangeifyError(DiagnosticException):
@@ -787,6 +790,7 @@ class FunctionLowering:
         row = memref.AllocaOp.get(ELEMENT_TYPES[sig_of(v.type).dtype], shape=[var.size])
         self._insert(level, row)
         frame = self._open_loop(var.size)
+        frame.loop.attributes[ROW_ATTR] = UnitAttr()
         at = Ix.of(frame.var)
         rule = self._rule(v, (*idx[:axis], at, *idx[axis + 1:]))
         x = rule if isinstance(rule, S) else (yield rule)
