@@ -308,11 +308,11 @@ def test_a_scheduled_row_max_on_integer_keys_is_exact_for_every_kind_of_float(sc
     tiny = np.float32(1e-45)
     x = RNG.standard_normal((7, 128)).astype(np.float32)
     x[0] = -0.0
-    x[1] = np.where(np.arange(128) % 2, -0.0, 0.0)          # +0.0 wins in either order
+    x[1] = np.where(np.arange(128) % 2, -0.0, 0.0)  # +0.0 wins in either order
     x[2, :] = -np.inf
-    x[2, 77] = -tiny                                          # a negative subnormal is above -inf
+    x[2, 77] = -tiny  # a negative subnormal is above -inf
     x[3, 5] = np.nan
-    x[4, 127] = -np.nan                                       # a NaN with its sign bit set
+    x[4, 127] = -np.nan  # a NaN with its sign bit set
     x[5] = -np.abs(x[5])
     x[6, 64] = np.inf
     (naive,) = run_with(module, {}, [x])

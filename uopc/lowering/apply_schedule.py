@@ -664,7 +664,8 @@ def _innermost_reduce_loops(root: Operation) -> list[scf.ForOp]:
 def _reducing_rows(fn: func.FuncOp) -> list[scf.ForOp]:
     """The row loops of `fn` (rangeify's `uop.row`) that compute a reduction per
     element (attention's scores: a row of Q K^T) and run from 0 by 1 to a constant."""
-    return [op for op in fn.walk() if isinstance(op, scf.ForOp) and ROW_ATTR in op.attributes
+    return [op for op in fn.walk()
+            if isinstance(op, scf.ForOp) and ROW_ATTR in op.attributes
             and _constant_of(op.lb) == 0 and _constant_of(op.step) == 1
             and _constant_of(op.ub) is not None
             and any(isinstance(o, scf.ForOp) and o.iter_args for o in op.body.walk())]

@@ -43,11 +43,11 @@ Rows computed once (kernels under reduce fusion): a costly value (one that compu
 reduction or a transcendental per element, not only through a broadcast) that a
 reduction and another op of the kernel read, at an index whose innermost varying part
 is one loop's variable, is computed once per row into a stack buffer in front of that
-loop (`_row_cached`, tagged `uop.row` for uop-apply-schedule), and every later loop
-over the same row reads the buffer: a softmax's exp(x - max) feeds the row sum and the output, attention's scores
-Q K^T feed the row max, the row sum and the row of P, and each is computed once, not
-once per pass. The values and the ops computing them are the same (a stored f32 reads
-back exactly).
+loop (`_row_cached`; the loop is tagged `uop.row` for uop-apply-schedule), and every
+later loop over the same row reads the buffer. A softmax's exp(x - max) feeds the row
+sum and the output, attention's scores Q K^T feed the row max, the row sum and the row
+of P: each is computed once, not once per pass. The values and the ops computing them
+are the same (a stored f32 reads back exactly).
 """
 
 from __future__ import annotations
