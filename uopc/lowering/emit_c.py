@@ -323,7 +323,7 @@ class CEmitter:
 
     # ---- control flow ------------------------------------------------------------------------
     def for_(self, op: scf.ForOp) -> None:
-        if self.outline_tiles and not self.in_tile_loop and not op.results and _tiles(op):
+        if self.outline_tiles and not self.in_tile_loop and _is_tile_loop(op):
             self.tile_loop(op)
             return
         body = op.body.block
@@ -412,7 +412,8 @@ class CEmitter:
         """Print `ops` (the body of `op`) as a static noinline helper function (with
         `attribute`) taking the index variables `ivs` and every pointer and value `op`
         uses from outside as parameters (pointers `restrict` when they are the function's
-        own arguments); return its name and the arguments that follow the ivs in a call."""
+        own arguments or stack buffers); return its name and the arguments that follow
+        the ivs in a call."""
         params, args = [], []
         for v in _free_values(op):
             if isinstance(v.owner, (arith.ConstantOp, memref.GetGlobalOp)):
@@ -420,7 +421,9 @@ class CEmitter:
             name = self.name(v)
             if isinstance(v.type, MemRefType):
                 const = "" if _written_in(op, v) else "const "
-                restrict = " restrict" if _is_function_argument(v) else ""
+                # a stack buffer is reached through no other pointer either
+                restrict = " restrict" if _is_function_argument(v) or isinstance(
+                    v.owner, memref.AllocaOp) else ""
                 params.append(f"{const}{c_type(v.type.get_element_type())}*{restrict} {name}")
             else:
                 params.append(f"{c_type(v.type)} {name}")
@@ -649,12 +652,25 @@ def _tiles(op: Operation) -> list[scf.ForOp]:
     ) >= REGISTER_TILE]
 
 
+def _is_tile_loop(op: Operation) -> bool:
+    """Does `for_` print `op` as a `tile_loop` call: a loop without results that holds a
+    register tile and no parallel loop (whose body is a helper of its own), next to a
+    reduction loop without a tile (a fused kernel's row pass, which the loop vectorizer
+    should keep)? A tile beside plain loops only (a matmul's panel copy) stays in its
+    function, which loses the loop vectorizer as a whole: outlined, its reads of the
+    packed panel were left scalar (1 GFLOP/s instead of 14)."""
+    if not isinstance(op, scf.ForOp) or op.results or not _tiles(op) or any(
+            isinstance(inner, scf.ParallelOp) for inner in op.walk()):
+        return False
+    return any(isinstance(other, scf.ForOp) and other.results and not _tiles(other)
+               for other in op.parent_block().ops)
+
+
 def _in_tile_loop(tile: scf.ForOp, root: Operation) -> bool:
-    """Is `tile` inside a loop without results below `root` (a loop that `for_` prints
-    as a `tile_loop` call)?"""
+    """Is `tile` inside a loop below `root` that `for_` prints as a `tile_loop` call?"""
     parent = tile.parent_op()
     while parent is not None and parent is not root:
-        if isinstance(parent, scf.ForOp) and not parent.results:
+        if _is_tile_loop(parent):
             return True
         parent = parent.parent_op()
     return False
