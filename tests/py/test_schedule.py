@@ -378,3 +378,115 @@ def test_approx_tanh_is_within_one_ulp_of_libm_over_a_dense_sweep():
         tiny = np.abs(chunk) < 2.0 ** -13  # tanh(x) rounds to x: +-0, subnormals, ...
         assert np.array_equal(got[tiny].view(np.uint32), chunk[tiny].view(np.uint32))
         assert np.mean(got[number] == rounded[number]) > 0.99
+
+
+ROW_MAX = """
+func.func @main(%x: tensor<7x128xf32>) -> tensor<7xf32> {
+  %m = uop.reduce max %x axes [1] : tensor<7x128xf32> -> tensor<7xf32>
+  func.return %m : tensor<7xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", [Schedule(split=8), Schedule(thread=0)])
+def test_a_scheduled_row_max_on_integer_keys_is_exact_for_every_kind_of_float(schedule):
+    """A scheduled f32 max loop computes on i32 keys (`max_keys`): the same maximum as
+    the naive float max for signed zeros, infinities, subnormals and NaN anywhere in the
+    row (SPEC §5: NaN wins, +0.0 beats -0.0)."""
+    from uopc.uopdialect import semantics
+
+    module = kernel_module(ROW_MAX)
+    (kernel,) = kernels_of(module)
+    tiny = np.float32(1e-45)
+    x = RNG.standard_normal((7, 128)).astype(np.float32)
+    x[0] = -0.0
+    x[1] = np.where(np.arange(128) % 2, -0.0, 0.0)  # +0.0 wins in either order
+    x[2, :] = -np.inf
+    x[2, 77] = -tiny  # a negative subnormal is above -inf
+    x[3, 5] = np.nan
+    x[4, 127] = -np.nan  # a NaN with its sign bit set
+    x[5] = -np.abs(x[5])
+    x[6, 64] = np.inf
+    (naive,) = run_with(module, {}, [x])
+    (got,) = run_with(module, {kernel.sym_name.data: schedule}, [x])
+    want = semantics.reduce("max", x, [1])
+    assert np.array_equal(np.isnan(got), np.isnan(naive)) and np.isnan(got[[3, 4]]).all()
+    finite = ~np.isnan(naive)
+    assert np.array_equal(got[finite].view(np.int32), naive[finite].view(np.int32))
+    assert np.array_equal(got[finite].view(np.int32), want[finite].view(np.int32))
+    assert got[0] == 0 and np.signbit(got[0]) and not np.signbit(got[1])
+    assert got[2] == -tiny and got[6] == np.inf
+
+
+def attention_text(n: int, d: int) -> str:
+    """softmax(Q K^T) V for n queries and keys of d dimensions, as uop IR."""
+    return f"""
+func.func @main(%q: tensor<{n}x{d}xf32>, %k: tensor<{n}x{d}xf32>, %v: tensor<{n}x{d}xf32>) -> tensor<{n}x{d}xf32> {{
+  %q3 = uop.reshape %q : tensor<{n}x{d}xf32> -> tensor<{n}x1x{d}xf32>
+  %qe = uop.expand %q3 : tensor<{n}x1x{d}xf32> -> tensor<{n}x{n}x{d}xf32>
+  %k3 = uop.reshape %k : tensor<{n}x{d}xf32> -> tensor<1x{n}x{d}xf32>
+  %ke = uop.expand %k3 : tensor<1x{n}x{d}xf32> -> tensor<{n}x{n}x{d}xf32>
+  %qk = uop.mul %qe, %ke : tensor<{n}x{n}x{d}xf32>
+  %s = uop.reduce add %qk axes [2] : tensor<{n}x{n}x{d}xf32> -> tensor<{n}x{n}xf32>
+  %m = uop.reduce max %s axes [1] : tensor<{n}x{n}xf32> -> tensor<{n}xf32>
+  %m2 = uop.reshape %m : tensor<{n}xf32> -> tensor<{n}x1xf32>
+  %me = uop.expand %m2 : tensor<{n}x1xf32> -> tensor<{n}x{n}xf32>
+  %neg = uop.const dense<-1.0> : tensor<{n}x{n}xf32>
+  %nm = uop.mul %me, %neg : tensor<{n}x{n}xf32>
+  %x = uop.add %s, %nm : tensor<{n}x{n}xf32>
+  %e = uop.exp2 %x : tensor<{n}x{n}xf32>
+  %l = uop.reduce add %e axes [1] : tensor<{n}x{n}xf32> -> tensor<{n}xf32>
+  %l2 = uop.reshape %l : tensor<{n}xf32> -> tensor<{n}x1xf32>
+  %le = uop.expand %l2 : tensor<{n}x1xf32> -> tensor<{n}x{n}xf32>
+  %p = uop.div %e, %le : tensor<{n}x{n}xf32>
+  %p3 = uop.reshape %p : tensor<{n}x{n}xf32> -> tensor<{n}x{n}x1xf32>
+  %pe = uop.expand %p3 : tensor<{n}x{n}x1xf32> -> tensor<{n}x{n}x{d}xf32>
+  %v3 = uop.reshape %v : tensor<{n}x{d}xf32> -> tensor<1x{n}x{d}xf32>
+  %ve = uop.expand %v3 : tensor<1x{n}x{d}xf32> -> tensor<{n}x{n}x{d}xf32>
+  %pv = uop.mul %pe, %ve : tensor<{n}x{n}x{d}xf32>
+  %o = uop.reduce add %pv axes [1] : tensor<{n}x{n}x{d}xf32> -> tensor<{n}x{d}xf32>
+  func.return %o : tensor<{n}x{d}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("schedule", [
+    Schedule((2, 4)), Schedule((4, 16), thread=0), Schedule((3, 8)), Schedule((1, 8))])
+def test_a_fused_attention_tile_computes_its_rows_of_scores_once_bit_for_bit(schedule):
+    """Under reduce fusion, the scores, exponentials and P of each query row are stack
+    rows computed once, the scores' row loop upcast like the output's innermost axis
+    (30 keys: remainders along the keys and, for 3 rows, along the queries): the same
+    ops in the same order as the naive nest."""
+    module = parse_program(attention_text(30, 16), "mlir")
+    run_pipeline("uop-to-fused-kernels", module)
+    (name,) = [k.sym_name.data for k in kernels_of(module)
+               if sig_of_output(k) == (30, 16)]
+    q, k, v = (RNG.standard_normal((30, 16)).astype(np.float32) for _ in range(3))
+    (naive,) = run_with(module, {}, [q, k, v])
+    (got,) = run_with(module, {name: schedule}, [q, k, v])
+    assert np.array_equal(got, naive), str(schedule)
+    s = q.astype(np.float64) @ k.T.astype(np.float64)
+    e = np.exp2(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True) @ v, rtol=1e-4, atol=1e-5)
+
+
+def sig_of_output(kernel) -> tuple[int, ...]:
+    return tuple(kernel.function_type.outputs.data[0].get_shape())
+
+
+def test_only_a_register_tile_loses_the_loop_vectorizer_in_a_fused_kernel():
+    """The loops holding a fused attention's register tiles (the scores, P V) are
+    helpers compiled without gcc's loop vectorizer; the row passes beside them (the row
+    max, the exponentials, the row sum) stay in a function that keeps it."""
+    from uopc.lowering.emit_c import emit_c
+
+    module = parse_program(attention_text(64, 16), "mlir")
+    run_pipeline("uop-to-fused-kernels", module)
+    for kernel in kernels_of(module):
+        if sig_of_output(kernel) == (64, 16):
+            kernel.attributes[SCHEDULE_ATTR] = Schedule((4, 16), thread=0).to_attr()
+    run_pipeline("uop-to-loops", module)
+    source = emit_c(module)
+    marked = [line for line in source.splitlines() if "no-tree-loop-vectorize" in line]
+    assert len(marked) == 2 and all("_tile" in line for line in marked), marked
+    (body,) = [line for line in source.splitlines() if "_body" in line and "static" in line]
+    assert "no-tree-loop-vectorize" not in body

@@ -15,11 +15,15 @@ loops, in this order:
   of what the block reads from it, made before that loop: the index arithmetic of the
   load is copied into a nest over the loops it depends on, reduce loops outermost, which
   stores into the copy (at most `PACK_BYTES`; a bigger operand is read as it is).
+- **max keys** (every schedule but the naive one): every innermost f32 max reduce loop
+  is computed on order-preserving i32 keys of its elements (`max_keys`), which the C
+  compiler vectorizes whole (it leaves the float max's NaN-and-zero select scalar):
+  exact.
 - **split s**: every innermost reduce loop with one accumulator started at its
-  identity and combined by add, max (float or integer) whose length s divides and
-  exceeds, runs s partial accumulators (element p into partial p mod s, the copies jammed
-  like an upcast) combined in order after the loop. A float sum is reassociated by this;
-  nothing else is.
+  identity and combined by add or integer max whose length s divides and exceeds, runs s
+  partial accumulators (element p into partial p mod s, the copies jammed like an
+  upcast) combined in order after the loop. A float sum is reassociated by this; nothing
+  else is.
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
@@ -27,6 +31,10 @@ loops, in this order:
   and computes from it what it stores, the loop is split in two (`split_epilogue`): the
   reduction into a stack row, then the epilogue from the row, so that the register tile
   ends in stores of its accumulators, which the C compiler vectorizes.
+- **row loops**: when the innermost output axis is upcast by f, each row loop of
+  rangeify (`uop.row`) that computes a reduction per element gets its epilogue split
+  off too, and is upcast by f after the output axes (as below): a fused attention's
+  row of scores Q K^T becomes a register tile like a matmul's.
 - **upcast f on axis k** (outermost axis first): the loop over k steps by f and its body
   becomes f jammed copies (when f does not divide the loop, a remainder loop over its last
   elements keeps the body as it was), copy c computing the element at k + c. Jamming walks the body
@@ -73,7 +81,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from uopc.lowering.rangeify import AXIS_ATTR
+from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.uopdialect.locations import at_op
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
@@ -280,6 +288,83 @@ def split(loop: scf.ForOp, parts: int) -> None:
     loop.erase(safe_erase=False)
 
 
+#: f32 bits: all but the sign, and +inf (a magnitude above it is a NaN's)
+_MAGNITUDE, _INF_BITS = 2**31 - 1, 0x7F800000
+#: the `_float_key` of -inf (0xff800000 with its magnitude bits flipped)
+_KEY_OF_MINUS_INF = -(2**31) + 0x7FFFFF
+
+
+def _float_key(x: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops mapping f32 `x` to an i32 whose signed order is max's order on floats (SPEC
+    §5): the bits of x with the magnitude bits flipped when the sign is set (-inf < ... <
+    -0.0 < +0.0 < ... < +inf), and a NaN as its magnitude, above +inf."""
+    ops: list[Operation] = []
+
+    def put(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    bits = put(arith.BitcastOp(x, i32))
+    mask = put(arith.ConstantOp(IntegerAttr(_MAGNITUDE, i32)))
+    magnitude = put(arith.AndIOp(bits, mask))
+    nan = put(arith.CmpiOp(magnitude, put(arith.ConstantOp(IntegerAttr(_INF_BITS, i32))),
+                           "sgt"))
+    flip = put(arith.AndIOp(put(arith.ShRSIOp(bits, put(arith.ConstantOp(
+        IntegerAttr(31, i32))))), mask))
+    return ops, put(arith.SelectOp(nan, magnitude, put(arith.XOrIOp(bits, flip))))
+
+
+def _key_float(key: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops giving the f32 whose `_float_key` is `key` (the flip undone; a NaN's key gives
+    a NaN)."""
+    ops: list[Operation] = [arith.ConstantOp(IntegerAttr(31, i32)),
+                            arith.ConstantOp(IntegerAttr(_MAGNITUDE, i32))]
+    ops.append(arith.ShRSIOp(key, ops[0].result))
+    ops.append(arith.AndIOp(ops[-1].results[0], ops[1].result))
+    ops.append(arith.XOrIOp(key, ops[-1].results[0]))
+    ops.append(arith.BitcastOp(ops[-1].results[0], f32))
+    return ops, ops[-1].results[0]
+
+
+def max_keys(loop: scf.ForOp) -> None:
+    """Compute f32 max reduce loop `loop` (one accumulator, started at -inf: see
+    `_is_f32_max`) on the `_float_key`s of its elements, an i32 signed max that the C
+    compiler vectorizes as a whole loop (the float max, a select keeping NaN and +0.0,
+    stays scalar and branching), and convert the key back after the loop. Exact: the
+    keys' order is max's order and a NaN is above every number (NaN payloads are
+    unspecified, SPEC §5)."""
+    old = loop.body.block
+    acc = old.args[1]
+    (combine,) = [use.operation for use in acc.uses]
+    (x,) = [v for v in combine.operands if v is not acc] or [acc]
+    body = Block(arg_types=[INDEX, i32])
+    body.args[0].name_hint = old.args[0].name_hint
+    old.args[0].replace_all_uses_with(body.args[0])
+    for op in list(old.ops):
+        op.detach()
+        body.add_op(op)
+    ops, key = _float_key(x)
+    keyed = arith.MaxSIOp(body.args[1], key)
+    body.insert_ops_before([*ops, keyed], combine)
+    combine.results[0].replace_all_uses_with(keyed.result)
+    combine.detach()
+    combine.erase()
+    start = arith.ConstantOp(IntegerAttr(_KEY_OF_MINUS_INF, i32))
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [start.result], body)
+    new.attributes.update(loop.attributes)
+    back, value = _key_float(new.results[0])
+    loop.parent_block().insert_ops_before([start, new, *back], loop)
+    loop.results[0].replace_all_uses_with(value)
+    loop.detach()
+    loop.erase(safe_erase=False)
+
+
+def _is_f32_max(loop: scf.ForOp) -> bool:
+    """Is `loop` a reduce loop `max_keys` computes: an f32 max from -inf?"""
+    combiner = _split_combiner(loop)
+    return isinstance(combiner, arith.MaximumfOp) and combiner.result.type == f32
+
+
 def thread(loop: scf.ForOp) -> None:
     """Turn output loop `loop` into an `scf.parallel` over the same range (its body
     moves over as it is, ending in scf.reduce instead of scf.yield)."""
@@ -462,21 +547,23 @@ EXP2_DEGREE = 8
 #: where exp2 saturates (2^200 is inf in f32, 2^-200 is 0): the clamp keeps n = round(x)
 #: an i32 and 2^n a normal f64
 EXP2_CLAMP = 200.0
+#: 1.5 * 2^52: y + ROUNDING - ROUNDING is y rounded to an integer (ties to even), for
+#: |y| < 2^51, and the sum's low 32 bits are that integer
+ROUNDING = 1.5 * 2.0**52
 
 
 def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAValue]:
     """Ops computing 2^(x * log2_base) for an f32 `x` (exp2, or exp with log2_base =
     log2(e)) without a libm call: `_exp2_wide` of x * log2_base in f64, rounded once to
     f32 (which also overflows to inf and underflows through the subnormals as IEEE
-    rounding does), plus a NaN x (any other x adds +0). Every op is one the C compiler
-    vectorizes (rint, compares and selects, i32 to i64, shifts, bit casts)."""
+    rounding does). A NaN x stays NaN all the way. Every op is one the C compiler
+    vectorizes (adds, multiplies, compares and selects, i64 adds and shifts, bit casts)."""
     ops: list[Operation] = []
     put, const = _builder(ops)
     wide = put(arith.ExtFOp(x, f64))
     if log2_base != 1.0:
         wide = put(arith.MulfOp(wide, const(log2_base)))
-    result = put(arith.TruncFOp(_exp2_wide(put, const, wide), f32))
-    return ops, put(arith.AddfOp(result, _nan_or_zero(put, x)))
+    return ops, put(arith.TruncFOp(_exp2_wide(put, const, wide), f32))
 
 
 def _builder(ops: list[Operation]):
@@ -492,33 +579,27 @@ def _builder(ops: list[Operation]):
 
 
 def _exp2_wide(put, const, y: SSAValue) -> SSAValue:
-    """2^y for an f64 `y` (a NaN counts as 0): y clamped to +-EXP2_CLAMP (so +-inf
-    give 2^200 and 2^-200), n = round(y) and f = y - n (exact, |f| <= 1/2); 2^f by its
-    Taylor polynomial (Horner) times 2^n, made by writing n + 1023 into the exponent
-    bits. Relative error below 3e-10."""
+    """2^y for an f64 `y`: y clamped to +-EXP2_CLAMP (so +-inf give 2^200 and 2^-200),
+    n = round(y) by adding and subtracting ROUNDING (exact; the sum's low bits hold n as
+    an integer) and f = y - n (exact, |f| <= 1/2); 2^f by its Taylor polynomial (Horner)
+    times 2^n, made by shifting n + 1023 into the exponent bits. Relative error below
+    3e-10. A NaN y gives NaN (its sum's bits give some scale, and NaN times it is NaN)."""
     low, high = const(-EXP2_CLAMP), const(EXP2_CLAMP)
-    nan = put(arith.CmpfOp(y, y, "uno"))
     clamped = put(arith.SelectOp(put(arith.CmpfOp(y, low, "olt")), low, y))
     clamped = put(arith.SelectOp(put(arith.CmpfOp(clamped, high, "ogt")), high, clamped))
-    clamped = put(arith.SelectOp(nan, const(0.0), clamped))
-    n = put(mathd.RoundEvenOp(clamped))
-    f = put(arith.SubfOp(clamped, n))
+    rounding = const(ROUNDING)
+    shifted = put(arith.AddfOp(clamped, rounding))
+    f = put(arith.SubfOp(clamped, put(arith.SubfOp(shifted, rounding))))
     coefficients = [math.log(2) ** k / math.factorial(k) for k in range(EXP2_DEGREE + 1)]
     poly = const(coefficients[-1])
     for c in reversed(coefficients[:-1]):
         poly = put(arith.AddfOp(put(arith.MulfOp(poly, f)), const(c)))
-    exponent = put(arith.ExtSIOp(put(arith.FPToSIOp(n, i32)), i64))
-    biased = put(arith.AddiOp(exponent, put(arith.ConstantOp(IntegerAttr(1023, i64)))))
+    # the low bits of `shifted` are n (two's complement): adding the bias and shifting
+    # by 52 leaves n + 1023 in the exponent field and drops ROUNDING's own bits
+    biased = put(arith.AddiOp(put(arith.BitcastOp(shifted, i64)),
+                              put(arith.ConstantOp(IntegerAttr(1023, i64)))))
     bits = put(arith.ShLIOp(biased, put(arith.ConstantOp(IntegerAttr(52, i64)))))
     return put(arith.MulfOp(poly, put(arith.BitcastOp(bits, f64))))
-
-
-def _nan_or_zero(put, x: SSAValue) -> SSAValue:
-    """x if the f32 `x` is NaN, else +0: added to a result, NaN stays NaN. Both arms
-    of the select are cheap, so that the C compiler keeps it a blend rather than
-    branching around the polynomial."""
-    nan = put(arith.CmpfOp(x, x, "uno"))
-    return put(arith.SelectOp(nan, x, put(arith.ConstantOp(FloatAttr(0.0, f32)))))
 
 
 #: below this |x|, `tanh_ops` takes the odd Taylor polynomial: its first omitted term,
@@ -611,6 +692,7 @@ def split_epilogue(loop: scf.ForOp) -> None:
     rest = loop.clone()
     loop.parent_block().insert_op_after(rest, loop)
     rest.attributes.pop(AXIS_ATTR, None)
+    rest.attributes.pop(ROW_ATTR, None)
     (reduce_copy,) = [op for op in rest.body.block.ops if isinstance(op, scf.ForOp)]
     reread = memref.LoadOp.get(row.memref, [rest.body.block.args[0]])
     rest.body.block.insert_op_before(reread, reduce_copy)
@@ -627,6 +709,16 @@ def split_epilogue(loop: scf.ForOp) -> None:
 def _innermost_reduce_loops(root: Operation) -> list[scf.ForOp]:
     return [op for op in root.walk() if isinstance(op, scf.ForOp) and op.iter_args
             and not any(isinstance(o, scf.ForOp) for o in op.body.walk())]
+
+
+def _reducing_rows(fn: func.FuncOp) -> list[scf.ForOp]:
+    """The row loops of `fn` (rangeify's `uop.row`) that compute a reduction per
+    element (attention's scores: a row of Q K^T) and run from 0 by 1 to a constant."""
+    return [op for op in fn.walk()
+            if isinstance(op, scf.ForOp) and ROW_ATTR in op.attributes
+            and _constant_of(op.lb) == 0 and _constant_of(op.step) == 1
+            and _constant_of(op.ub) is not None
+            and any(isinstance(o, scf.ForOp) and o.iter_args for o in op.body.walk())]
 
 
 def _tagged_loops(fn: func.FuncOp) -> dict[int, list[scf.ForOp]]:
@@ -659,8 +751,13 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     if blocks and schedule.pack:
         pack(fn, loops[min(a for a in loops if _constant_of(loops[a][0].ub) > 1)][0])
     innermost = loops[max(loops)] if loops else []
+    for loop in _innermost_reduce_loops(fn):
+        if _is_f32_max(loop):
+            max_keys(loop)
     if schedule.split > 1:
-        for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):
+        # every innermost reduce loop: those inside the innermost output loop, and those
+        # beside it (a fused softmax's row max and row sum)
+        for loop in _innermost_reduce_loops(fn):
             length = _constant_of(loop.ub)
             if (_split_combiner(loop) is not None and length is not None
                     and length % schedule.split == 0 and length > schedule.split):
@@ -679,8 +776,9 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     # statements that touch neighbouring memory into vector instructions). Jamming an
     # axis rebuilds the loops inside it, and a remainder adds loops: look them up again
     # each time (the loops from 0 are the ones to upcast; a remainder starts later).
-    if loops and schedule.factor(max(loops)) > 1:
-        for loop in loops[max(loops)]:
+    row_factor = schedule.factor(max(loops)) if loops else 1
+    if row_factor > 1:
+        for loop in [*loops[max(loops)], *_reducing_rows(fn)]:
             split_epilogue(loop)
     for axis in sorted(loops):
         f = schedule.factor(axis)
@@ -690,6 +788,9 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
             if _constant_of(loop.lb) == 0:
                 _length(loop, f"{name}: upcast axis {axis}")
                 upcast(loop, f)
+    if row_factor > 1:  # after the output axes: its copies end up side by side
+        for loop in _reducing_rows(fn):
+            upcast(loop, row_factor)
     if schedule.thread in blocks:
         thread(blocks[schedule.thread])
     elif schedule.thread is not None:
@@ -716,3 +817,4 @@ class UopApplySchedule(ModulePass):
                 if isinstance(loop, scf.ForOp):
                     loop.attributes.pop(AXIS_ATTR, None)
                     loop.attributes.pop(BLOCK_ATTR, None)
+                    loop.attributes.pop(ROW_ATTR, None)

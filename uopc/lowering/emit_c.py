@@ -151,6 +151,9 @@ class CEmitter:
     #: whether `prelude` declares no state (only types and static inline functions), so
     #: that every translation unit may have its own copy (see `sections`)
     stateless_prelude: ClassVar[bool] = True
+    #: print each outermost loop without results that holds a register tile as a call of
+    #: a helper compiled without gcc's loop vectorizer (`tile_loop`)
+    outline_tiles: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.out = io.StringIO()
@@ -172,6 +175,7 @@ class CEmitter:
         self.mutable_globals = False
         #: where the header and each function's section end in the printed text
         self.section_ends: list[int] = []
+        self.in_tile_loop = False  # printing the body of a `tile_loop` helper
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -341,6 +345,9 @@ class CEmitter:
 
     # ---- control flow ------------------------------------------------------------------------
     def for_(self, op: scf.ForOp) -> None:
+        if self.outline_tiles and not self.in_tile_loop and _is_tile_loop(op):
+            self.tile_loop(op)
+            return
         body = op.body.block
         iv = body.args[0]
         lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
@@ -407,31 +414,9 @@ class CEmitter:
             )
         body = op.body.block
         ivs = [self.fresh(iv, "i") for iv in body.args]
-        params, args = [], []
-        for v in _free_values(op):
-            if isinstance(v.owner, (arith.ConstantOp, memref.GetGlobalOp)):
-                continue  # printed as a literal or a global's name: the same in the helper
-            name = self.name(v)
-            if isinstance(v.type, MemRefType):
-                const = "" if _written_in(op, v) else "const "
-                restrict = " restrict" if _is_function_argument(v) else ""
-                params.append(f"{const}{c_type(v.type.get_element_type())}*{restrict} {name}")
-            else:
-                params.append(f"{c_type(v.type)} {name}")
-            args.append(name)
-        self.counter += 1
-        helper = f"{self.function_name}_body{self.counter}"
-        outer, level = self.out, self.level
-        self.out, self.level = io.StringIO(), 1
-        signature = ", ".join([f"int64_t {i}" for i in ivs] + params)
-        self.out.write(f"static void {_tile_attribute(op)}__attribute__((noinline)) "
-                       f"{helper}({signature}) {{\n")
-        for inner in body.ops:
-            if not isinstance(inner, scf.ReduceOp):
-                self.op(inner)
-        self.out.write("}\n")
-        self.helpers.append(self.out.getvalue())
-        self.out, self.level = outer, level
+        helper, args = self.outline(op, "body", ivs, [
+            inner for inner in body.ops if not isinstance(inner, scf.ReduceOp)],
+            _tile_attribute(op))
         pragma = self.parallel_pragma(len(ivs))
         if pragma:
             self.line(pragma)
@@ -443,6 +428,50 @@ class CEmitter:
         for _ in ivs:
             self.level -= 1
             self.line("}")
+
+    def outline(self, op: Operation, kind: str, ivs: list[str], ops: list[Operation],
+                attribute: str) -> tuple[str, list[str]]:
+        """Print `ops` (the body of `op`) as a static noinline helper function (with
+        `attribute`) taking the index variables `ivs` and every pointer and value `op`
+        uses from outside as parameters (pointers `restrict` when they are the function's
+        own arguments or stack buffers); return its name and the arguments that follow
+        the ivs in a call."""
+        params, args = [], []
+        for v in _free_values(op):
+            if isinstance(v.owner, (arith.ConstantOp, memref.GetGlobalOp)):
+                continue  # printed as a literal or a global's name: the same in the helper
+            name = self.name(v)
+            if isinstance(v.type, MemRefType):
+                const = "" if _written_in(op, v) else "const "
+                # a stack buffer is reached through no other pointer either
+                restrict = " restrict" if _is_function_argument(v) or isinstance(
+                    v.owner, memref.AllocaOp) else ""
+                params.append(f"{const}{c_type(v.type.get_element_type())}*{restrict} {name}")
+            else:
+                params.append(f"{c_type(v.type)} {name}")
+            args.append(name)
+        self.counter += 1
+        helper = f"{self.function_name}_{kind}{self.counter}"
+        outer, level = self.out, self.level
+        self.out, self.level = io.StringIO(), 1
+        signature = ", ".join([f"int64_t {i}" for i in ivs] + params) or "void"
+        self.out.write(f"static void {attribute}__attribute__((noinline)) "
+                       f"{helper}({signature}) {{\n")
+        for inner in ops:
+            self.op(inner)
+        self.out.write("}\n")
+        self.helpers.append(self.out.getvalue())
+        self.out, self.level = outer, level
+        return helper, args
+
+    def tile_loop(self, op: scf.ForOp) -> None:
+        """A loop holding a register tile, as a call of a helper function compiled without
+        gcc's loop vectorizer (`_tile_attribute`): the loops around it and beside it (a
+        fused kernel's row passes) keep it."""
+        self.in_tile_loop = True
+        helper, args = self.outline(op, "tile", [], [op], _NO_LOOP_VECTORIZE)
+        self.in_tile_loop = False
+        self.line(f"{helper}({', '.join(args)});")
 
     def parallel_pragma(self, depth: int) -> str:
         """The line before a parallel nest of `depth` loops (empty: run it serially).
@@ -641,19 +670,49 @@ class CEmitter:
 REGISTER_TILE = 17
 
 
+_NO_LOOP_VECTORIZE = '__attribute__((optimize("no-tree-loop-vectorize"))) '
+
+
+def _tiles(op: Operation) -> list[scf.ForOp]:
+    """The register tiles in `op`: loops carrying REGISTER_TILE float accumulators."""
+    return [inner for inner in op.walk() if isinstance(inner, scf.ForOp) and sum(
+        isinstance(a.type, (Float32Type, Float16Type)) for a in inner.iter_args
+    ) >= REGISTER_TILE]
+
+
+def _is_tile_loop(op: Operation) -> bool:
+    """Does `for_` print `op` as a `tile_loop` call: a loop without results that holds a
+    register tile and no parallel loop (whose body is a helper of its own), next to a
+    reduction loop without a tile (a fused kernel's row pass, which the loop vectorizer
+    should keep)? A tile beside plain loops only (a matmul's panel copy) stays in its
+    function, which loses the loop vectorizer as a whole: outlined, its reads of the
+    packed panel were left scalar (1 GFLOP/s instead of 14)."""
+    if not isinstance(op, scf.ForOp) or op.results or not _tiles(op) or any(
+            isinstance(inner, scf.ParallelOp) for inner in op.walk()):
+        return False
+    return any(isinstance(other, scf.ForOp) and other.results and not _tiles(other)
+               for other in op.parent_block().ops)
+
+
+def _in_tile_loop(tile: scf.ForOp, root: Operation) -> bool:
+    """Is `tile` inside a loop below `root` that `for_` prints as a `tile_loop` call?"""
+    parent = tile.parent_op()
+    while parent is not None and parent is not root:
+        if _is_tile_loop(parent):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
 def _tile_attribute(op: Operation) -> str:
-    """`optimize("no-tree-loop-vectorize")` for a function holding a register tile, else
+    """`optimize("no-tree-loop-vectorize")` for a function holding a register tile that
+    is not inside a loop printed as a `tile_loop` call (a loop without results), else
     nothing. gcc packs a tile's accumulators into vectors across the copies (SLP); but
     when the tile reads a packed, contiguous panel, its loop vectorizer instead
     vectorizes the reduce loop along the loop, with in-order ("fold-left") float sums
     that keep strict order one lane at a time: a 1024 GEMM ran 10x slower (480 vs 49 ms).
-    The function's other loops (the panel copy) are SLP-vectorized or small."""
-    for inner in op.walk():
-        if isinstance(inner, scf.ForOp) and sum(
-                isinstance(a.type, (Float32Type, Float16Type)) for a in inner.iter_args
-        ) >= REGISTER_TILE:
-            return '__attribute__((optimize("no-tree-loop-vectorize"))) '
-    return ""
+    The helper's other loops (the panel copy) are SLP-vectorized or small."""
+    return _NO_LOOP_VECTORIZE if any(not _in_tile_loop(t, op) for t in _tiles(op)) else ""
 
 
 def _free_values(op: Operation) -> list[SSAValue]:

@@ -126,6 +126,7 @@ class CudaEmitter(CEmitter):
     holds the host functions' launch plans after `module()`."""
 
     prelude: ClassVar[str] = CUDA_PRELUDE
+    outline_tiles: ClassVar[bool] = False  # a register tile stays in its kernel
 
     def __init__(self) -> None:
         super().__init__()

@@ -38,6 +38,16 @@ accumulator (`iter_args`; identity 0, -inf or INT_MIN) placed as a sibling loop 
 the loops it does not depend on: `x - max(x)` computes each row's max once per row. When a
 reduction would be recomputed for loops it does not depend on (its result broadcast along
 an outer axis), it is materialized once into an arena temporary instead.
+
+Rows computed once (kernels under reduce fusion): a costly value (one that computes a
+reduction or a transcendental per element, not only through a broadcast) that a
+reduction and another op of the kernel read, at an index whose innermost varying part
+is one loop's variable, is computed once per row into a stack buffer in front of that
+loop (`_row_cached`; the loop is tagged `uop.row` for uop-apply-schedule), and every
+later loop over the same row reads the buffer. A softmax's exp(x - max) feeds the row
+sum and the output, attention's scores Q K^T feed the row max, the row sum and the row
+of P: each is computed once, not once per pass. The values and the ops computing them
+are the same (a stored f32 reads back exactly).
 """
 
 from __future__ import annotations
@@ -91,6 +101,8 @@ OUTPUTS_ATTR = "uopc.outputs"
 ARENA_ATTR = "uopc.arena_bytes"
 #: on an scf.for of a result's loop nest: the output axis it iterates
 AXIS_ATTR = "uop.axis"
+#: on an scf.for that computes a row of `_row_cached`
+ROW_ATTR = "uop.row"
 
 
 class RangeifyError(DiagnosticException):
@@ -181,6 +193,8 @@ class FunctionLowering:
         #: inside its nest (`_rule_contiguous`), not materialized in front of it
         self.is_kernel = KERNEL_ATTR in fn.attributes
         self.row_bytes = 0  # stack bytes of the row buffers so far
+        #: the costly values that several ops read (`_row_cached` computes them by rows)
+        self.reused = _costly_reused(fn) if self.is_kernel else frozenset()
 
     def _callees(self) -> list[str]:
         return [op.callee.string_value() for op in self.fn.walk() if isinstance(op, func.CallOp)
@@ -496,6 +510,14 @@ class FunctionLowering:
         buf = self.buffers.get(v)
         if buf is not None:
             return self._load(buf, idx)
+        if v in self.reused:
+            row = self._row_cached(v, idx)
+            if row is not None:
+                return row
+        return self._rule(v, idx)
+
+    def _rule(self, v: SSAValue, idx: tuple[Ix, ...]) -> S | Steps:
+        """`v[idx]` computed by the rule of the op defining it."""
         op = v.owner
         info = getattr(op, "INFO", None)
         handler = None if info is None else rule_for(info)
@@ -731,6 +753,54 @@ class FunctionLowering:
         self.stack = saved
         return self._load(row.memref, tuple(Ix.of(var) for var in inner if var is not None))
 
+    def _row_cached(self, v: SSAValue, idx: tuple[Ix, ...]) -> S | Steps | None:
+        """`v[idx]` read from a stack row of `v` computed once (see the module docstring),
+        when one axis of `idx` is a loop variable j and the others depend only on loops
+        outside j's: the row buffer made for the same outer index and range of j, if it
+        is in scope; else the steps that compute the row into a new buffer in front of
+        j's loop (within ROW_BUFFER_BYTES). None: neither."""
+        level_of = {frame.var: k for k, frame in enumerate(self.stack) if frame.var}
+        rows = [a for a, ix in enumerate(idx) if not ix.const and len(ix.terms) == 1
+                and ix.terms[0][1] == 1 and ix.terms[0][0] in level_of]
+        if not rows:
+            return None
+        axis = max(rows, key=lambda a: level_of[idx[a].terms[0][0]])
+        var = idx[axis].terms[0][0]
+        outer = frozenset().union(*(ix.deps() for a, ix in enumerate(idx) if a != axis))
+        if not all(level_of.get(d, len(self.stack)) < level_of[var] for d in outer):
+            return None
+        key = ("row", v, axis, var.size, tuple(ix for a, ix in enumerate(idx) if a != axis))
+        hit = self._recall(key)
+        if hit is not None:
+            return self._load(hit.value, (idx[axis],))
+        nbytes = var.size * sig_of(v.type).itemsize
+        if self.row_bytes + nbytes > ROW_BUFFER_BYTES:
+            return None
+        self.row_bytes += nbytes
+        return self._fill_row(v, idx, axis, var, outer, key)
+
+    def _fill_row(self, v: SSAValue, idx: tuple[Ix, ...], axis: int, var: LoopVar,
+                  outer: frozenset[LoopVar], key: object) -> Steps:
+        """Compute `v` along `axis` over the range of `var` into a new stack row in front
+        of the loops inside the outer index's, and read element `idx` there."""
+        level = self._level(outer)
+        saved = self.stack
+        self.stack = saved[: level + 1]
+        self.stack[-1:] = [_with_anchor(saved, level)]
+        row = memref.AllocaOp.get(ELEMENT_TYPES[sig_of(v.type).dtype], shape=[var.size])
+        self._insert(level, row)
+        frame = self._open_loop(var.size)
+        frame.loop.attributes[ROW_ATTR] = UnitAttr()
+        at = Ix.of(frame.var)
+        rule = self._rule(v, (*idx[:axis], at, *idx[axis + 1:]))
+        x = rule if isinstance(rule, S) else (yield rule)
+        self._insert(len(self.stack) - 1, memref.StoreOp.get(
+            x.value, row.memref, [self.index(at).value]))
+        frame.block.add_op(scf.YieldOp())
+        self.stack = saved
+        self._remember(key, S(row.memref, outer))
+        return self._load(row.memref, (idx[axis],))
+
     def _rule_reduce(self, op: uop.ReduceOp, idx):
         once = yield from self._computed_once(op.result, op.result, idx)
         if once is not None:
@@ -773,6 +843,36 @@ class FunctionLowering:
         if not frames:
             return acc
         return S(frames[0].loop.results[0], deps)
+
+
+def _costly_reused(fn: func.FuncOp) -> frozenset[SSAValue]:
+    """The values of `fn` that a reduction and at least one other op read (so that the
+    reduction's loop and another loop over the same row both need them), and that
+    compute, per element, a reduction or a unary op, a division or a power (reached
+    through elementwise and movement ops, not through a broadcast, which computes it
+    once per row anyway)."""
+    found = set()
+    for op in fn.body.block.ops:
+        for v in op.results:
+            readers = {use.operation for use in v.uses}
+            if len(readers) >= 2 and any(isinstance(r, uop.ReduceOp) for r in readers) \
+                    and _costly(v):
+                found.add(v)
+    return frozenset(found)
+
+
+def _costly(v: SSAValue) -> bool:
+    stack, seen = [v], set()
+    while stack:
+        op = stack.pop().owner
+        if op in seen or isinstance(op, uop.ExpandOp) or not isinstance(op, uop.UopOp):
+            continue
+        seen.add(op)
+        if isinstance(op, (uop.ReduceOp, uop.UnaryOp, uop.DivOp, uop.PowOp)):
+            return True
+        if op.INFO.elementwise or op.INFO.movement:
+            stack.extend(op.operands)
+    return False
 
 
 def _with_anchor(stack: list[Frame], level: int) -> Frame:

@@ -105,16 +105,21 @@ func.func @remainder(%x: tensor<5xf32>) -> tensor<5xf32> attributes {uop.kernel,
   func.return %y : tensor<5xf32>
 }
 
-// approx: exp computes in f64 with no libm call: x * log2(e) clamped, n = round, the
-// polynomial in f = y - n, 2^n from the exponent bits, one rounding to f32.
+// approx: exp computes in f64 with no libm call: x * log2(e) clamped, n = round(y) by
+// adding and subtracting 1.5 * 2^52, the polynomial in f = y - n, 2^n from the sum's
+// low bits shifted into the exponent, one rounding to f32.
 // CHECK-LABEL: func.func @approx
 // CHECK-NOT:     math.exp
 // CHECK:         arith.extf %{{.*}} : f32 to f64
-// CHECK:         math.roundeven %{{.*}} : f64
-// CHECK:         arith.fptosi %{{.*}} : f64 to i32
+// CHECK:         %[[ROUNDING:.*]] = arith.constant 0x4338000000000000 : f64
+// CHECK:         %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUNDING]] : f64
+// CHECK:         %[[N:.*]] = arith.subf %[[SHIFTED]], %[[ROUNDING]] : f64
+// CHECK:         arith.subf %{{.*}}, %[[N]] : f64
+// CHECK:         %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : f64 to i64
 // CHECK:         arith.shli
 // CHECK:         arith.bitcast %{{.*}} : i64 to f64
 // CHECK:         arith.truncf %{{.*}} : f64 to f32
+// CHECK-NOT:     math.roundeven
 // CHECK-NOT:     math.exp
 // CHECK:         func.return
 func.func @approx(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<approx = 1>} {
@@ -131,7 +136,7 @@ func.func @approx(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uo
 // CHECK:         %[[SIZE:.*]] = math.absf %[[X]] : f64
 // CHECK:         arith.mulf %[[X]], %[[X]] : f64
 // CHECK:         %[[SMALL:.*]] = arith.mulf %[[X]], %{{.*}} : f64
-// CHECK:         math.roundeven %{{.*}} : f64
+// CHECK:         arith.constant 0x4338000000000000 : f64
 // CHECK:         arith.bitcast %{{.*}} : i64 to f64
 // CHECK:         arith.divf %{{.*}} : f64
 // CHECK:         %[[BIG:.*]] = math.copysign %{{.*}}, %[[X]] : f64
@@ -178,4 +183,25 @@ func.func @epilogue(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>)
   %z = uop.const dense<0.0> : tensor<4x8xf32>
   %y = uop.max %s, %z : tensor<4x8xf32>
   func.return %y : tensor<4x8xf32>
+}
+
+// max keys: a scheduled f32 row max computes on i32 keys (the float's bits, the
+// magnitude flipped when the sign is set, a NaN as its magnitude): one signed max per
+// element from the key of -inf, turned back into a float after the loop.
+// CHECK-LABEL: func.func @max_keys
+// CHECK:         %[[START:.*]] = arith.constant -2139095041 : i32
+// CHECK:         %[[M:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[START]]) -> (i32) {
+// CHECK:           %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK:           arith.cmpi sgt
+// CHECK:           arith.shrsi %[[BITS]]
+// CHECK:           %[[KEY:.*]] = arith.select
+// CHECK:           %[[NEXT:.*]] = arith.maxsi %[[ACC]], %[[KEY]] : i32
+// CHECK:           scf.yield %[[NEXT]] : i32
+// CHECK:         arith.shrsi %[[M]]
+// CHECK:         arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NOT:     arith.maximumf
+// CHECK:         func.return
+func.func @max_keys(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<thread = 0>} {
+  %m = uop.reduce max %x axes [1] : tensor<4x64xf32> -> tensor<4xf32>
+  func.return %m : tensor<4xf32>
 }

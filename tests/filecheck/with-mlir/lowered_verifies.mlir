@@ -1,12 +1,12 @@
 // uopc's lowered loops are upstream MLIR: mlir-opt parses and verifies them, and lowers
 // them to the LLVM dialect (tests/py/test_with_mlir.py runs them with mlir-runner). The
-// exp2 is the rules' `approx` polynomial (roundeven, bit casts).
+// exp2 is the rules' `approx` polynomial (bit casts).
 // RUN: uopc-opt %s -p uop-to-c | mlir-opt --verify-each | filecheck %s
 // RUN: uopc-opt %s -p uop-to-c | mlir-opt --arith-expand --expand-strided-metadata --convert-scf-to-cf --convert-to-llvm --reconcile-unrealized-casts | filecheck %s --check-prefix=LLVM
 
 // CHECK-DAG:  func.func @main(
 // CHECK-DAG:  scf.for
-// CHECK-DAG:  math.roundeven
+// CHECK-DAG:  arith.shli
 // CHECK-DAG:  arith.bitcast
 // LLVM-DAG:   llvm.func @main(
 // LLVM-NOT:   scf.
