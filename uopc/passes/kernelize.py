@@ -9,8 +9,10 @@ SPEC §7. On every `func.func` made of uop ops the pass
    (a `uop.contiguous` is inserted after it), so that fusion never recomputes it once per
    broadcast copy. A LayerNorm output feeding a matmul is its own kernel; a cheap `recip`
    of a row sum scaling a softmax stays fused. A dequantized weight (a value computed
-   through `uop.decode`) is never staged here nor copied by step 2: the consumer's kernel
-   decodes the packed bytes inline, and a copy would be the full-precision weight.
+   through `uop.decode` whose f32 copy would be at least as big as the packed words it
+   decodes) is never staged here nor copied by step 2: the consumer's kernel decodes the
+   packed bytes inline, and a copy would be the full-precision weight. A small value
+   computed from decoded data (a row gathered from a quantized embedding) is staged.
 2. **fixes layouts** (`layout=reduce`, SPEC §7): an operand that is broadcast into a
    reduce (the B of A@B) and whose innermost reduced axis is strided in memory is first
    copied to a temporary in which that axis is contiguous (`uop.contiguous`, with a
