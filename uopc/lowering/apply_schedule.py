@@ -267,14 +267,20 @@ def split(loop: scf.ForOp, parts: int) -> None:
     old = loop.body.block
     body = Block(arg_types=[INDEX, *([old.args[1].type] * parts)])
     body.args[0].name_hint = old.args[0].name_hint
+    # the new loop counts groups of `parts` elements: element g * parts + c, a form whose
+    # divisions by a divisor of `parts` simplify (the word of a packed code, its shift)
+    first = arith.MuliOp(body.args[0], _index_const(body, parts))
+    body.add_op(first)
     maps = [{old.args[0]: iv, old.args[1]: body.args[1 + c]}
-            for c, iv in enumerate(_copy_ivs(body, body.args[0], parts))]
+            for c, iv in enumerate(_copy_ivs(body, first.result, parts))]
     _jam(list(old.ops)[:-1], maps, body)
     (yielded,) = old.last_op.operands
     body.add_op(scf.YieldOp(*(m[yielded] for m in maps)))
-    step = arith.ConstantOp(IntegerAttr(parts, INDEX))
-    new = scf.ForOp(loop.lb, loop.ub, step, [loop.iter_args[0]] * parts, body)
+    groups = arith.ConstantOp(IntegerAttr(_constant_of(loop.ub) // parts, INDEX))
+    step = arith.ConstantOp(IntegerAttr(1, INDEX))
+    new = scf.ForOp(loop.lb, groups, step, [loop.iter_args[0]] * parts, body)
     block = loop.parent_block()
+    block.insert_op_before(groups, loop)
     block.insert_op_before(step, loop)
     block.insert_op_before(new, loop)
     total = new.results[0]

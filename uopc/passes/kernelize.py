@@ -9,8 +9,10 @@ SPEC §7. On every `func.func` made of uop ops the pass
    (a `uop.contiguous` is inserted after it), so that fusion never recomputes it once per
    broadcast copy. A LayerNorm output feeding a matmul is its own kernel; a cheap `recip`
    of a row sum scaling a softmax stays fused. A dequantized weight (a value computed
-   through `uop.decode`) is never staged here nor copied by step 2: the consumer's kernel
-   decodes the packed bytes inline, and a copy would be the full-precision weight.
+   through `uop.decode` whose f32 copy would be at least as big as the packed words it
+   decodes) is never staged here nor copied by step 2: the consumer's kernel decodes the
+   packed bytes inline, and a copy would be the full-precision weight. A small value
+   computed from decoded data (a row gathered from a quantized embedding) is staged.
 2. **fixes layouts** (`layout=reduce`, SPEC §7): an operand that is broadcast into a
    reduce (the B of A@B) and whose innermost reduced axis is strided in memory is first
    copied to a temporary in which that axis is contiguous (`uop.contiguous`, with a
@@ -229,22 +231,28 @@ def _fused_alu_cost(value: SSAValue, cap: int) -> int:
 
 
 def _decodes(value: SSAValue) -> bool:
-    """Does the fused computation of `value` decode packed storage (`uop.decode`)? Such
-    a value (a dequantized weight) is recomputed where it is read, never staged or copied:
-    its packed inputs are what quantization keeps small, and a copy would be the
-    full-precision weight."""
+    """Is `value` a dequantized weight: does its fused computation decode packed storage
+    (`uop.decode`), with an f32 copy of it at least as big as the packed words decoded?
+    Such a value is recomputed where it is read, never staged or copied: its packed
+    inputs are what quantization keeps small, and a copy would be the full-precision
+    weight. A value much smaller than its packed source (a row gathered from a quantized
+    embedding, and what is computed from it: a decode step's residual stream) is staged
+    like any other; fused, every output of the matvec reading it would decode it again."""
     seen: set[Operation] = set()
     stack = [value]
+    packed = 0  # bytes of the packed words the decodes read
     while stack:
         v = stack.pop()
         owner = _uop_owner(v)
         if owner is None or owner in seen or _is_buffer(v):
             continue
-        if isinstance(owner, DecodeOp):
-            return True
         seen.add(owner)
+        if isinstance(owner, DecodeOp):
+            words, _ = _view_root(owner.words)
+            packed += math.prod(_shape(words)) * 4
+            continue
         stack.extend(owner.operands)
-    return False
+    return packed > 0 and math.prod(_shape(value)) * 4 >= packed
 
 
 def _insert_before(anchor: Operation, ops: Sequence[Operation]) -> None:

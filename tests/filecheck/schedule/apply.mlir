@@ -205,3 +205,19 @@ func.func @max_keys(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {uop.kerne
   %m = uop.reduce max %x axes [1] : tensor<4x64xf32> -> tensor<4xf32>
   func.return %m : tensor<4xf32>
 }
+
+// split 4 on a reduce loop of 12: the loop runs over 3 groups of 4 elements (g * 4 + c),
+// a form whose divisions by a divisor of 4 simplify, into 4 partial sums added in order.
+// CHECK-LABEL: func.func @split_sum
+// CHECK:         %[[N:.*]] = arith.constant 3 : index
+// CHECK:         scf.for %[[G:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// CHECK:           %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK:           %[[E:.*]] = arith.muli %[[G]], %[[FOUR]] : index
+// CHECK-COUNT-3:   arith.addi %[[E]], %{{.*}} : index
+// CHECK-COUNT-4:   memref.load
+// CHECK:           scf.yield
+// CHECK-COUNT-3: arith.addf
+func.func @split_sum(%x: tensor<2x12xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4>} {
+  %r = uop.reduce add %x axes [1] : tensor<2x12xf32> -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}

@@ -182,3 +182,29 @@ func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x6
   %r = uop.reduce add %e axes [3] : tensor<16x4x64x64xf32> -> tensor<16x4x64xf32>
   func.return %r : tensor<16x4x64xf32>
 }
+
+// A matrix-vector product x @ W.T with W stored (out, in): x is broadcast along the
+// outputs and W's rows lie along the reduction, so 8 outputs share each load of x, each
+// row's sum runs in 8 partial sums, and threads split the outputs. Strict float order
+// keeps the register tile over the outputs, unsplit.
+// CHECK-LABEL: func.func @matvec_rows
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8>}
+// STRICT-LABEL: func.func @matvec_rows
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
+  %p = uop.mul %xe, %w : tensor<1536x576xf32>
+  %r = uop.reduce add %p axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
+
+// W stored (in, out) (GPT-2's Conv1D): its rows lie along the outputs, so the register
+// tile over 16 outputs reads them contiguously and stays.
+// CHECK-LABEL: func.func @matvec_columns
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<576x1xf32> -> tensor<576x1536xf32>
+  %p = uop.mul %xe, %w : tensor<576x1536xf32>
+  %r = uop.reduce add %p axes [0] : tensor<576x1536xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
