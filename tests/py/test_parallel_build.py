@@ -10,6 +10,7 @@ import pytest
 from uopc import Tensor
 from uopc.lowering.emit_c import emit_c_unit
 from uopc.lowering.emit_c_checked import CheckedCEmitter
+from uopc.lowering.pipeline import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units
 from uopc.runtime.engine import Engine
@@ -43,8 +44,6 @@ def cache(tmp_path, monkeypatch):
 
 def _unit(text: str = THREE_KERNELS, emitter=None):
     module = parse_program(text)
-    from uopc.lowering.pipeline import run_pipeline
-
     run_pipeline("uop-to-kernels,uop-schedule", module)
     lower_and_emit(module)
     return emit_c_unit(module, *([emitter] if emitter else []))

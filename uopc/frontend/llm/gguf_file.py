@@ -65,18 +65,10 @@ class GGUFCheckpoint:
         for name, t in self.packed.items():
             if t.type in formats and len(t.shape) == 2:
                 blocks = from_gguf(t.raw, formats[t.type], t.shape)
-                order = self._row_order(name, t.shape[0])
+                order = row_order(name, t.shape[0], self.config["num_attention_heads"],
+                                  self.config["num_key_value_heads"])
                 state[name] = blocks if order is None else blocks.take_rows(order)
         return state
-
-    def _row_order(self, name: str, rows: int) -> np.ndarray | None:
-        """The rows of a stored q/k projection in transformers' order (`_unpermute`)."""
-        heads = {"q_proj.weight": self.config["num_attention_heads"],
-                 "k_proj.weight": self.config["num_key_value_heads"]}
-        for suffix, n in heads.items():
-            if name.endswith(suffix):
-                return _unpermute(np.arange(rows), n)
-        return None
 
 
 def _hf_name(name: str) -> str:
@@ -91,10 +83,15 @@ def _hf_name(name: str) -> str:
     return f"{_TOP_NAMES[stem]}.{kind}"
 
 
-def _unpermute(w: np.ndarray, heads: int) -> np.ndarray:
-    """Undo llama.cpp's per-head row order (interleaved rotary pairs -> halves)."""
-    rows = w.shape[0]
-    return w.reshape(heads, rows // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+def row_order(name: str, rows: int, heads: int, kv_heads: int) -> np.ndarray | None:
+    """The stored rows of weight `name` in transformers' order, or None when they are
+    in it already: llama.cpp interleaves each head's rotary pairs in the query and key
+    projections; transformers keeps the head's two halves apart."""
+    n = heads if name.endswith("q_proj.weight") else kv_heads \
+        if name.endswith("k_proj.weight") else None
+    if n is None:
+        return None
+    return np.arange(rows).reshape(n, rows // n // 2, 2).swapaxes(1, 2).reshape(rows)
 
 
 def _open(path: Path) -> Any:
@@ -136,10 +133,9 @@ def read_gguf(path: str | Path) -> GGUFCheckpoint:
         packed[name] = PackedTensor(t.tensor_type.name, shape, np.asarray(t.data))
         value = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
         value = value.reshape(shape)
-        if name.endswith("q_proj.weight"):
-            value = _unpermute(value, heads)
-        elif name.endswith("k_proj.weight"):
-            value = _unpermute(value, kv_heads)
+        order = row_order(name, shape[0], heads, kv_heads)
+        if order is not None:
+            value = value[order]
         state[name] = value
     dim = int(get("embedding_length"))
     tokens = meta.get("tokenizer.ggml.tokens") or []
