@@ -29,6 +29,7 @@ from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.quant_formats import Format, Packed, QuantError, get_format
+from uopc.uopdialect.shapes import Sig
 
 __all__ = ["QuantizedTensor", "QuantReport", "quantize_weight", "quantize_model",
            "QuantError"]
@@ -49,7 +50,10 @@ def _decoded(data: np.ndarray, code: str, bits: int, count: int) -> Tensor:
     rows, n = words.shape
     per = 32 // bits
     spread = Tensor(words).reshape(rows, n, 1).expand(rows, n, per).reshape(rows, n * per)
-    pos = Tensor(np.arange(per, dtype=np.int32)).reshape(1, 1, per).expand(rows, n, per)
+    # the positions are a constant of the graph, not an input: the C compiler then sees
+    # every shift amount and turns the byte extracts into byte loads and shuffles
+    pattern = Tensor._wrap(UOp.const(tuple(range(per)), Sig((per,), "i32")), False)
+    pos = pattern.reshape(1, 1, per).expand(rows, n, per)
     values = spread._apply(OP.decode, pos.reshape(rows, n * per), arg=code)
     return values if n * per == count else values.shrink(((0, rows), (0, count)))
 

@@ -449,23 +449,31 @@ def _single_sink(reduce: ReduceOp) -> Operation | None:
     """The one materialization point every use of `reduce` flows into, through
     elementwise ops and views that read each element at most once; None if there is
     not exactly one or a use goes elsewhere (an expand would recompute the reduce,
-    another reduce would nest loops)."""
+    another reduce would nest loops).
+
+    Every op on the way must also see the reduce through one chain of views: an op
+    that meets it along two (a rotary embedding's `x * cos + cat(-x[h:], x[:h]) * sin`
+    reads x at three indices) would recompute the reduce once per chain."""
     sinks: set[Operation] = set()
-    seen: set[Operation] = set()
-    stack: list[Operation] = [reduce]
+    views_to: dict[Operation, tuple[Operation, ...]] = {}
+    stack: list[tuple[Operation, tuple[Operation, ...]]] = [(reduce, ())]
     while stack:
-        op = stack.pop()
-        if op in seen:
+        op, views = stack.pop()
+        if op in views_to:
+            if views_to[op] != views:
+                return None
             continue
-        seen.add(op)
+        views_to[op] = views
         for use in op.results[0].uses:
             user = use.operation
             if not _is_uop(user):
                 sinks.add(op)  # op's own value is materialized (a result, a call operand)
             elif isinstance(user, ContiguousOp):
                 sinks.add(user)
-            elif isinstance(user, (*ALU_OPS, *_ONCE_VIEWS)):
-                stack.append(user)
+            elif isinstance(user, ALU_OPS):
+                stack.append((user, views))
+            elif isinstance(user, _ONCE_VIEWS):
+                stack.append((user, (*views, user)))
             else:
                 return None
         if len(sinks) > 1:

@@ -86,7 +86,9 @@ class UOp:
         return UOp(op, srcs, arg, result_sig(op, srcs, arg))
 
     @staticmethod
-    def const(value: bool | int | float, sig: Sig) -> "UOp":
+    def const(value: bool | int | float | tuple, sig: Sig) -> "UOp":
+        """A splat of `value`, or a dense constant of `sig`'s elements in row-major
+        order when `value` is a tuple (a small pattern the kernels read as a literal)."""
         return UOp(OP.const, (), value, sig)
 
     @staticmethod

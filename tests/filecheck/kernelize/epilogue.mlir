@@ -70,3 +70,16 @@ func.func @libm(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %s = uop.sin %mm : tensor<4xf32>
   func.return %s : tensor<4xf32>
 }
+
+// A reduce that reaches its consumer along two chains of views (a rotary embedding's
+// x * c + flip(x)) keeps its own kernel: fused, it would be computed once per chain.
+// The same view read twice (%rt * %rt above) is one chain and fuses.
+// CHECK-LABEL: func.func @two_chains
+// CHECK-NEXT:    %r = func.call @{{k[0-9]+}}(%x) : (tensor<4x8xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %y = func.call @{{k[0-9]+}}(%r)
+func.func @two_chains(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %r = uop.reduce add %x axes [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %f = uop.flip %r axes [0] : tensor<4xf32> -> tensor<4xf32>
+  %y = uop.add %r, %f : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
