@@ -122,7 +122,7 @@ def test_softmax_is_three_kernels_max_sum_output():
 def test_matmul_chain_is_two_reduce_kernels(layout, n_kernels):
     a, b, c = t((4, 8)), t((8, 16), 1), t((16, 2), 2)
     y = (a @ b) @ c
-    module = kernelized([y.uop], layout=layout)
+    module = kernelized([y.uop], layout=layout, min_copy_reads=1)
     kernels = kernel_calls(module)
     with_reduce = [k for k in kernels if "uop.reduce" in op_names(k)]
     assert len(with_reduce) == 2
@@ -175,7 +175,7 @@ def test_kernel_arguments_follow_reads_not_the_signature():
 
 def test_layout_copy_makes_reduce_axis_contiguous():
     a, b = t((4, 8)), t((8, 16), 1)
-    module = kernelized([(a @ b).uop])
+    module = kernelized([(a @ b).uop], min_copy_reads=1)
     copy, matmul = kernel_calls(module)
     assert "uop.contiguous" in op_names(copy) and "uop.reduce" not in op_names(copy)
     # B^T is copied: its reduce axis (K) becomes the innermost one
@@ -190,12 +190,23 @@ def test_contiguous_operand_needs_no_copy():
     assert len(kernel_calls(module)) == 1
 
 
+@pytest.mark.parametrize("rows, copies", [(8, 0), (1024, 1)])
+def test_an_operand_read_few_times_is_not_copied(rows, copies):
+    """x @ W.T with W stored (out, in) under layout=output: W is copied only when the
+    reduce reads each of its elements at least MIN_COPY_READS times (x's rows)."""
+    x, w = t((rows, 8)), t((16, 8), 1)
+    module = kernelized([(x @ w.transpose(0, 1)).uop], layout="output")
+    assert len(kernel_calls(module)) == 1 + copies
+    got = run_module(module, [x.numpy(), w.numpy()])[0]
+    np.testing.assert_allclose(got, x.numpy() @ w.numpy().T, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("stored_out_in, copies", [(True, 1), (False, 0)])
 def test_output_layout_copies_operands_strided_along_the_output(stored_out_in, copies):
     x = t((4, 8))
     w = t((16, 8), 1) if stored_out_in else t((8, 16), 1)
     y = x @ (w.transpose(0, 1) if stored_out_in else w)
-    module = kernelized([y.uop], layout="output")
+    module = kernelized([y.uop], layout="output", min_copy_reads=1)
     kernels = kernel_calls(module)
     assert len(kernels) == 1 + copies
     if copies:
@@ -309,7 +320,7 @@ def test_non_affine_broadcast_operand_is_gathered_first(layout):
     x, w = t((3, 2, 4, 5)), t((30, 6), 1)
     gathered = x.permute(2, 0, 1, 3).reshape(4, 30)  # merges axes the permute split
     y = gathered @ w
-    kernels = kernel_calls(module := kernelized([y.uop], layout=layout))
+    kernels = kernel_calls(module := kernelized([y.uop], layout=layout, min_copy_reads=1))
     copy = kernels[0]
     assert "uop.reduce" not in op_names(copy) and "uop.contiguous" in op_names(copy)
     matmul = kernels[-1]
@@ -341,7 +352,7 @@ def test_layout_copy_is_private_to_the_reduce_that_needs_it():
     gx = UOp.make(OP.expand, [UOp.make(OP.reshape, [g.uop], (3, 4, 1))], (3, 4, 8))
     forward = UOp.make(OP.reduce, [UOp.make(OP.mul, [a, b])], ("add", (2,)))
     backward = UOp.make(OP.reduce, [UOp.make(OP.mul, [gx, b])], ("add", (1,)))
-    module = kernelized([forward, backward], layout="output")
+    module = kernelized([forward, backward], layout="output", min_copy_reads=1)
     kernels = kernel_calls(module)
     reads = [[tuple(arg.type.get_shape()) for arg in k.body.block.args] for k in kernels]
     assert reads[0] == [(3, 8), (8, 4)]  # the forward reads W itself

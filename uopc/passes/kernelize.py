@@ -17,7 +17,9 @@ SPEC §7. On every `func.func` made of uop ops the pass
    reduce (the B of A@B) and whose innermost reduced axis is strided in memory is first
    copied to a temporary in which that axis is contiguous (`uop.contiguous`, with a
    `uop.permute` around it when the axis must move). The copy is small next to the reduce
-   that reads it many times. `layout=output` makes the innermost *kept* axis of the reduce
+   that reads it many times; an operand read fewer than `min-copy-reads` times per
+   element (default `MIN_COPY_READS`: a prefill's weights) is read where it lies. `layout=output` makes the
+   innermost *kept* axis of the reduce
    contiguous instead: under strict float order (no reassociation of sums) the C backend
    vectorizes a reduce across adjacent outputs, not along the reduced axis, so that is
    the layout it needs (measured on 128x784x128 f32: x @ W.T with W stored (out, in)
@@ -352,7 +354,26 @@ def _layout_axis(op: ReduceOp, layout: str) -> int | None:
     return max(kept, default=None)
 
 
-def _fix_layouts(block: Block, layout: str) -> None:
+#: the fewest reads of each element of a broadcast operand that pay for a layout copy:
+#: the copy reads and writes every element once per run, which the register tile's
+#: strided reads of an operand laid out along the reduced axis (x @ W.T, W stored (out,
+#: in)) no longer make up for at these sizes. Measured f32 x @ W.T, W 1536x576, 2 cores:
+#: 8 rows 0.25 ms without the copy (1.6 ms with it), 64 rows 1.2 (1.8), 512 rows 8.7
+#: (9.8); MNIST's 128x784 @ 784x128 and the char-GPT training step unchanged
+MIN_COPY_READS = 1024
+
+
+def _reads_per_element(upper: Sequence[Operation]) -> int:
+    """How many times the view `upper` (movement ops, innermost first) reads each element
+    of its source: the factor its expands broadcast by."""
+    reads = 1
+    for op in upper:
+        if isinstance(op, ExpandOp):
+            reads *= math.prod(_shape(op.result)) // max(math.prod(_shape(op.src)), 1)
+    return reads
+
+
+def _fix_layouts(block: Block, layout: str, min_copy_reads: int) -> None:
     for op in list(block.ops):
         if not isinstance(op, ReduceOp):
             continue
@@ -374,6 +395,8 @@ def _fix_layouts(block: Block, layout: str) -> None:
                 continue
             first = expands[0]
             copied = chain[first - 1].results[0] if first else value
+            if _reads_per_element(chain[first:]) < min_copy_reads:
+                continue  # read too few times (a prefill's x @ W.T): the copy costs more
             order = _copy_layout(copied, chain[first:], axis)
             if order is None and strides is None:
                 # not an affine view (div/mod in every read): a plain copy still pays
@@ -625,13 +648,14 @@ def _fail(op: Operation, what: str, fix: str) -> None:
 
 def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: int,
                        layout: str, max_depth: int, epilogue: bool,
-                       fuse_reduces: bool = False) -> None:
+                       fuse_reduces: bool = False,
+                       min_copy_reads: int = MIN_COPY_READS) -> None:
     _check_straight_line(fn)
     block = fn.body.block
     _bound_depth(block, max_depth)
     staged = _stage_broadcasts(block, broadcast_limit, fuse_reduces)
     if layout != "none":
-        _fix_layouts(block, layout)
+        _fix_layouts(block, layout, min_copy_reads)
     _merge_reduce_axes(block)
     fused = _epilogue_reduces(block) if epilogue else set()
     uop_ops: list[Operation] = []
@@ -678,16 +702,20 @@ class KernelizePass(ModulePass):
     #: it would recompute in a row buffer), so a softmax or LayerNorm is one kernel and
     #: attention writes nothing of size N x N
     fuse_reduces: bool = False
+    #: the fewest reads per element of a broadcast operand for which it is copied
+    min_copy_reads: int = MIN_COPY_READS
 
     def __post_init__(self) -> None:
         check_option(self, "broadcast_limit", self.broadcast_limit >= 1, "an integer >= 1")
         check_option(self, "layout", self.layout in LAYOUTS,
                      f"one of {', '.join(LAYOUTS)}")
         check_option(self, "max_depth", self.max_depth >= 1, "an integer >= 1")
+        check_option(self, "min_copy_reads", self.min_copy_reads >= 1, "an integer >= 1")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         outliner = _Outliner.of(op)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):
                 kernelize_function(fn, outliner, self.broadcast_limit, self.layout,
-                                   self.max_depth, self.epilogue, self.fuse_reduces)
+                                   self.max_depth, self.epilogue, self.fuse_reduces,
+                                   self.min_copy_reads)

@@ -1,34 +1,29 @@
 // Reduce fusion (SPEC §8): with fuse_reduces=true no reduce is a cut. Attention
-// softmax(Q K^T) V is one kernel (next to the copy of K that makes its reduce axis
-// contiguous); each row of P is computed once into a stack buffer of N elements, and
-// nothing of N x N elements is ever written: the plan's arena holds only the copy of K.
+// softmax(Q K^T) V is one kernel (K, read only 8 times per element, is read where it
+// lies: no layout copy); each row of P is computed once into a stack buffer of N
+// elements, and nothing of N x N elements is ever written: the plan needs no arena.
 // RUN: uopc-opt %s -p uop-to-fused-kernels | filecheck %s --check-prefix=KERNELS
 // RUN: uopc-opt %s -p uop-to-fused-kernels,uop-schedule,uop-to-loops | filecheck %s --check-prefix=LOOPS
 // RUN: uopc-opt %s -p uop-to-kernels | filecheck %s --check-prefix=UNFUSED
 
-// KERNELS:       func.func @k0(%0: tensor<8x4xf32>) -> tensor<1x4x8xf32> attributes {uop.kernel} {
-// KERNELS-NEXT:    uop.reshape
-// KERNELS-NEXT:    uop.permute
-// KERNELS-NEXT:    uop.contiguous
-// KERNELS:       func.func @k1(%0: tensor<8x4xf32>, %1: tensor<1x4x8xf32>, %2: tensor<8x4xf32>) -> tensor<8x4xf32> attributes {uop.kernel} {
+// KERNELS:       func.func @k0(%0: tensor<8x4xf32>, %1: tensor<8x4xf32>, %2: tensor<8x4xf32>) -> tensor<8x4xf32> attributes {uop.kernel} {
 // KERNELS:         uop.reduce add %{{.*}} axes [2] : tensor<8x8x4xf32> -> tensor<8x8xf32>
 // KERNELS:         uop.reduce max %{{.*}} axes [1] : tensor<8x8xf32> -> tensor<8xf32>
 // KERNELS:         uop.reduce add %{{.*}} axes [1] : tensor<8x8xf32> -> tensor<8xf32>
 // KERNELS:         uop.contiguous %{{.*}} : tensor<8x8xf32>
 // KERNELS:         uop.reduce add %{{.*}} axes [1] : tensor<8x8x4xf32> -> tensor<8x4xf32>
 // KERNELS:       func.func @main
-// KERNELS-NEXT:    func.call @k0(%k)
-// KERNELS-NEXT:    func.call @k1(%q, %{{.*}}, %v)
+// KERNELS-NEXT:    func.call @k0(%q, %k, %v)
 // KERNELS-NEXT:    func.return
 
-// LOOPS-LABEL: func.func @k1
+// LOOPS-LABEL: func.func @k0
 // LOOPS-NOT:     memref<8x8xf32>
 // LOOPS:         memref.alloca() : memref<8xf32>
 // LOOPS-NOT:     memref<8x8xf32>
-// LOOPS:       func.func @main({{.*}}%arena: memref<128xi8>) attributes {uopc.outputs = 1 : i64, uopc.arena_bytes = 128 : i64}
+// LOOPS:       func.func @main(%out: memref<8x4xf32>, %q: memref<8x4xf32>, %k: memref<8x4xf32>, %v: memref<8x4xf32>) attributes {uopc.outputs = 1 : i64} {
 
-// Without fusion the scores, their row max and sum, and P are kernels of their own.
-// UNFUSED-COUNT-6: attributes {uop.kernel}
+// Without fusion the scores, their row max and sum, P and P V are kernels of their own.
+// UNFUSED-COUNT-5: attributes {uop.kernel}
 func.func @main(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %q3 = uop.reshape %q : tensor<8x4xf32> -> tensor<8x1x4xf32>
   %qe = uop.expand %q3 : tensor<8x1x4xf32> -> tensor<8x8x4xf32>

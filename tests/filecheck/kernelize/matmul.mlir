@@ -1,6 +1,14 @@
 // RUN: uopc-opt %s -p 'uop-kernelize{layout="none"}' | filecheck %s --check-prefix=FUSE
-// RUN: uopc-opt %s -p uop-kernelize | filecheck %s --check-prefix=LAYOUT
-// RUN: uopc-opt %s -p 'uop-kernelize{layout="output"}' | filecheck %s --check-prefix=OUTPUT
+// RUN: uopc-opt %s -p 'uop-kernelize{min-copy-reads=1}' | filecheck %s --check-prefix=LAYOUT
+// RUN: uopc-opt %s -p 'uop-kernelize{layout="output" min-copy-reads=1}' | filecheck %s --check-prefix=OUTPUT
+// RUN: uopc-opt %s -p 'uop-kernelize{layout="output"}' | filecheck %s --check-prefix=FEW
+
+// By default an operand is copied only when the reduce reads each of its elements at
+// least 1024 times (min-copy-reads): B here is read 4 times (A's rows), so it is read
+// where it lies, whatever its layout: the first kernel reads A and B themselves.
+// FEW-LABEL: func.func @k0(%0: tensor<4x8xf32>, %1: tensor<8x16xf32>) -> tensor<4x16xf32> attributes {uop.kernel} {
+// FEW-NOT:     uop.contiguous
+// FEW:         uop.reduce add %{{.*}} axes [2] : tensor<4x16x8xf32> -> tensor<4x16xf32>
 
 // (A@B)@C is two kernels, one per reduce; the second reads A@B from a buffer instead of
 // recomputing it for every column of C.
