@@ -18,7 +18,9 @@ quant    GPT-2 8L d64 and SmolLM2 with their matrices quantized in each format: 
          forced: one pass over the prompt and the f32 model's 16 tokens, compared per
          step); the weights are decoded back on the host, so every format runs the f32
          model's plan (one compile), and the `--packed` formats also run as
-         `uopc.quantize_model` leaves them, decoding inside the kernels.
+         `uopc.quantize_model` leaves them, decoding inside the kernels. Formats of 4
+         bits or fewer also run with the token embedding (and the head tied to it) in
+         q8_0, as 4-bit GGUF files keep it.
 Weight bytes: the stored (packed) bytes per format and the f32 bytes the models use.
 """
 
@@ -152,15 +154,23 @@ QUANT_FORMATS = ["f16", "bf16", "int8", "int4", "e4m3", "e5m2", "e2m1", "mxfp8",
                  "q8_0", "q4_0", "q4_1"]
 
 
-def dequantized_state(state: dict[str, np.ndarray], fmt: str
+#: the token embedding (and the head tied to it) of each model: 4-bit formats also run
+#: with it at EMBED_FORMAT, as 4-bit GGUF files keep it (SmolLM2's Q4_1 file: Q8_0)
+EMBEDDINGS = ("transformer.wte.weight", "model.embed_tokens.weight")
+EMBED_FORMAT = "q8_0"
+
+
+def dequantized_state(state: dict[str, np.ndarray], fmt: str, embed_fmt: str | None = None
                       ) -> tuple[dict[str, np.ndarray], int, int]:
-    """`state` with every matrix quantized to `fmt` along its last axis and decoded back
-    (numpy's reference codec), as `uopc.quantize_model` quantizes the llm models'
-    matrices, and the f32 and packed bytes of those matrices."""
+    """`state` with every matrix quantized to `fmt` (the embedding to `embed_fmt` when
+    given) along its last axis and decoded back (numpy's reference codec), as
+    `uopc.quantize_model` quantizes the llm models' matrices, and the f32 and packed
+    bytes of those matrices."""
     out, before, after = dict(state), 0, 0
     for name, w in state.items():
         if w.ndim == 2 and w.dtype.kind == "f":
-            packed = get_format(fmt).quantize(w)
+            own = embed_fmt if embed_fmt and name in EMBEDDINGS else fmt
+            packed = get_format(own).quantize(w)
             out[name] = packed.dequantize()
             before, after = before + w.size * 4, after + packed.nbytes
     return out, before, after
@@ -212,6 +222,11 @@ def bench_quant(formats: list[str], packed: list[str], steps: int = 16) -> None:
             line = (f"  {fmt:6s} weights {after / 1e6:6.1f} MB (f32 {before / 1e6:.1f}, "
                     f"{before / after:.1f}x smaller): top-1 {agree}/{steps}, "
                     f"{time.perf_counter() - start:.1f} s")
+            if get_format(fmt).bits <= 4:
+                deq, _, mixed = dequantized_state(state, fmt, EMBED_FORMAT)
+                agree = agreeing(forced_logits(build(deq), prompt, expected), expected)
+                line += (f"; embedding in {EMBED_FORMAT}: {mixed / 1e6:.1f} MB, top-1 "
+                         f"{agree}/{steps}")
             if fmt in packed:
                 start = time.perf_counter()
                 model = build(state)
