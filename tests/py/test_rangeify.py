@@ -74,7 +74,7 @@ def test_matmul_through_kernelize_plan_and_arena():
     from uopc.uopdialect.context import make_context
 
     module = parse_program(MATMUL, "mlir")
-    KernelizePass().apply(make_context(), module)
+    KernelizePass(min_copy_reads=1).apply(make_context(), module)
     prog = compile_program(module)
     assert prog.arena_bytes > 0  # the plan's temporary (B's layout copy) lives in the arena
     a, b = f32(16, 16), f32(16, 16)
