@@ -16,14 +16,13 @@ SPEC §7. On every `func.func` made of uop ops the pass
 2. **fixes layouts** (`layout=reduce`, SPEC §7): an operand that is broadcast into a
    reduce (the B of A@B) and whose innermost reduced axis is strided in memory is first
    copied to a temporary in which that axis is contiguous (`uop.contiguous`, with a
-   `uop.permute` around it when the axis must move). The copy is small next to the reduce
-   that reads it many times; an operand read fewer than `min-copy-reads` times per
-   element (default `MIN_COPY_READS`: a prefill's weights) is read where it lies. `layout=output` makes the
-   innermost *kept* axis of the reduce
-   contiguous instead: under strict float order (no reassociation of sums) the C backend
-   vectorizes a reduce across adjacent outputs, not along the reduced axis, so that is
-   the layout it needs (measured on 128x784x128 f32: x @ W.T with W stored (out, in)
-   runs 7x faster with the copy, copying the B of x @ W makes it 6x slower). A copy is
+   `uop.permute` around it when the axis must move). `layout=output` makes the innermost
+   *kept* axis of the reduce contiguous instead: under strict float order (no
+   reassociation of sums) the C backend vectorizes a reduce across adjacent outputs, not
+   along the reduced axis, so that is the layout it needs. A copy must be read many
+   times to pay for itself: only an operand the reduce reads at least `min-copy-reads`
+   times per element (default `MIN_COPY_READS`) is copied, so the weights of a prefill's
+   or a training batch's x @ W.T are read where they lie. A copy is
    private to the reduce that asked for it: the movement ops above it are cloned, so the
    forward x @ W and the backward reading the same view keep their own layouts. With
    either layout, a broadcast operand whose view
@@ -357,9 +356,9 @@ def _layout_axis(op: ReduceOp, layout: str) -> int | None:
 #: the fewest reads of each element of a broadcast operand that pay for a layout copy:
 #: the copy reads and writes every element once per run, which the register tile's
 #: strided reads of an operand laid out along the reduced axis (x @ W.T, W stored (out,
-#: in)) no longer make up for at these sizes. Measured f32 x @ W.T, W 1536x576, 2 cores:
-#: 8 rows 0.25 ms without the copy (1.6 ms with it), 64 rows 1.2 (1.8), 512 rows 8.7
-#: (9.8); MNIST's 128x784 @ 784x128 and the char-GPT training step unchanged
+#: in)) do not make up for at these sizes. f32 x @ W.T with W 1536x576 on 2 cores, ms
+#: without / with the copy: 16 rows 0.65 / 1.64, 64 rows 1.20 / 1.80, 512 rows 8.7 / 9.8;
+#: MNIST's 128x784 @ (128x784).T 0.27 / 0.30; the char-GPT training step unchanged
 MIN_COPY_READS = 1024
 
 
