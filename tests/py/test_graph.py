@@ -59,3 +59,25 @@ def test_toposort_and_trace_share_one_post_order():
     # several roots: each node once, in the order the roots reach it
     assert toposort([bc, d]) == [b, c, bc, a, ab, d]
     assert trace([bc, d]).nodes == [b, c, bc, a, ab, d]
+
+
+def test_a_tuple_constant_is_a_dense_literal_of_the_kernel():
+    """UOp.const with a tuple: a vector of its values, computed alike by the compiled
+    plan and the reference, and keyed by value (no plan input)."""
+    from uopc.frontend.tensor import Tensor
+    from uopc.uopdialect import reference
+
+    pattern = UOp.const((3, 1, 4, 1, 5, 9), Sig((6,), "i32"))
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    y = Tensor(x) * Tensor._wrap(pattern, False).reshape(2, 3)
+    expected = x * np.array([[3, 1, 4], [1, 5, 9]], np.int32)
+    np.testing.assert_array_equal(y.numpy(), expected)
+    np.testing.assert_array_equal(reference.evaluate([y.uop])[0], expected)
+    assert len(trace([y.uop]).arrays) == 1  # x only
+    other = UOp.const((3, 1, 4, 1, 5, 8), Sig((6,), "i32"))
+    assert trace([pattern]).key != trace([other]).key
+
+
+def test_a_tuple_constant_must_match_a_vector_type():
+    with pytest.raises(ShapeError, match=r"6 values typed .*tensor<6xi32>; reshape"):
+        UOp.const((3, 1, 4, 1, 5, 9), Sig((2, 3), "i32"))

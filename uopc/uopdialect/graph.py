@@ -32,7 +32,7 @@ from typing import Any
 
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
-from uopc.uopdialect.shapes import Sig
+from uopc.uopdialect.shapes import ShapeError, Sig
 
 #: result types by (op, arg, source types): a training step applies the same few
 #: hundred rules every step, and a dict hit is cheaper than re-checking a shape
@@ -87,8 +87,12 @@ class UOp:
 
     @staticmethod
     def const(value: bool | int | float | tuple, sig: Sig) -> "UOp":
-        """A splat of `value`, or a dense constant of `sig`'s elements in row-major
-        order when `value` is a tuple (a small pattern the kernels read as a literal)."""
+        """A splat of `value`, or, when `value` is a tuple, the vector of its elements (a
+        small pattern the kernels read as a literal; reshape it for more axes)."""
+        if isinstance(value, tuple) and (len(sig.shape), sig.numel) != (1, len(value)):
+            raise ShapeError(f"uop.const of {len(value)} values typed {sig}: a tuple "
+                             f"constant is a vector of its values, tensor<{len(value)}x"
+                             f"{sig.dtype}>; reshape it to the shape needed")
         return UOp(OP.const, (), value, sig)
 
     @staticmethod
