@@ -30,10 +30,11 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   an operand broadcast along that axis (x) meets one laid out with the reduced axis
   innermost (a weight stored (out, in), or packed codes along the reduction), each
   output's reduction reads contiguous memory into `SPLIT` partial sums (vector lanes),
-  `MATVEC_ROWS` outputs share each load of x, and threads split the outputs; the rows
-  stay unshared for f32 reductions shorter than `MATVEC_SHARED_REDUCE` (GPT-2's 64-deep
-  head), where the tile's closing sums cost more than the loads they share. Not with
-  `strict=true` (the split reassociates sums);
+  and threads split the outputs. A kernel decoding packed weights computes
+  `MATVEC_ROWS` outputs together, sharing each load of x among them; an f32 one
+  computes one output at a time, so that each thread streams one row after another
+  (the C compiler vectorizes a shared tile across its rows, gathering every element).
+  Not with `strict=true` (the split reassociates sums);
 - **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
   compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
@@ -92,13 +93,12 @@ THREAD_BLOCK = 4096
 ROW_BLOCK = 256
 #: the f32 functions that `approx` computes by polynomials instead of libm calls
 APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
-#: the outputs of a matrix-vector product computed together (sharing each load of x);
-#: measured on SmolLM2's 1536x576 and 576x1536 decode matvecs (f32, int8, q8_0, q4_0),
-#: 1.3-12x faster than a 16-wide register tile over strided rows
+#: the outputs of a matrix-vector product over decoded weights computed together
+#: (sharing each load of x): SmolLM2's int8 decode 24 ms/token, 39 with 2 rows. An f32
+#: one runs row by row: an f32 1536x576 matvec over 530 MB of weights streamed 20 GB/s
+#: that way and 13 GB/s with 8 shared rows (SmolLM2's f32 decode 44 -> 39 ms/token), and
+#: GPT-2's 50257x64 head ran 2x slower with 4 or 8
 MATVEC_ROWS = 8
-#: the shortest f32 reduction whose matrix-vector rows are shared (below, split alone:
-#: GPT-2's 50257x64 head ran 2x slower with 4 or 8 shared rows)
-MATVEC_SHARED_REDUCE = 256
 
 
 @dataclass(frozen=True)
@@ -352,7 +352,7 @@ def _matvec(shape: KernelShape) -> Schedule | None:
     if axis not in shape.shared_axes or axis not in shape.inner_reduce_axes:
         return None
     upcast = [1] * len(shape.out)
-    if shape.decodes or shape.reduce >= MATVEC_SHARED_REDUCE:
+    if shape.decodes:
         upcast[axis] = min(MATVEC_ROWS, shape.out[axis])
     return Schedule(tuple(upcast) if upcast[axis] > 1 else (),
                     thread=_thread_axis(shape, upcast), split=SPLIT, approx=shape.exp)

@@ -184,11 +184,12 @@ func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x6
 }
 
 // A matrix-vector product x @ W.T with W stored (out, in): x is broadcast along the
-// outputs and W's rows lie along the reduction, so 8 outputs share each load of x, each
-// row's sum runs in 8 partial sums, and threads split the outputs. Strict float order
-// keeps the register tile over the outputs, unsplit.
+// outputs and W's rows lie along the reduction, so each row's sum runs in 8 partial sums,
+// one row after another (f32: rows share x only when they decode packed weights), and
+// threads split the outputs. Strict float order keeps the register tile over the
+// outputs, unsplit.
 // CHECK-LABEL: func.func @matvec_rows
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8>}
 // STRICT-LABEL: func.func @matvec_rows
 // STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
 func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
