@@ -174,20 +174,24 @@ EMBEDDINGS = ("transformer.wte.weight", "model.embed_tokens.weight")
 EMBED_FORMAT = "q8_0"
 
 
-def dequantized_state(state: dict[str, np.ndarray], fmt: str, embed_fmt: str | None = None
-                      ) -> tuple[dict[str, np.ndarray], int, int]:
-    """`state` with every matrix quantized to `fmt` (the embedding to `embed_fmt` when
-    given) along its last axis and decoded back (numpy's reference codec), as
-    `uopc.quantize_model` quantizes the llm models' matrices, and the f32 and packed
-    bytes of those matrices."""
-    out, before, after = dict(state), 0, 0
+def decoded_back(w: np.ndarray, fmt: str) -> tuple[np.ndarray, int]:
+    """`w` quantized to `fmt` along its last axis and decoded back (numpy's reference
+    codec), as `uopc.quantize_model` quantizes the llm models' matrices, and its packed
+    bytes."""
+    packed = get_format(fmt).quantize(w)
+    return packed.dequantize(), packed.nbytes
+
+
+def dequantized_state(state: dict[str, np.ndarray], fmt: str
+                      ) -> tuple[dict[str, np.ndarray], int, dict[str, int]]:
+    """`state` with every matrix `decoded_back` from `fmt`, the f32 bytes of those
+    matrices and the packed bytes of each."""
+    out, before, packed = dict(state), 0, {}
     for name, w in state.items():
         if w.ndim == 2 and w.dtype.kind == "f":
-            own = embed_fmt if embed_fmt and name in EMBEDDINGS else fmt
-            packed = get_format(own).quantize(w)
-            out[name] = packed.dequantize()
-            before, after = before + w.size * 4, after + packed.nbytes
-    return out, before, after
+            out[name], packed[name] = decoded_back(w, fmt)
+            before += w.size * 4
+    return out, before, packed
 
 
 def forced_logits(model, prompt: list[int], expected: list[int]) -> np.ndarray:
@@ -229,17 +233,21 @@ def bench_quant(formats: list[str], packed: list[str], steps: int = 16) -> None:
               f" MB: top-1 {same}/{steps} (compile + pass {time.perf_counter() - start:.1f} s)")
         for fmt in formats:
             start = time.perf_counter()
-            deq, before, after = dequantized_state(state, fmt)
+            deq, before, packed = dequantized_state(state, fmt)
+            after = sum(packed.values())
             model = build(deq)
             logits = forced_logits(model, prompt, expected)
             agree = agreeing(logits, expected)
             line = (f"  {fmt:6s} weights {after / 1e6:6.1f} MB (f32 {before / 1e6:.1f}, "
                     f"{before / after:.1f}x smaller): top-1 {agree}/{steps}, "
                     f"{time.perf_counter() - start:.1f} s")
-            if get_format(fmt).bits <= 4:
-                deq, _, mixed = dequantized_state(state, fmt, EMBED_FORMAT)
-                agree = agreeing(forced_logits(build(deq), prompt, expected), expected)
-                line += (f"; embedding in {EMBED_FORMAT}: {mixed / 1e6:.1f} MB, top-1 "
+            if get_format(fmt).bits <= 4:  # the embedding again, in EMBED_FORMAT
+                mixed, size = dict(deq), after
+                for name in set(EMBEDDINGS) & set(state):
+                    mixed[name], nbytes = decoded_back(state[name], EMBED_FORMAT)
+                    size += nbytes - packed[name]
+                agree = agreeing(forced_logits(build(mixed), prompt, expected), expected)
+                line += (f"; embedding in {EMBED_FORMAT}: {size / 1e6:.1f} MB, top-1 "
                          f"{agree}/{steps}")
             if fmt in packed:
                 start = time.perf_counter()

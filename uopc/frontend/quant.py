@@ -51,7 +51,7 @@ def _decoded(data: np.ndarray, code: str, bits: int, count: int) -> Tensor:
     per = 32 // bits
     spread = Tensor(words).reshape(rows, n, 1).expand(rows, n, per).reshape(rows, n * per)
     # the positions are a constant of the graph, not an input: the C compiler then sees
-    # every shift amount and turns the byte extracts into byte loads and shuffles
+    # every shift amount
     pattern = Tensor._wrap(UOp.const(tuple(range(per)), Sig((per,), "i32")), False)
     pos = pattern.reshape(1, 1, per).expand(rows, n, per)
     values = spread._apply(OP.decode, pos.reshape(rows, n * per), arg=code)

@@ -386,16 +386,14 @@ def _fix_layouts(block: Block, layout: str, min_copy_reads: int) -> None:
                 continue  # (a bool mask: no register tile shares its loads)
             expands = [i for i, m in enumerate(chain)
                        if isinstance(m, ExpandOp) and _shape(m.src) != _shape(m.result)]
-            if not expands:
-                continue
+            if not expands or _reads_per_element(chain[expands[0]:]) < min_copy_reads:
+                continue  # read too few times (a prefill's x @ W.T): the copy costs more
             shape = _shape(value)
             strides = view_strides(shape, contiguous_strides(shape), chain)
             if strides is not None and abs(strides[axis]) <= 1:
                 continue
             first = expands[0]
             copied = chain[first - 1].results[0] if first else value
-            if _reads_per_element(chain[first:]) < min_copy_reads:
-                continue  # read too few times (a prefill's x @ W.T): the copy costs more
             order = _copy_layout(copied, chain[first:], axis)
             if order is None and strides is None:
                 # not an affine view (div/mod in every read): a plain copy still pays
@@ -647,8 +645,7 @@ def _fail(op: Operation, what: str, fix: str) -> None:
 
 def kernelize_function(fn: func.FuncOp, outliner: _Outliner, broadcast_limit: int,
                        layout: str, max_depth: int, epilogue: bool,
-                       fuse_reduces: bool = False,
-                       min_copy_reads: int = MIN_COPY_READS) -> None:
+                       fuse_reduces: bool, min_copy_reads: int) -> None:
     _check_straight_line(fn)
     block = fn.body.block
     _bound_depth(block, max_depth)
