@@ -263,10 +263,16 @@ def test_split_sums_reassociate_within_rounding_and_strict_rules_never_split():
     assert all(s.split == 1 for s in candidates(shape, strict=True))
     x = RNG.standard_normal((6, 96)).astype(np.float32)
     want = x.astype(np.float64).sum(1)
+    bound = 96 * 2.0**-24 * np.abs(x).astype(np.float64).sum(1)  # f32 summation error
     for parts in (2, 4, 8, 16, 32):
         (got,) = run_with(module, {kernel.sym_name.data: Schedule(split=parts)}, [x])
-        bound = 96 * 2.0**-24 * np.abs(x).astype(np.float64).sum(1)  # f32 summation error
         assert (np.abs(got - want) <= bound).all(), parts
+    # partial sums as vector lanes of 1-8 consecutive elements; lanes 16 with split 8
+    # (128 elements a step) does not divide 96, and the loop is split as split 8 says
+    for parts, lanes in ((2, 3), (4, 2), (8, 1), (8, 4), (4, 8), (8, 16)):
+        schedule = Schedule(split=parts, lanes=lanes)
+        (got,) = run_with(module, {kernel.sym_name.data: schedule}, [x])
+        assert (np.abs(got - want) <= bound).all(), schedule
     # 96 is not a multiple of 64: the loop stays as it is (and gives the naive sum)
     (naive,) = run_with(module, {}, [x])
     (kept,) = run_with(module, {kernel.sym_name.data: Schedule(split=64)}, [x])
@@ -390,7 +396,8 @@ func.func @main(%x: tensor<7x128xf32>) -> tensor<7xf32> {
 """
 
 
-@pytest.mark.parametrize("schedule", [Schedule(split=8), Schedule(thread=0)])
+@pytest.mark.parametrize("schedule", [Schedule(split=8), Schedule(thread=0),
+                                      Schedule(split=8, lanes=4)])
 def test_a_scheduled_row_max_on_integer_keys_is_exact_for_every_kind_of_float(schedule):
     """A scheduled f32 max loop computes on i32 keys (`max_keys`): the same maximum as
     the naive float max for signed zeros, infinities, subnormals and NaN anywhere in the
@@ -507,16 +514,20 @@ def _matvec_kernel(weight: Tensor, k: int):
 @pytest.mark.parametrize("fmt", [None, "int8", "q8_0", "q4_1", "e2m1"])
 def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     """x @ W.T with W stored (out, in) (a decode step's linear layers, f32 or quantized):
-    each row's sum runs in 8 partial sums, within f32 rounding of float64; with decoded
+    each row's sum runs in partial sums, within f32 rounding of float64; with decoded
     weights 8 outputs share each load of x (100 outputs leave a remainder of 4 after the
-    tile), f32 rows run one by one."""
+    tile) and the partial sums are vector lanes over packed words, f32 rows run one by
+    one."""
     import uopc
 
     w = RNG.standard_normal((100, 320)).astype(np.float32)
     weight = Tensor(w) if fmt is None else uopc.quantize_weight(w, fmt)
     dense = w if fmt is None else weight.numpy()
     x, out, schedule = _matvec_kernel(weight.T, 320)
-    assert schedule == ("split = 8" if fmt is None else "upcast = [1, 1, 8], split = 8"), schedule
+    # decoded: the split's partial sums are lanes of one word's codes, 32 codes a step
+    lanes = {None: "", "int8": "split = 8, lanes = 4", "q8_0": "split = 8, lanes = 4",
+             "q4_1": "split = 4, lanes = 8", "e2m1": "split = 4, lanes = 8"}[fmt]
+    assert schedule == ("split = 8" if fmt is None else f"upcast = [1, 1, 8], {lanes}"), schedule
     want = x.astype(np.float64) @ dense.T.astype(np.float64)
     bound = 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ np.abs(dense.T).astype(np.float64))
     assert (np.abs(out - want) <= bound).all()

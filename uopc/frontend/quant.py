@@ -3,8 +3,8 @@
 A quantized weight is a `QuantizedTensor`: a lazy Tensor whose value is the dequantized
 matrix, computed from graph inputs that hold only packed storage (see
 `uopc.uopdialect.quant_formats`): the codes as i32 words (the packed bytes, read as
-little-endian words; rows padded to whole words), the block scales, and a small pattern of
-code positions. Its graph is `uop.decode` of the words broadcast over the codes they hold,
+little-endian words; rows padded to whole words; 4-bit GGUF blocks repacked in element
+order), the block scales, and a small pattern of code positions. Its graph is `uop.decode` of the words broadcast over the codes they hold,
 times the scales broadcast over their blocks: all elementwise and movement ops, so
 kernelize fuses it into whatever reads the weight (`x @ qw.T`, a `Linear`, an `Embedding`
 gather) and the kernel decodes bytes inline; no f32 copy of the weight is made (kernelize
@@ -28,7 +28,7 @@ from uopc.frontend.nn import Linear, Sequential
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
-from uopc.uopdialect.quant_formats import Format, Packed, QuantError, get_format
+from uopc.uopdialect.quant_formats import Format, Packed, QuantError, get_format, pack_codes
 from uopc.uopdialect.shapes import Sig
 
 __all__ = ["QuantizedTensor", "QuantReport", "quantize_weight", "quantize_model",
@@ -69,10 +69,13 @@ def dequantized(packed: Packed) -> Tensor:
     fmt = packed.format
     rows, cols = packed.shape
     g, width = packed.group, packed.padded_cols  # whole blocks; cut to cols at the end
-    values = _decoded(packed.codes, fmt.code.name, fmt.bits, width)
-    if fmt.split_nibbles:  # ggml's order: byte j of a block holds elements j and j + g/2
-        values = values.reshape(rows, width // g, g // 2, 2).permute(0, 1, 3, 2) \
-            .reshape(rows, width)
+    codes = packed.codes
+    if fmt.split_nibbles:
+        # ggml's order (byte j of a block holds elements j and j + g/2) repacked in
+        # element order, as many bytes: consecutive elements then lie in consecutive
+        # nibbles of one word, which a matvec's vector lanes read as consecutive words
+        codes = pack_codes(fmt.block_codes(packed), fmt.bits)
+    values = _decoded(codes, fmt.code.name, fmt.bits, width)
     if fmt.offset:
         values = values + fmt.offset
     if fmt.scale == "mx":

@@ -23,7 +23,12 @@ loops, in this order:
   identity and combined by add or integer max whose length s divides and exceeds, runs s
   partial accumulators (element p into partial p mod s, the copies jammed like an
   upcast) combined in order after the loop. A float sum is reassociated by this; nothing
-  else is.
+  else is. With **lanes g** (when s*g divides the loop) the partials are instead a
+  stack row of s lanes, element k into lane (k / g) mod s: a loop over blocks of s*g
+  elements around a lane loop, lane p folding its g consecutive elements in order
+  (`split_lanes`). The C compiler's loop vectorizer makes each op of the lane loop one
+  vector op; the jammed copies of a register tile over packed weights were instead
+  packed across the tile's rows by its SLP vectorizer, from scalar loads.
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
@@ -289,6 +294,76 @@ def split(loop: scf.ForOp, parts: int) -> None:
         combine = type(combiner)(total, partial)
         block.insert_op_after(combine, anchor)
         anchor, total = combine, combine.results[0]
+    loop.results[0].replace_all_uses_with(total)
+    loop.detach()
+    loop.erase(safe_erase=False)
+
+
+def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
+    """Accumulate reduce loop `loop` into `parts` partial results held in a stack row,
+    element k into partial (k // group) mod parts, combined in order after the loop.
+
+    The loop becomes a loop over blocks of parts * group elements around a lane loop
+    over the partials: lane p loads its partial, folds its `group` elements of the block
+    into it in order (the body copied `group` times) and stores it back. Nothing is
+    jammed across lanes, so the C compiler's loop vectorizer makes the lane loop one
+    vector operation per body op, with the partials one vector; the jammed form of
+    `split` is left to its SLP vectorizer, which may pack a register tile's copies
+    instead (across rows, gathering every element). With `group` the codes one word
+    of packed weights holds, the lanes load consecutive words."""
+    combiner = _split_combiner(loop)
+    old = loop.body.block
+    acc_type = old.args[1].type
+    row = memref.AllocaOp.get(acc_type, shape=[parts])
+    outer = loop.parent_block()
+    outer.insert_op_before(row, loop)
+
+    def loop_over(count: int, body: Block, at: Operation | None = None) -> scf.ForOp:
+        bounds = [arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1)]
+        new = scf.ForOp(*(b.result for b in bounds), [], body)
+        for op in (*bounds, new):
+            outer.insert_op_before(op, loop) if at is None else at.add_op(op)
+        return new
+
+    start = Block(arg_types=[INDEX])
+    start.add_ops([memref.StoreOp.get(loop.iter_args[0], row.memref, [start.args[0]]),
+                   scf.YieldOp()])
+    loop_over(parts, start)
+    lane = Block(arg_types=[INDEX])
+    blocks = Block(arg_types=[INDEX])
+    blocks.args[0].name_hint = old.args[0].name_hint
+    # element (b * parts + p) * group + q: the forms whose divisions by `group` and by a
+    # divisor of it simplify (the word of a packed code, its shift)
+    block_start = arith.MuliOp(blocks.args[0], _index_const(lane, parts))
+    lane.add_op(block_start)
+    element = arith.AddiOp(block_start.result, lane.args[0])
+    lane.add_op(element)
+    first = arith.MuliOp(element.result, _index_const(lane, group))
+    lane.add_op(first)
+    carried = memref.LoadOp.get(row.memref, [lane.args[0]])
+    lane.add_op(carried)
+    value: SSAValue = carried.res
+    for iv in _copy_ivs(lane, first.result, group):
+        m: dict[SSAValue, SSAValue] = {old.args[0]: iv, old.args[1]: value}
+        for op in list(old.ops)[:-1]:
+            lane.add_op(op.clone(value_mapper=m))
+        value = m.get(old.last_op.operands[0], old.last_op.operands[0])
+    lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
+    loop_over(parts, lane, blocks)
+    blocks.add_op(scf.YieldOp())
+    loop_over(_constant_of(loop.ub) // (parts * group), blocks)
+    anchor: Operation = loop
+    total: SSAValue | None = None
+    for p in range(parts):
+        index = arith.ConstantOp(IntegerAttr(p, INDEX))
+        partial = memref.LoadOp.get(row.memref, [index.result])
+        ops: list[Operation] = [index, partial]
+        if total is not None:
+            ops.append(type(combiner)(total, partial.res))
+        for op in ops:
+            outer.insert_op_after(op, anchor)
+            anchor = op
+        total = ops[-1].results[0]
     loop.results[0].replace_all_uses_with(total)
     loop.detach()
     loop.erase(safe_erase=False)
@@ -765,8 +840,12 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         # beside it (a fused softmax's row max and row sum)
         for loop in _innermost_reduce_loops(fn):
             length = _constant_of(loop.ub)
-            if (_split_combiner(loop) is not None and length is not None
-                    and length % schedule.split == 0 and length > schedule.split):
+            if (_split_combiner(loop) is None or length is None
+                    or length % schedule.split or length <= schedule.split):
+                continue
+            if schedule.lanes and length % (schedule.split * schedule.lanes) == 0:
+                split_lanes(loop, schedule.split, schedule.lanes)
+            else:
                 split(loop, schedule.split)
     if schedule.unroll > 1:
         for loop in (r for nest in innermost for r in _innermost_reduce_loops(nest)):

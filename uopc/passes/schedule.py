@@ -67,6 +67,7 @@ from xdsl.passes import ModulePass
 from uopc.passes.kernelize import KERNEL_ATTR, contiguous_strides, view_strides
 from uopc.passes.options import check_option
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import sig_of
 
@@ -99,6 +100,11 @@ APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
 #: that way and 13 GB/s with 8 shared rows (SmolLM2's f32 decode 44 -> 39 ms/token), and
 #: GPT-2's 50257x64 head ran 2x slower with 4 or 8
 MATVEC_ROWS = 8
+#: the elements one step of a decoding matvec's lanes covers (its split times the codes
+#: of a word): the blocks of the GGUF and MX formats and the default group, so that the
+#: lanes share one block scale (a scale index that changes within a step is not affine
+#: in the lane: the C compiler leaves the loop scalar)
+LANE_ELEMENTS = 32
 
 
 @dataclass(frozen=True)
@@ -114,15 +120,21 @@ class KernelShape:
     plain: bool = True
     #: the kernel computes an f32 exp, exp2 or tanh (which `approx` computes without libm)
     exp: bool = False
-    #: the kernel decodes quantized weights (`uop.decode`): a packed panel would copy
-    #: their words and scales broadcast to one per code, more bytes than it saves
-    decodes: bool = False
+    #: the codes one i32 word holds of the quantized weights the kernel decodes
+    #: (`uop.decode`; the fewest when it decodes several formats), 0 when it decodes none
+    word_codes: int = 0
     #: output axes along which a reduction reads a kernel argument contiguously (its
     #: innermost axis: the columns of a column sum, a bias gradient)
     columns: frozenset[int] = frozenset()
     #: output axes along which a reduction reads an operand whose reduced axis is its
     #: innermost in memory (x @ W.T with W stored (out, in): the rows of W along j)
     inner_reduce_axes: frozenset[int] = frozenset()
+
+    @property
+    def decodes(self) -> bool:
+        """Does the kernel decode quantized weights? A packed panel would copy their
+        words and scales broadcast to one per code, more bytes than it saves."""
+        return self.word_codes > 0
 
     @property
     def looped(self) -> list[int]:
@@ -140,11 +152,14 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     columns: set[int] = set()
     inner: set[int] = set()
     plain = True
-    exp = decodes = False
+    exp = False
+    word_codes = 0
     for op in kernel.walk():
         if isinstance(op, APPROXIMATED) and sig_of(op.result.type).dtype == "f32":
             exp = True
-        decodes = decodes or isinstance(op, uop.DecodeOp)
+        if isinstance(op, uop.DecodeOp):
+            codes = 32 // CODES[op.kind_.data].bits
+            word_codes = min(word_codes, codes) if word_codes else codes
         if not isinstance(op, uop.ReduceOp):
             continue
         src = sig_of(op.src.type).shape
@@ -170,7 +185,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
                           if at[a] is not None and at[a] >= 0 and before[a] == 1
                           and sig.shape[a] > 1)
         inner.update(_inner_reduce_axes(op))
-    return KernelShape(out, reduce, frozenset(shared), plain, exp, decodes,
+    return KernelShape(out, reduce, frozenset(shared), plain, exp, word_codes,
                        frozenset(columns), frozenset(inner))
 
 
@@ -198,8 +213,6 @@ def _inner_reduce_axes(reduce: uop.ReduceOp) -> set[int]:
         if isinstance(op, uop.ConstOp):
             continue  # a splat: no memory read
         shape = sig_of(value.type).shape
-        if isinstance(op, uop.DecodeOp):
-            chain = chain[_within_rows(shape, chain):]
         strides = view_strides(shape, contiguous_strides(shape), chain)
         if strides is not None and strides[axes[0]] == 1:
             found.update(kept.index(a) for a in kept if strides[a] != 0 and src[a] > 1)
@@ -354,25 +367,12 @@ def _matvec(shape: KernelShape) -> Schedule | None:
     upcast = [1] * len(shape.out)
     if shape.decodes:
         upcast[axis] = min(MATVEC_ROWS, shape.out[axis])
+    lanes = {}
+    if shape.decodes:
+        lanes = dict(split=max(2, LANE_ELEMENTS // shape.word_codes), lanes=shape.word_codes)
     return Schedule(tuple(upcast) if upcast[axis] > 1 else (),
-                    thread=_thread_axis(shape, upcast), split=SPLIT, approx=shape.exp)
-
-
-def _within_rows(shape: tuple[int, ...], chain: list[Operation]) -> int:
-    """How many leading views of `chain` only reorder elements inside the rows (last
-    axis) of `shape`, ending at `shape` again (GGUF's Q4 nibble order: reshape, permute,
-    reshape back); 0 when none do."""
-    lead = list(shape[:-1])
-    for n, op in enumerate(chain):
-        out = list(sig_of(op.results[0].type).shape)
-        keeps = out[:len(lead)] == lead and (
-            isinstance(op, uop.ReshapeOp) or (isinstance(op, uop.PermuteOp) and list(
-                op.ints("perm"))[:len(lead)] == list(range(len(lead)))))
-        if not keeps:
-            return 0
-        if out == list(shape):
-            return n + 1
-    return 0
+                    thread=_thread_axis(shape, upcast), approx=shape.exp,
+                    **{"split": SPLIT, **lanes})
 
 
 def rules(shape: KernelShape, strict: bool = False) -> Schedule:

@@ -265,9 +265,9 @@ class Format:
 
     def codes(self, packed: "Packed") -> np.ndarray:
         """The codes of `packed` in element order, (rows, cols)."""
-        return self._block_codes(packed)[:, :packed.shape[1]]
+        return self.block_codes(packed)[:, :packed.shape[1]]
 
-    def _block_codes(self, packed: "Packed") -> np.ndarray:
+    def block_codes(self, packed: "Packed") -> np.ndarray:
         """The codes of whole blocks (a padded last block included), (rows, padded cols)."""
         rows, width = packed.shape[0], packed.padded_cols
         c = unpack_codes(packed.codes, self.bits)[:, :width]
@@ -280,7 +280,7 @@ class Format:
         """The f32 matrix `packed` stands for (the reference decode)."""
         rows, cols = packed.shape
         g = packed.group
-        values = self.code.decode(self._block_codes(packed)).reshape(rows, -1, g)
+        values = self.code.decode(self.block_codes(packed)).reshape(rows, -1, g)
         scale = self.scale_values(packed)[..., None]
         if self.offset:
             values = values + np.float32(self.offset)

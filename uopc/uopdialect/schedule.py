@@ -37,6 +37,14 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   independent chains the C compiler packs into one vector. For `max` this is exact; for
   a float sum it reassociates (the only field that changes results), so `uop-schedule`
   never chooses it under strict float order (`UOPC_STRICT=1`, `strict=true`).
+- `lanes = g` (with `split = s`): the s partial results are the lanes of a loop the C
+  compiler vectorizes instead of s jammed chains: element k goes into partial
+  (k / g) mod s, and each split reduce loop becomes a loop over blocks of s*g elements
+  around a loop over the s partials (held in a stack row), lane p folding its g
+  consecutive elements of the block in order. With g the codes one i32 word of packed
+  weights holds, the lanes read consecutive words (see `uop-apply-schedule`). Like
+  `split`, it reassociates float sums; s*g must divide the loop's length, or the loop
+  is split as `split` alone says.
 
 No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums and
 `approx`, a schedule never changes a result: upcast and unroll copy computations without reordering any sum,
@@ -61,7 +69,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 #: the name of a kernel's schedule attribute
 SCHEDULE_ATTR = "uop.schedule"
 #: the fields of `#uop.schedule<...>`
-FIELDS = ("upcast", "unroll", "thread", "split", "tile", "pack", "approx")
+FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "tile", "pack", "approx")
 
 
 @dataclass(frozen=True)
@@ -75,15 +83,19 @@ class Schedule:
     tile: tuple[int, ...] = ()
     pack: bool = False
     approx: bool = False
+    lanes: int = 0
 
     def __post_init__(self):
         bad = [f for f in self.upcast if f < 1] + [t for t in self.tile if t < 0]
-        if bad or self.unroll < 1 or self.split < 1 or (
+        if bad or self.unroll < 1 or self.split < 1 or self.lanes < 0 or (
                 self.thread is not None and self.thread < 0):
             raise ValueError(
                 f"schedule {self}: upcast factors, unroll and split must be >= 1, tile "
-                f"blocks >= 0 and thread an axis >= 0 (or None)"
+                f"blocks and lanes >= 0 and thread an axis >= 0 (or None)"
             )
+        if self.lanes and self.split == 1:
+            raise ValueError(f"schedule {self}: lanes = {self.lanes} lays out the partial "
+                             f"results of a split; give split = s > 1 too")
         # trailing 1s (0s for tiles) say nothing: drop them so that equal schedules
         # compare equal
         object.__setattr__(self, "upcast", _strip(self.upcast, 1))
@@ -106,7 +118,8 @@ class Schedule:
         return ScheduleAttr(ArrayAttr([IntAttr(f) for f in self.upcast]), IntAttr(self.unroll),
                             IntAttr(-1 if self.thread is None else self.thread),
                             IntAttr(self.split), ArrayAttr([IntAttr(t) for t in self.tile]),
-                            IntAttr(int(self.pack)), IntAttr(int(self.approx)))
+                            IntAttr(int(self.pack)), IntAttr(int(self.approx)),
+                            IntAttr(self.lanes))
 
     def __str__(self) -> str:
         parts = []
@@ -118,6 +131,8 @@ class Schedule:
             parts.append(f"thread = {self.thread}")
         if self.split != 1:
             parts.append(f"split = {self.split}")
+        if self.lanes:
+            parts.append(f"lanes = {self.lanes}")
         if self.tile:
             parts.append(f"tile = [{', '.join(map(str, self.tile))}]")
         if self.pack:
@@ -136,8 +151,8 @@ def _strip(values: tuple[int, ...], default: int) -> tuple[int, ...]:
 
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
-    """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, tile = [...],
-    pack = 1, approx = 1>`; every field is optional."""
+    """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, lanes = g,
+    tile = [...], pack = 1, approx = 1>`; every field is optional."""
 
     name = "uop.schedule"
 
@@ -148,6 +163,7 @@ class ScheduleAttr(ParametrizedAttribute):
     tile: ArrayAttr[IntAttr]
     pack: IntAttr
     approx: IntAttr
+    lanes: IntAttr
 
     @property
     def schedule(self) -> Schedule:
@@ -155,7 +171,7 @@ class ScheduleAttr(ParametrizedAttribute):
         return Schedule(tuple(f.data for f in self.upcast.data), self.unroll.data,
                         None if thread < 0 else thread, self.split.data,
                         tuple(t.data for t in self.tile.data), bool(self.pack.data),
-                        bool(self.approx.data))
+                        bool(self.approx.data), self.lanes.data)
 
     def verify(self) -> None:
         try:
@@ -191,12 +207,12 @@ class ScheduleAttr(ParametrizedAttribute):
             schedule = Schedule(tuple(fields.get("upcast", ())), fields.get("unroll", 1),
                                 fields.get("thread"), fields.get("split", 1),
                                 tuple(fields.get("tile", ())), bool(fields.get("pack", 0)),
-                                bool(fields.get("approx", 0)))
+                                bool(fields.get("approx", 0)), fields.get("lanes", 0))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
         return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack,
-                attr.approx)
+                attr.approx, attr.lanes)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")

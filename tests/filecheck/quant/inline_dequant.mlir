@@ -22,7 +22,9 @@
 // LOOPS-NOT:     memref<8x32xf32>
 // LOOPS-NOT:     memref<32x8xf32>
 // LOOPS:         arith.shrui
-// LOOPS:         arith.sitofp
+// LOOPS:         arith.xori %{{.*}}, %{{.*}} : i32
+// LOOPS:         arith.bitcast %{{.*}} : i32 to f32
+// LOOPS:         arith.subf
 // LOOPS-NOT:     memref<8x32xf32>
 // LOOPS-NOT:     memref<32x8xf32>
 // LOOPS:       func.func @linear

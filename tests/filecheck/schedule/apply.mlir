@@ -221,3 +221,43 @@ func.func @split_sum(%x: tensor<2x12xf32>) -> tensor<2xf32> attributes {uop.kern
   %r = uop.reduce add %x axes [1] : tensor<2x12xf32> -> tensor<2xf32>
   func.return %r : tensor<2xf32>
 }
+
+// split 4 with lanes 2 on a reduce loop of 16: the 4 partial sums are a stack row, and
+// a loop over 2 blocks of 8 elements runs a lane loop over them: lane p loads its
+// partial, adds its 2 elements (b * 4 + p) * 2 + q in order, and stores it back. The
+// partials are added in order after the loops.
+// CHECK-LABEL: func.func @split_lanes
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : index
+// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<4xf32>
+// CHECK-NEXT:    %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    scf.for %[[P0:.*]] = %{{.*}} to %[[FOUR]] step %{{.*}} {
+// CHECK-NEXT:      memref.store %{{.*}}, %[[ROW]][%[[P0]]] : memref<4xf32>
+// CHECK:         scf.for %[[B:.*]] = %{{.*}} to %[[TWO]] step %{{.*}} {
+// CHECK-NEXT:      scf.for %[[P:.*]] = %{{.*}} to %[[FOUR]] step %{{.*}} {
+// CHECK-NEXT:        %[[S:.*]] = arith.muli %[[B]], %[[FOUR]] : index
+// CHECK-NEXT:        %[[L:.*]] = arith.addi %[[S]], %[[P]] : index
+// CHECK-NEXT:        %[[E:.*]] = arith.muli %[[L]], %[[TWO]] : index
+// CHECK-NEXT:        %[[ACC:.*]] = memref.load %[[ROW]][%[[P]]] : memref<4xf32>
+// CHECK-NEXT:        %[[E1:.*]] = arith.addi %[[E]], %{{.*}} : index
+// CHECK-NEXT:        %[[X0:.*]] = memref.load %{{.*}}[%{{.*}}, %[[E]]] : memref<2x16xf32>
+// CHECK-NEXT:        %[[A0:.*]] = arith.addf %[[ACC]], %[[X0]] : f32
+// CHECK-NEXT:        %[[X1:.*]] = memref.load %{{.*}}[%{{.*}}, %[[E1]]] : memref<2x16xf32>
+// CHECK-NEXT:        %[[A1:.*]] = arith.addf %[[A0]], %[[X1]] : f32
+// CHECK-NEXT:        memref.store %[[A1]], %[[ROW]][%[[P]]] : memref<4xf32>
+// CHECK-COUNT-4: memref.load %[[ROW]]
+// CHECK-NOT:     scf.for
+// CHECK:         func.return
+func.func @split_lanes(%x: tensor<2x16xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4, lanes = 2>} {
+  %r = uop.reduce add %x axes [1] : tensor<2x16xf32> -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+
+// lanes 4 with split 4 on a reduce loop of 12: 16 does not divide 12, so the loop is
+// split as split 4 alone says (4 jammed partial sums).
+// CHECK-LABEL: func.func @split_lanes_fallback
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+func.func @split_lanes_fallback(%x: tensor<2x12xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4, lanes = 4>} {
+  %r = uop.reduce add %x axes [1] : tensor<2x12xf32> -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}

@@ -209,3 +209,46 @@ func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> te
   %r = uop.reduce add %p axes [0] : tensor<576x1536xf32> -> tensor<1536xf32>
   func.return %r : tensor<1536xf32>
 }
+
+// The same product over int8 weights decoded in the kernel (4 codes an i32 word, a
+// scale per 32): 8 outputs share each load of x, and the split's 8 partial sums are
+// vector lanes taking the 4 codes of one word each, so that the lanes read 8
+// consecutive words (32 elements, one block scale). Strict float order: no split.
+// CHECK-LABEL: func.func @matvec_int8
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 4>}
+// STRICT-LABEL: func.func @matvec_int8
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos: tensor<4xi32>, %scales: tensor<1536x18xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
+  %wr = uop.reshape %words : tensor<1536x144xi32> -> tensor<1536x144x1xi32>
+  %we = uop.expand %wr : tensor<1536x144x1xi32> -> tensor<1536x144x4xi32>
+  %w = uop.reshape %we : tensor<1536x144x4xi32> -> tensor<1536x576xi32>
+  %pr = uop.reshape %pos : tensor<4xi32> -> tensor<1x1x4xi32>
+  %pe = uop.expand %pr : tensor<1x1x4xi32> -> tensor<1536x144x4xi32>
+  %p = uop.reshape %pe : tensor<1536x144x4xi32> -> tensor<1536x576xi32>
+  %codes = uop.decode int8 %w, %p : tensor<1536x576xi32> -> tensor<1536x576xf32>
+  %sr = uop.reshape %scales : tensor<1536x18xf32> -> tensor<1536x18x1xf32>
+  %se = uop.expand %sr : tensor<1536x18x1xf32> -> tensor<1536x18x32xf32>
+  %s = uop.reshape %se : tensor<1536x18x32xf32> -> tensor<1536x576xf32>
+  %wd = uop.mul %codes, %s : tensor<1536x576xf32>
+  %prod = uop.mul %xe, %wd : tensor<1536x576xf32>
+  %r = uop.reduce add %prod axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
+
+// int4 weights (8 codes a word): 4 lanes of 8 codes, again 32 elements a step.
+// CHECK-LABEL: func.func @matvec_int4
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 4, lanes = 8>}
+func.func @matvec_int4(%x: tensor<1x576xf32>, %words: tensor<1536x72xi32>, %pos: tensor<8xi32>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
+  %wr = uop.reshape %words : tensor<1536x72xi32> -> tensor<1536x72x1xi32>
+  %we = uop.expand %wr : tensor<1536x72x1xi32> -> tensor<1536x72x8xi32>
+  %w = uop.reshape %we : tensor<1536x72x8xi32> -> tensor<1536x576xi32>
+  %pr = uop.reshape %pos : tensor<8xi32> -> tensor<1x1x8xi32>
+  %pe = uop.expand %pr : tensor<1x1x8xi32> -> tensor<1536x72x8xi32>
+  %p = uop.reshape %pe : tensor<1536x72x8xi32> -> tensor<1536x576xi32>
+  %codes = uop.decode int4 %w, %p : tensor<1536x576xi32> -> tensor<1536x576xf32>
+  %prod = uop.mul %xe, %codes : tensor<1536x576xf32>
+  %r = uop.reduce add %prod axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
