@@ -31,9 +31,12 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   innermost (a weight stored (out, in), or packed codes along the reduction), each
   output's reduction reads contiguous memory into `SPLIT` partial sums (vector lanes),
   and threads split the outputs. A kernel decoding packed weights computes
-  `MATVEC_ROWS` outputs together, sharing each load of x among them; an f32 one
+  `MATVEC_ROWS` outputs together, sharing each load of x among them, and its partial
+  sums are `lanes` of one packed word's codes each, `LANE_ELEMENTS` elements a step
+  (the lanes then load consecutive words, which share one block scale); an f32 one
   computes one output at a time, so that each thread streams one row after another
-  (the C compiler vectorizes a shared tile across its rows, gathering every element).
+  (the C compiler vectorizes a shared tile of jammed copies across its rows, gathering
+  every element).
   Not with `strict=true` (the split reassociates sums);
 - **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C

@@ -913,9 +913,10 @@ def _lower_int_code(builder, code: Code, raw, k, op, bitcast):
     """An integer code's value without an int-to-float conversion: the code goes into
     the mantissa of 2^23 (whose last mantissa bit weighs 1), and 2^23 is subtracted.
     A signed code first has its sign bit flipped, which adds 2^(bits-1) to its two's
-    complement value, and that is subtracted too. Exact (|value| < 2^23); on x86 the
-    or and the subtraction run on more execution ports than a conversion, the bottleneck
-    of a decoding matrix-vector product (SmolLM2's int8 matvecs ran ...)."""
+    complement value, and that is subtracted too. Exact (|value| < 2^23). On x86 the
+    xor and the subtraction run on more execution ports than the shifts, multiplies and
+    int-to-float conversion that bound a decoding matrix-vector product: an int8
+    1536x576 matvec streaming 100 matrices went from 91 to 83 us."""
     offset = 2 ** (code.bits - 1) if code.signed else 0
     biased = bitcast(op(arith.XOrIOp, raw, k(_TWO_TO_23 | offset)))
     bias = builder.const(float(2**23 + offset), ELEMENT_TYPES["f32"])
