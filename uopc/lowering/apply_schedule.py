@@ -89,6 +89,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.uopdialect.locations import at_op
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
+from uopc.uopdialect.upstream import PrefetchOp
 
 INDEX = IndexType()
 #: the tag of a block loop made by `tile` (consumed by this pass, like the axis tags)
@@ -349,6 +350,7 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
             lane.add_op(op.clone(value_mapper=m))
         value = m.get(old.last_op.operands[0], old.last_op.operands[0])
     lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
+    _prefetch_stream(lane, blocks, parts)
     loop_over(parts, lane, blocks)
     blocks.add_op(scf.YieldOp())
     loop_over(_constant_of(loop.ub) // (parts * group), blocks)
@@ -367,6 +369,45 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
     loop.results[0].replace_all_uses_with(total)
     loop.detach()
     loop.erase(safe_erase=False)
+
+
+#: how far ahead of a lane loop its weight stream is prefetched, in bytes: an int8
+#: 1536x576 matvec over 100 matrices ran 88 us without, 85 us 64 B or 512 B ahead and
+#: 77 us 256 B ahead
+PREFETCH_BYTES = 256
+
+
+def _kernel_argument(v: SSAValue) -> bool:
+    return isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), func.FuncOp)
+
+
+def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
+    """Prefetch, once per block and `PREFETCH_BYTES` ahead, what lane loop `lane` reads
+    from the largest kernel argument it reads (a matvec's weight row): the address its
+    first load of it reads in lane 0 of a later block, assuming the lanes read one
+    element each per block. The hardware prefetcher alone left a decoding matvec
+    waiting on its rows."""
+    loads = [op for op in lane.ops if isinstance(op, memref.LoadOp)
+             and _kernel_argument(op.memref)]
+    if not loads:
+        return
+    size = lambda t: math.prod(t.get_shape()) * t.get_element_type().bitwidth // 8  # noqa: E731
+    load = max(loads, key=lambda op: size(op.memref.type))
+    width = parts * load.memref.type.get_element_type().bitwidth // 8
+    ahead = arith.AddiOp(blocks.args[0], _index_const(blocks, -(-PREFETCH_BYTES // width)))
+    blocks.add_op(ahead)
+    mapping: dict[SSAValue, SSAValue] = {blocks.args[0]: ahead.result,
+                                         lane.args[0]: _index_const(blocks, 0)}
+    needed = set(load.indices)
+    for op in reversed(list(lane.ops)[:list(lane.ops).index(load)]):
+        if any(r in needed for r in op.results):
+            needed.update(op.operands)
+    for op in lane.ops:
+        if op is load:
+            break
+        if any(r in needed for r in op.results):
+            blocks.add_op(op.clone(value_mapper=mapping))
+    blocks.add_op(PrefetchOp(load.memref, [mapping.get(v, v) for v in load.indices]))
 
 
 #: f32 bits: all but the sign, and +inf (a magnitude above it is a NaN's)

@@ -52,6 +52,7 @@ from xdsl.utils.target import Target
 from uopc.passes.intrange import Bounds
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.semantics import C_PRELUDE
+from uopc.uopdialect.upstream import PrefetchOp
 
 #: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
 EXTRA_PRELUDE = r"""
@@ -519,6 +520,12 @@ class CEmitter:
     def store(self, op: memref.StoreOp) -> None:
         self.line(f"{self.address(op.memref, op.indices)} = {self.name(op.value)};")
 
+    def prefetch(self, op: PrefetchOp) -> None:
+        """gcc's prefetch of the element's address (a hint: it never faults, so an
+        address past the end of the buffer is harmless)."""
+        self.line(f"__builtin_prefetch(&{self.address(op.memref, op.indices)}, "
+                  f"{int(op.is_write)}, {op.locality});")
+
     def view(self, op: memref.ViewOp) -> None:
         t = op.result.type
         _static_shape(t, "memref.view result")
@@ -864,6 +871,7 @@ _STATEMENTS: dict[type[Operation], str] = {
     func.ReturnOp: "return_",
     func.CallOp: "call",
     memref.StoreOp: "store",
+    PrefetchOp: "prefetch",
     memref.ViewOp: "view",
     memref.AllocOp: "alloc",
     memref.AllocaOp: "alloc",

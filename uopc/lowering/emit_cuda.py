@@ -135,6 +135,10 @@ class CudaEmitter(CEmitter):
         #: the warp tile products (`uop.wmma` declarations): name -> (A, B) layouts
         self.wmma: dict[str, tuple[str, str]] = {}
 
+    def prefetch(self, op) -> None:
+        """Nothing: a prefetch is a hint for a CPU's caches (device code has no
+        `__builtin_prefetch`)."""
+
     def module(self, module: ModuleOp) -> str:
         device = module.clone()
         hosts = []

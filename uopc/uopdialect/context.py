@@ -11,11 +11,15 @@ from xdsl.context import Context
 
 
 def register_uopc_dialects(ctx: Context) -> None:
-    """Make the uop dialect(s) available in `ctx` (loaded lazily on first use)."""
+    """Make the uop dialect(s) available in `ctx` (loaded lazily on first use), and the
+    upstream ops xDSL lacks (`uopc.uopdialect.upstream`)."""
     from uopc.uopdialect import Uop
+    from uopc.uopdialect.upstream import PrefetchOp
 
     if "uop" not in ctx.registered_dialect_names:
         ctx.register_dialect("uop", lambda: Uop)
+    if PrefetchOp.name not in ctx.loaded_ops:
+        ctx.load_op(PrefetchOp)  # an upstream memref op xDSL lacks (`upstream`)
 
 
 def make_context() -> Context:

@@ -225,7 +225,8 @@ func.func @split_sum(%x: tensor<2x12xf32>) -> tensor<2xf32> attributes {uop.kern
 // split 4 with lanes 2 on a reduce loop of 16: the 4 partial sums are a stack row, and
 // a loop over 2 blocks of 8 elements runs a lane loop over them: lane p loads its
 // partial, adds its 2 elements (b * 4 + p) * 2 + q in order, and stores it back. The
-// partials are added in order after the loops.
+// partials are added in order after the loops. Each block first prefetches the row
+// 256 bytes (16 blocks of 16 bytes) ahead.
 // CHECK-LABEL: func.func @split_lanes
 // CHECK:         %[[TWO:.*]] = arith.constant 2 : index
 // CHECK:         %[[ROW:.*]] = memref.alloca() : memref<4xf32>
@@ -233,6 +234,7 @@ func.func @split_sum(%x: tensor<2x12xf32>) -> tensor<2xf32> attributes {uop.kern
 // CHECK-NEXT:    scf.for %[[P0:.*]] = %{{.*}} to %[[FOUR]] step %{{.*}} {
 // CHECK-NEXT:      memref.store %{{.*}}, %[[ROW]][%[[P0]]] : memref<4xf32>
 // CHECK:         scf.for %[[B:.*]] = %{{.*}} to %[[TWO]] step %{{.*}} {
+// CHECK:           memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}], read, locality<3>, data : memref<2x16xf32>
 // CHECK-NEXT:      scf.for %[[P:.*]] = %{{.*}} to %[[FOUR]] step %{{.*}} {
 // CHECK-NEXT:        %[[S:.*]] = arith.muli %[[B]], %[[FOUR]] : index
 // CHECK-NEXT:        %[[L:.*]] = arith.addi %[[S]], %[[P]] : index
