@@ -527,7 +527,7 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     # decoded: the split's partial sums are lanes of one word's codes, 32 codes a step
     lanes = {None: "", "int8": "split = 8, lanes = 4", "q8_0": "split = 8, lanes = 4",
              "q4_1": "split = 4, lanes = 8", "e2m1": "split = 4, lanes = 8"}[fmt]
-    assert schedule == ("split = 8" if fmt is None else f"upcast = [1, 1, 8], {lanes}"), schedule
+    assert schedule == ("split = 8, lanes = 1" if fmt is None else f"upcast = [1, 1, 8], {lanes}"), schedule
     want = x.astype(np.float64) @ dense.T.astype(np.float64)
     bound = 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ np.abs(dense.T).astype(np.float64))
     assert (np.abs(out - want) <= bound).all()
@@ -535,7 +535,7 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
 
 def test_a_matvec_over_columns_keeps_the_register_tile_and_strict_never_splits():
     """x @ W with W stored (in, out) (GPT-2's Conv1D) reads W's rows along the outputs:
-    the 16-wide register tile stays; a 64-deep f32 head splits without shared rows; in
+    the 16-wide register tile stays; a 64-deep f32 head splits into lanes without shared rows; in
     strict float order no matvec splits."""
     w = RNG.standard_normal((320, 96)).astype(np.float32)
     _, _, schedule = _matvec_kernel(Tensor(w), 320)
@@ -551,5 +551,5 @@ func.func @main(%x: tensor<1x64xf32>, %w: tensor<200x64xf32>) -> tensor<200xf32>
     (kernel,) = kernels_of(module)
     shape = kernel_shape(kernel)
     assert shape.inner_reduce_axes == frozenset({0}) and 0 in shape.shared_axes
-    assert rules(shape) == Schedule(split=8)
+    assert rules(shape) == Schedule(split=8, lanes=1)
     assert rules(shape, strict=True).split == 1

@@ -189,7 +189,7 @@ func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x6
 // threads split the outputs. Strict float order keeps the register tile over the
 // outputs, unsplit.
 // CHECK-LABEL: func.func @matvec_rows
-// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, lanes = 1>}
 // STRICT-LABEL: func.func @matvec_rows
 // STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
 func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
