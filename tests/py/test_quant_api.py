@@ -15,7 +15,7 @@ from uopc.frontend.quant import QuantError, QuantizedTensor, quantize_model, qua
 from uopc.runtime.engine import default_engine
 from uopc.uopdialect.graph import toposort
 from uopc.uopdialect.ops import OP
-from uopc.uopdialect.quant_formats import FORMATS
+from uopc.uopdialect.quant_formats import CODES, FORMATS, pack_codes
 
 RNG = np.random.default_rng(7)
 ALL = list(FORMATS)
@@ -32,6 +32,22 @@ def test_compiled_dequantization_is_the_reference_decode_bit_for_bit(fmt):
     assert isinstance(q, QuantizedTensor) and q.shape == (12, 64) and q.dtype == "f32"
     assert bits_equal(q.numpy(), q.packed.dequantize())
     assert q.nbytes == q.packed.nbytes < w.nbytes
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_code_decodes_in_the_kernels_as_the_table_says(code):
+    """uop.decode compiled to C (`_lower_decode`) gives every code of every element
+    format the f32 value of `Code.table`, bit for bit: signed zeros, the subnormal
+    codes, the largest, infinities; NaN where the table has NaN."""
+    from uopc.frontend.quant import _decoded
+
+    c = CODES[code]
+    codes = np.arange(2**c.bits)
+    got = _decoded(pack_codes(codes[None, :], c.bits), code, c.bits, codes.size).numpy()[0]
+    want = c.table
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan), code
+    assert bits_equal(got[~nan], want[~nan]), code
 
 
 @settings(max_examples=12, deadline=None)

@@ -201,15 +201,16 @@ def test_from_gguf_checks_the_size():
 @settings(max_examples=15, deadline=None)
 @given(w=weights)
 def test_group_scaled_formats_follow_their_recipe(fmt, w):
-    """scale = max|w| / code max per group; codes = the ml_dtypes cast of w / scale
-    (clipped: rounding can land a hair past the largest value)."""
+    """scale = max|w| / code max per group, never below the smallest normal f32 (a zero
+    group, and bf16's small groups); codes = the ml_dtypes cast of w / scale (clipped:
+    rounding can land a hair past the largest value)."""
     f = FORMATS[fmt]
     packed = f.quantize(w, group_size=16)
     groups = w.reshape(w.shape[0], -1, 16)
     scale = (np.abs(groups).max(-1) / np.float32(f.code.max)).astype(np.float32)
+    scale = np.maximum(scale, np.float32(2.0**-126))
     assert np.array_equal(packed.scales, scale)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.where(scale[..., None] == 0, 0, groups / scale[..., None]).astype(np.float32)
+    x = (groups / scale[..., None]).astype(np.float32)
     x = np.clip(x, -f.code.max, f.code.max).reshape(w.shape)
     if fmt in TWINS:
         expected = reference_encode(fmt, x)

@@ -125,7 +125,8 @@ class KernelShape:
     #: the kernel computes an f32 exp, exp2 or tanh (which `approx` computes without libm)
     exp: bool = False
     #: the codes one i32 word holds of the quantized weights the kernel decodes
-    #: (`uop.decode`; the fewest when it decodes several formats), 0 when it decodes none
+    #: (`uop.decode`; the most when it decodes several: mxfp4's 4-bit elements, not its
+    #: e8m0 scales, one a block), 0 when it decodes none
     word_codes: int = 0
     #: output axes along which a reduction reads a kernel argument contiguously (its
     #: innermost axis: the columns of a column sum, a bias gradient)
@@ -163,7 +164,7 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             exp = True
         if isinstance(op, uop.DecodeOp):
             codes = 32 // CODES[op.kind_.data].bits
-            word_codes = min(word_codes, codes) if word_codes else codes
+            word_codes = max(word_codes, codes)
         if not isinstance(op, uop.ReduceOp):
             continue
         src = sig_of(op.src.type).shape

@@ -871,10 +871,10 @@ class WhereOp(UopOp, FoldsConstants):
 def _lower_decode(builder, dtype: str, word, pos, *, arg: str):
     """`uop.decode` on scalars: shift the code out of its word (unsigned), then widen it.
 
-    Float codes place their exponent and mantissa fields under f32's and scale by
-    2^(127 - bias): exact for normal and subnormal codes alike (the small codes become
-    f32 subnormals, which C computes exactly without flush-to-zero); infinities and NaNs
-    are selected apart. e8m0 is the exponent field itself, integers convert."""
+    Float codes place their exponent and mantissa fields under f32's with the exponent
+    rebiased (`_rebiased`: exact for normal and subnormal codes alike, with no f32
+    subnormal on the way); infinities and NaNs are selected apart. e8m0 is the exponent
+    field itself, integers go through a mantissa (`_lower_int_code`)."""
     code = CODES[arg]
     i32, f32 = ELEMENT_TYPES["i32"], ELEMENT_TYPES["f32"]
 
@@ -927,19 +927,38 @@ def _lower_float_code(builder, code: Code, raw, k, op, bitcast, select, equals, 
     fields = code.exp + code.man
     sign = op(arith.ShLIOp, op(arith.ShRUIOp, raw, k(fields)), k(31))
     magnitude = op(arith.AndIOp, raw, k(2**fields - 1))
-    bits = op(arith.OrIOp, sign, op(arith.ShLIOp, magnitude, k(23 - code.man)))
-    value = bitcast(bits)
-    if code.bias != 127:
-        factor = builder.const(2.0 ** (127 - code.bias), ELEMENT_TYPES["f32"])
-        value = builder.put(arith.MulfOp(value.value, factor.value), value, factor)
+    placed = op(arith.ShLIOp, magnitude, k(23 - code.man))
+    if code.bias == 127:  # bf16: its fields already are f32's
+        value = bitcast(op(arith.OrIOp, sign, placed))
+    else:
+        unsigned = _rebiased(builder, code, magnitude, placed, k, op, bitcast, select)
+        as_int = builder.put(arith.BitcastOp(unsigned.value, ELEMENT_TYPES["i32"]), unsigned)
+        value = bitcast(op(arith.OrIOp, as_int, sign))
     top = (2**code.exp - 1) << code.man  # the all-ones exponent
-    if code.specials == "ieee" and code.exp != 8:  # (bf16's fields already are f32's)
-        special = op(arith.OrIOp, bits, k(0x7F800000))
+    if code.specials == "ieee" and code.exp != 8:
+        special = op(arith.OrIOp, op(arith.OrIOp, sign, placed), k(0x7F800000))
         big = builder.put(arith.CmpiOp(magnitude.value, k(top).value, "uge"), magnitude)
         value = select(big, bitcast(special), value)
     elif code.specials == "fn":
         value = select(equals(magnitude, 2**fields - 1), nan, value)
     return value
+
+
+def _rebiased(builder, code: Code, magnitude, placed, k, op, bitcast, select):
+    """The f32 value of a float code's magnitude: its fields placed under f32's, the
+    exponent rebiased by adding 127 - bias to it, which is exact for a normal code. A
+    subnormal code (exponent 0) read that way has an implicit 1 it does not have:
+    2^-bias (1 + f) for f 2^(1 - bias), which twice it less 2^(1 - bias) gives exactly.
+    Never an f32 subnormal on the way: placing the fields at f32's own bias and scaling
+    by 2^(127 - bias) made e2m1's 0.5 an f32 subnormal, which x86 multiplies in
+    microcode (mxfp4 matvecs ran 25x slower than int8)."""
+    f32 = ELEMENT_TYPES["f32"]
+    normal = bitcast(op(arith.AddiOp, placed, k((127 - code.bias) << 23)))
+    twice = builder.put(arith.AddfOp(normal.value, normal.value), normal)
+    implicit = builder.const(2.0 ** (1 - code.bias), f32)
+    subnormal = builder.put(arith.SubfOp(twice.value, implicit.value), twice, implicit)
+    small = builder.put(arith.CmpiOp(magnitude.value, k(1 << code.man).value, "ult"), magnitude)
+    return select(small, subnormal, normal)
 
 
 @uop_op
