@@ -4,8 +4,9 @@ A quantized weight is a `QuantizedTensor`: a lazy Tensor whose value is the dequ
 matrix, computed from graph inputs that hold only packed storage (see
 `uopc.uopdialect.quant_formats`): the codes as i32 words (the packed bytes, read as
 little-endian words; rows padded to whole words; 4-bit GGUF blocks repacked in element
-order), the block scales, and a small pattern of code positions. Its graph is `uop.decode` of the words broadcast over the codes they hold,
-times the scales broadcast over their blocks: all elementwise and movement ops, so
+order), the block scales, and a small pattern of code positions. Its graph is
+`uop.decode` of the words broadcast over the codes they hold, times the scales broadcast
+over their blocks: all elementwise and movement ops, so
 kernelize fuses it into whatever reads the weight (`x @ qw.T`, a `Linear`, an `Embedding`
 gather) and the kernel decodes bytes inline; no f32 copy of the weight is made (kernelize
 never stages or copies a decoded weight). Activations stay f32.

@@ -28,7 +28,9 @@ loops, in this order:
   elements around a lane loop, lane p folding its g consecutive elements in order
   (`split_lanes`). The C compiler's loop vectorizer makes each op of the lane loop one
   vector op; the jammed copies of a register tile over packed weights were instead
-  packed across the tile's rows by its SLP vectorizer, from scalar loads.
+  packed across the tile's rows by its SLP vectorizer, from scalar loads. Each block
+  first prefetches (`memref.prefetch`) what the lanes will read `PREFETCH_BYTES` ahead
+  in the largest kernel argument they read (a matvec's weight row).
 - **unroll u**: every innermost reduce loop (an `scf.for` with accumulators, nested in the
   output nest, containing no loop) steps by u; its body is copied u times, each copy
   reading the accumulators the previous one produced: the same sums in the same order.
@@ -372,13 +374,17 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
 
 
 #: how far ahead of a lane loop its weight stream is prefetched, in bytes: an int8
-#: 1536x576 matvec over 100 matrices ran 88 us without, 85 us 64 B or 512 B ahead and
-#: 77 us 256 B ahead
+#: 1536x576 matvec over 100 matrices ran 88 us without, 85-88 us 64, 128 or 512 B ahead
+#: and 77 us 256 B ahead
 PREFETCH_BYTES = 256
 
 
 def _kernel_argument(v: SSAValue) -> bool:
     return isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), func.FuncOp)
+
+
+def _memref_bytes(t: memref.MemRefType) -> int:
+    return math.prod(t.get_shape()) * t.get_element_type().bitwidth // 8
 
 
 def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
@@ -391,8 +397,7 @@ def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
              and _kernel_argument(op.memref)]
     if not loads:
         return
-    size = lambda t: math.prod(t.get_shape()) * t.get_element_type().bitwidth // 8  # noqa: E731
-    load = max(loads, key=lambda op: size(op.memref.type))
+    load = max(loads, key=lambda op: _memref_bytes(op.memref.type))
     width = parts * load.memref.type.get_element_type().bitwidth // 8
     ahead = arith.AddiOp(blocks.args[0], _index_const(blocks, -(-PREFETCH_BYTES // width)))
     blocks.add_op(ahead)
