@@ -6,10 +6,10 @@ matrix, computed from graph inputs that hold only packed storage (see
 little-endian words; rows padded to whole words; 4-bit GGUF blocks repacked in element
 order), the block scales, and a small pattern of code positions. Its graph is
 `uop.decode` of the words broadcast over the codes they hold, times the scales broadcast
-over their blocks: all elementwise and movement ops, so
-kernelize fuses it into whatever reads the weight (`x @ qw.T`, a `Linear`, an `Embedding`
-gather) and the kernel decodes bytes inline; no f32 copy of the weight is made (kernelize
-never stages or copies a decoded weight). Activations stay f32.
+over their blocks: all elementwise and movement ops, so kernelize fuses it into whatever
+reads the weight (`x @ qw.T`, a `Linear`, an `Embedding` gather) and the kernel decodes
+bytes inline; no f32 copy of the weight is made (kernelize never stages or copies a
+decoded weight). Activations stay f32.
 
 Quantization runs along the last axis of the matrix given (PyTorch's (out, in) weights:
 along the inputs, the axis a matmul reduces); `quantize_model` quantizes an `nn.Linear`
