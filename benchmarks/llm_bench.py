@@ -233,8 +233,8 @@ def bench_quant(formats: list[str], packed: list[str], steps: int = 16) -> None:
               f" MB: top-1 {same}/{steps} (compile + pass {time.perf_counter() - start:.1f} s)")
         for fmt in formats:
             start = time.perf_counter()
-            deq, before, packed = dequantized_state(state, fmt)
-            after = sum(packed.values())
+            deq, before, stored = dequantized_state(state, fmt)
+            after = sum(stored.values())
             model = build(deq)
             logits = forced_logits(model, prompt, expected)
             agree = agreeing(logits, expected)
@@ -245,7 +245,7 @@ def bench_quant(formats: list[str], packed: list[str], steps: int = 16) -> None:
                 mixed, size = dict(deq), after
                 for name in set(EMBEDDINGS) & set(state):
                     mixed[name], nbytes = decoded_back(state[name], EMBED_FORMAT)
-                    size += nbytes - packed[name]
+                    size += nbytes - stored[name]
                 agree = agreeing(forced_logits(build(mixed), prompt, expected), expected)
                 line += (f"; embedding in {EMBED_FORMAT}: {size / 1e6:.1f} MB, top-1 "
                          f"{agree}/{steps}")
