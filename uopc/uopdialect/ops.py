@@ -916,7 +916,7 @@ def _lower_int_code(builder, code: Code, raw, k, op, bitcast):
     complement value, and that is subtracted too. Exact (|value| < 2^23). On x86 the
     xor and the subtraction run on more execution ports than the shifts, multiplies and
     int-to-float conversion that bound a decoding matrix-vector product: an int8
-    1536x576 matvec streaming 100 matrices went from 91 to 83 us."""
+    1536x576 matvec with vector lanes, streaming 100 matrices, went from 91 to 83 us."""
     offset = 2 ** (code.bits - 1) if code.signed else 0
     biased = bitcast(op(arith.XOrIOp, raw, k(_TWO_TO_23 | offset)))
     bias = builder.const(float(2**23 + offset), ELEMENT_TYPES["f32"])
@@ -951,7 +951,7 @@ def _rebiased(builder, code: Code, magnitude, placed, k, op, bitcast, select):
     2^-bias (1 + f) for f 2^(1 - bias), which twice it less 2^(1 - bias) gives exactly.
     Never an f32 subnormal on the way: placing the fields at f32's own bias and scaling
     by 2^(127 - bias) made e2m1's 0.5 an f32 subnormal, which x86 multiplies in
-    microcode (mxfp4 matvecs ran 25x slower than int8)."""
+    microcode (a 1536x576 mxfp4 matvec: 3.0 ms that way, 1.3 ms this way)."""
     f32 = ELEMENT_TYPES["f32"]
     normal = bitcast(op(arith.AddiOp, placed, k((127 - code.bias) << 23)))
     twice = builder.put(arith.AddfOp(normal.value, normal.value), normal)
