@@ -291,15 +291,33 @@ def split(loop: scf.ForOp, parts: int) -> None:
     block.insert_op_before(groups, loop)
     block.insert_op_before(step, loop)
     block.insert_op_before(new, loop)
-    total = new.results[0]
-    anchor: Operation = new
-    for partial in new.results[1:]:
-        combine = type(combiner)(total, partial)
-        block.insert_op_after(combine, anchor)
-        anchor, total = combine, combine.results[0]
+    _replace_by_partials(loop, combiner, new, [([], r) for r in new.results])
+
+
+def _replace_by_partials(loop: scf.ForOp, combiner: Operation, after: Operation,
+                         partials: list[tuple[list[Operation], SSAValue]]) -> None:
+    """Replace reduce loop `loop` by its partial results folded in order by `combiner`'s
+    op, computed after `after` (each partial with the ops that produce it)."""
+    block = loop.parent_block()
+    total: SSAValue | None = None
+    for ops, partial in partials:
+        if total is not None:
+            combine = type(combiner)(total, partial)
+            ops, partial = [*ops, combine], combine.results[0]
+        for op in ops:
+            block.insert_op_after(op, after)
+            after = op
+        total = partial
     loop.results[0].replace_all_uses_with(total)
     loop.detach()
     loop.erase(safe_erase=False)
+
+
+def _counted_loop(count: int, body: Block) -> list[Operation]:
+    """A loop from 0 by 1 to `count` without accumulators over `body`, after the
+    constants of its bounds."""
+    bounds = [arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1)]
+    return [*bounds, scf.ForOp(*(b.result for b in bounds), [], body)]
 
 
 def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
@@ -319,19 +337,11 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
     acc_type = old.args[1].type
     row = memref.AllocaOp.get(acc_type, shape=[parts])
     outer = loop.parent_block()
-    outer.insert_op_before(row, loop)
-
-    def loop_over(count: int, body: Block, at: Operation | None = None) -> scf.ForOp:
-        bounds = [arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1)]
-        new = scf.ForOp(*(b.result for b in bounds), [], body)
-        for op in (*bounds, new):
-            outer.insert_op_before(op, loop) if at is None else at.add_op(op)
-        return new
-
     start = Block(arg_types=[INDEX])
     start.add_ops([memref.StoreOp.get(loop.iter_args[0], row.memref, [start.args[0]]),
                    scf.YieldOp()])
-    loop_over(parts, start)
+    for op in (row, *_counted_loop(parts, start)):
+        outer.insert_op_before(op, loop)
     lane = Block(arg_types=[INDEX])
     blocks = Block(arg_types=[INDEX])
     blocks.args[0].name_hint = old.args[0].name_hint
@@ -353,24 +363,15 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
         value = m.get(old.last_op.operands[0], old.last_op.operands[0])
     lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
     _prefetch_stream(lane, blocks, parts)
-    loop_over(parts, lane, blocks)
-    blocks.add_op(scf.YieldOp())
-    loop_over(_constant_of(loop.ub) // (parts * group), blocks)
-    anchor: Operation = loop
-    total: SSAValue | None = None
+    blocks.add_ops([*_counted_loop(parts, lane), scf.YieldOp()])
+    for op in _counted_loop(_constant_of(loop.ub) // (parts * group), blocks):
+        outer.insert_op_before(op, loop)
+    partials = []
     for p in range(parts):
         index = arith.ConstantOp(IntegerAttr(p, INDEX))
         partial = memref.LoadOp.get(row.memref, [index.result])
-        ops: list[Operation] = [index, partial]
-        if total is not None:
-            ops.append(type(combiner)(total, partial.res))
-        for op in ops:
-            outer.insert_op_after(op, anchor)
-            anchor = op
-        total = ops[-1].results[0]
-    loop.results[0].replace_all_uses_with(total)
-    loop.detach()
-    loop.erase(safe_erase=False)
+        partials.append(([index, partial], partial.res))
+    _replace_by_partials(loop, combiner, loop, partials)
 
 
 #: how far ahead of a lane loop its weight stream is prefetched, in bytes: an int8
