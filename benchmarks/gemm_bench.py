@@ -55,7 +55,7 @@ VARIANTS = {
 
 
 def bench(n: int, repeat: int) -> None:
-    from uopc.lowering.pipeline import run_pipeline
+    from uopc.pipelines import run_pipeline
     from uopc.passes.kernelize import KERNEL_ATTR
     from uopc.runtime import compile_program, parse_program
     from uopc.testing.ir_programs import matmul_text

@@ -7,7 +7,7 @@ import numpy as np
 
 from uopc.frontend.tensor import Tensor
 from uopc.lowering.emit_c import CEmitter
-from uopc.lowering.pipeline import lower_to_loops
+from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.lowering.rangeify import ARENA_ALIGN
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
@@ -53,7 +53,7 @@ def test_c_backend_through_the_interface():
     backend = default_backend()
     assert isinstance(backend, Backend) and backend.name == "c"
     module = parse_program(TWO_RESULTS)
-    lower_to_loops(module)
+    run_pipeline(LOOP_PIPELINE, module)
     unit = backend.emit(module)
     assert isinstance(unit, SourceUnit) and "void main_fn(" in unit.text
     assert "main_fn(void *, void *, void *);" in unit.declarations

@@ -15,7 +15,7 @@ from xdsl.dialects import func
 from uopc import Tensor
 from uopc.frontend.optim import SGD
 from uopc.lowering.gpu_schedule import GPU_ATTR, gpu_schedule_of
-from uopc.lowering.pipeline import lower_to_loops, run_pipeline
+from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, assemble_ptx, compile_cuda, ptxas_path
 from uopc.runtime.engine import Engine, reduce_fusion
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
@@ -244,7 +244,7 @@ def test_examples_compile_for_the_gpu_and_emulate_exactly(name):
         for got, want in zip(emulated(*inputs), expected):
             np.testing.assert_allclose(got, want, rtol=1e-6)
     work = module.clone()
-    lower_to_loops(work)
+    run_pipeline(LOOP_PIPELINE, work)
     source = CudaBackend().emit(work).text
     assert "__global__" in source
     assert b".entry" in compile_cuda(source, "compute_90")
@@ -274,7 +274,7 @@ def test_non_finite_constants_compile_and_emulate():
     (out,) = compile_program(module, "main", GpuEmulationBackend())()
     assert np.isnan(out[0]) and out[1] == np.inf and out[2] == -np.inf
     work = module.clone()
-    lower_to_loops(work)
+    run_pipeline(LOOP_PIPELINE, work)
     source = CudaBackend().emit(work).text
     assert "NAN" in source and "INFINITY" in source
     assert b".global .align 4 .b8 table[12]" in compile_cuda(source, "compute_90")

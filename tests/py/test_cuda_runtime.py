@@ -132,7 +132,7 @@ func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x48xf32>, %x: tensor<37x700x
 
 @needs_gpu
 def test_plan_runs_on_the_gpu():
-    from uopc.lowering.pipeline import run_pipeline
+    from uopc.pipelines import run_pipeline
 
     module = parse_program(PROGRAM)
     run_pipeline('uop-to-kernels,uop-schedule{mode="none"}', module)

@@ -20,8 +20,10 @@ LAYERS = {
     "uopc.uopdialect": 0,
     "uopc.datasets": 0,
     "uopc.deploy": 0,  # the loader of exported artifacts: numpy and cffi only
+    "uopc.settings": 0,  # every knob read from the environment
     "uopc.passes": 1,
     "uopc.importers": 1,
+    "uopc.pipelines": 1,  # names the passes (as strings) and composes the compile
     "uopc.lowering": 2,
     "uopc.runtime": 3,
     "uopc.frontend": 4,

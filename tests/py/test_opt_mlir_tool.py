@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from uopc.lowering.registry import PASSES, PIPELINES
+from uopc.pipelines import PASSES, PIPELINES
 from uopc.tools.opt import main
 from uopc.tools.passinfo import options
 
@@ -105,7 +105,7 @@ def test_list_passes_shows_every_uop_pass_with_its_options(capsys):
         main(["--list-passes"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
-    from uopc.lowering.registry import pass_factories
+    from uopc.pipelines import pass_factories
 
     for name in [*PASSES, *PIPELINES]:
         assert re.search(rf"^  {re.escape(name)} ", out, re.M), name

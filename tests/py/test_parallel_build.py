@@ -10,7 +10,7 @@ import pytest
 from uopc import Tensor
 from uopc.lowering.emit_c import emit_c_unit
 from uopc.lowering.emit_c_checked import CheckedCEmitter
-from uopc.lowering.pipeline import run_pipeline
+from uopc.pipelines import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units
 from uopc.runtime.engine import Engine

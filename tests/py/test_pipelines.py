@@ -1,5 +1,6 @@
-"""Named pipelines: the registry's strings, their expansion, pipelines as passes, and the
-DEBUG=3 reproduction of a plan's C with uopc-opt."""
+"""Named pipelines: the registry's strings, their expansion, pipelines as passes, the
+stages each backend compiles with, and the DEBUG=3 reproduction of a plan's source with
+uopc-opt on every backend."""
 
 from __future__ import annotations
 
@@ -12,10 +13,24 @@ import numpy as np
 import pytest
 
 from uopc.frontend.tensor import Tensor
-from uopc.lowering.pipeline import build, expand, lower_to_loops, pipeline_pass, run_pipeline
-from uopc.lowering.registry import PASSES, PIPELINES, available_passes
+from uopc import settings
+from uopc.pipelines import (
+    LOOP_PIPELINE,
+    PASSES,
+    PIPELINES,
+    available_passes,
+    build,
+    compile_stages,
+    expand,
+    pipeline_pass,
+    run_pipeline,
+)
 from uopc.runtime import parse_program
-from uopc.runtime.engine import Engine, plan_pipeline
+from uopc.runtime.backend import Backend, SourceUnit
+from uopc.runtime.c_backend import CBackend
+from uopc.runtime.cuda_backend import CudaBackend
+from uopc.runtime.engine import Engine
+from uopc.runtime.gpu_emulation import GpuEmulationBackend
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import Sig
@@ -39,7 +54,28 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 def test_uop_to_c_spells_what_the_engine_runs():
     assert expand("uop-to-c") == ENGINE_PIPELINE
-    assert plan_pipeline() == expand("uop-to-c")
+    assert CBackend().stages().spec == compile_stages().spec == expand("uop-to-c")
+
+
+def test_uop_to_gpu_spells_what_the_cuda_backend_runs():
+    assert CudaBackend().stages().spec == expand("uop-to-gpu").replace(
+        "uop-gpu-schedule", 'uop-gpu-schedule{mode="rules" strict=false}')
+    emulated = GpuEmulationBackend().stages()
+    assert emulated.schedule == "uop-schedule{mode=none}"
+    assert emulated.loops.endswith(",uop-gpu-map,dce,cse,uop-gpu-emulate,cse")
+
+
+def test_stages_follow_the_settings_in_force():
+    with settings.override(OPT=0):
+        assert compile_stages().schedule == "uop-schedule{mode=none}"
+    with settings.override(UOPC_STRICT=True, UOPC_FUSE_REDUCES=True):
+        stages = compile_stages()
+        assert stages.schedule == "uop-schedule{strict=true}"
+        assert stages.kernels == "uop-to-fused-kernels"
+        assert 'strict=true}' in CudaBackend().stages().loops
+    # a GPU backend never gets the CPU schedules
+    with settings.override(OPT=2):
+        assert CudaBackend().stages().schedule == "uop-schedule{mode=none}"
 
 
 def test_every_pipeline_builds_and_no_pipeline_shadows_a_pass():
@@ -55,12 +91,12 @@ def test_a_named_pipeline_is_one_pass_class_per_name():
     assert available_passes()["uop-to-loops"]() is cls
 
 
-def test_pipeline_pass_and_lower_to_loops_print_the_same_loops():
-    by_pass, by_function, by_string = (parse_program(SOFTMAX) for _ in range(3))
+def test_pipeline_pass_and_its_spelled_out_passes_print_the_same_loops():
+    by_pass, by_name, by_string = (parse_program(SOFTMAX) for _ in range(3))
     run_pipeline("uop-to-loops", by_pass)
-    lower_to_loops(by_function)
+    run_pipeline(LOOP_PIPELINE, by_name)
     run_pipeline("uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,cse", by_string)
-    assert str(by_pass) == str(by_function) == str(by_string)
+    assert str(by_pass) == str(by_name) == str(by_string)
     assert "scf.for" in str(by_pass)
 
 
@@ -77,14 +113,17 @@ def test_unknown_pass_in_a_pipeline_string():
 
 # ---- DEBUG=3: the plan's pipeline and input IR reproduce its C -------------------------
 
-def _split_debug3(stderr: str) -> tuple[str, str]:
-    """The pipeline string and the input IR that DEBUG=3 printed for one compile."""
+def _split_debug3(stderr: str) -> tuple[str, str, str]:
+    """The pipeline string, the target and the input IR that DEBUG=3 printed for one
+    compile."""
     lines = stderr.splitlines()
     [spec] = [line.removeprefix("plan pipeline: ") for line in lines
               if line.startswith("plan pipeline: ")]
+    [target] = [line.removeprefix("plan target: ") for line in lines
+                if line.startswith("plan target: ")]
     start = lines.index("plan input IR:") + 1
     end = lines.index("}", start)  # the module's closing brace, the only one in column 0
-    return spec, "\n".join(lines[start:end + 1]) + "\n"
+    return spec, target, "\n".join(lines[start:end + 1]) + "\n"
 
 
 def _debug3_graph() -> list[UOp]:
@@ -99,24 +138,61 @@ def _debug3_graph() -> list[UOp]:
     return [h.softmax(-1).uop, h.sum(0).uop, plus_zero, plus_zero, special, inf]
 
 
-def test_debug3_ir_and_pipeline_reproduce_the_plan_c_with_uopc_opt(monkeypatch, capsys, tmp_path):
-    eng = Engine()
+class _Unloadable(Exception):
+    """Raised by `_EmitOnlyCuda.load`: the test has what it needs."""
+
+
+class _EmitOnlyCuda(CudaBackend):
+    """The CUDA backend up to its source: where no GPU is, the test stops at `load`."""
+
+    def load(self, unit: SourceUnit):
+        self.unit = unit
+        raise _Unloadable
+
+
+BACKENDS = {
+    "c": CBackend,
+    "c-checked": lambda: CBackend().checked(),
+    "cuda": _EmitOnlyCuda,
+    "cuda-emulated": GpuEmulationBackend,
+}
+
+
+def _plan_source(backend: Backend, monkeypatch, capsys) -> tuple[str, str]:
+    """The source `backend` compiled for the DEBUG=3 graph, and what DEBUG=3 printed."""
+    eng = Engine(backend=backend)
     monkeypatch.setenv("DEBUG", "3")
-    eng.realize(_debug3_graph())
-    stderr = capsys.readouterr().err
-    spec, ir = _split_debug3(stderr)
-    assert spec == plan_pipeline()
-    assert "void " not in stderr  # the C source is DEBUG=4's
+    try:
+        eng.realize(_debug3_graph())
+    except _Unloadable:
+        return backend.unit.text, capsys.readouterr().err
     (plan,) = eng.plans.values()
+    return plan.sources[0], capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_debug3_ir_and_pipeline_reproduce_the_plan_source_with_uopc_opt(
+        name, monkeypatch, capsys, tmp_path):
+    backend = BACKENDS[name]()
+    source, stderr = _plan_source(backend, monkeypatch, capsys)
+    spec, target, ir = _split_debug3(stderr)
+    assert spec == backend.stages().spec and target == backend.target
+    assert "void " not in stderr  # the source is DEBUG=4's
     saved = tmp_path / "saved.mlir"
     saved.write_text(ir)
     proc = subprocess.run([sys.executable, "-m", "uopc.tools.opt", str(saved), "-p", spec,
-                           "-t", "c"], capture_output=True, text=True)
+                           "-t", target], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == plan.sources[0]
-    named = subprocess.run([sys.executable, "-m", "uopc.tools.opt", str(saved), "-p",
-                            "uop-to-c", "-t", "c"], capture_output=True, text=True)
-    assert named.stdout == plan.sources[0]
+    if target == "cuda":  # -t cuda also prints each plan's launches, as comments
+        assert proc.stdout.startswith(source)
+        assert all(line.startswith("/*") for line in proc.stdout[len(source):].split("\n")
+                   if line)
+    else:
+        assert proc.stdout == source
+    if name == "c":
+        named = subprocess.run([sys.executable, "-m", "uopc.tools.opt", str(saved), "-p",
+                                "uop-to-c", "-t", "c"], capture_output=True, text=True)
+        assert named.stdout == source
 
 
 def test_debug3_prints_nothing_on_a_cache_hit(monkeypatch, capsys):

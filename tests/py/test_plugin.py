@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from xdsl.universe import Universe
 
-from uopc.lowering.registry import FRONTENDS, PASSES, PIPELINES, TARGETS, UNIVERSE
+from uopc.pipelines import FRONTENDS, PASSES, PIPELINES, TARGETS, UNIVERSE
 
 PROGRAM = """
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -29,7 +29,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 @pytest.fixture(scope="module", autouse=True)
 def installed():
     names = [ep.value for ep in entry_points(group="xdsl.universe") if ep.name == "uopc"]
-    assert names == ["uopc.lowering.registry:UNIVERSE"], (
+    assert names == ["uopc.pipelines:UNIVERSE"], (
         "the xdsl.universe entry point of uopc is not installed: run pip install -e .")
 
 

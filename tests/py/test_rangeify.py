@@ -13,7 +13,7 @@ from xdsl.ir import Block, Region
 from uopc.uopdialect import semantics
 from uopc.lowering.indexing import Ix, LoopVar, flatten, unflatten
 from uopc.runtime import compile_program, compile_text, parse_program
-from uopc.lowering.pipeline import lower_to_loops
+from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
@@ -434,7 +434,7 @@ def test_index_forms_simplify_round_trips():
 
 def test_lowered_function_signature_and_attributes():
     module = parse_program(MATMUL, "mlir")
-    lower_to_loops(module)
+    run_pipeline(LOOP_PIPELINE, module)
     (fn,) = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
     assert [str(t) for t in fn.function_type.inputs] == ["memref<16x16xf32>"] * 3
     assert not fn.function_type.outputs

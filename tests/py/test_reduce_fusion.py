@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import uopc
+from uopc import settings
 from uopc import Tensor
 from uopc.runtime import engine as engine_module
-from uopc.runtime.engine import Engine, fuse_reduces
+from uopc.runtime.engine import Engine
 
 RNG = np.random.default_rng(3)
 
@@ -86,6 +87,10 @@ def test_fused_attention_writes_nothing_n_by_n(engine):
     assert all(k.out.shape != (n, n) for k in plan.kernels)
     assert "alloca" not in plan.sources[0]  # C: a stack row of n floats per query row
     assert f"[{n}];" in plan.sources[0]
+
+
+def fuse_reduces() -> bool:
+    return settings.FUSE_REDUCES.get()
 
 
 def test_the_switch_nests_and_the_environment_sets_it(monkeypatch):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from uopc.frontend.tensor import Tensor
-from uopc.lowering.pipeline import run_pipeline
+from uopc.pipelines import run_pipeline
 from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
 from uopc.runtime import compile_program, parse_program
@@ -280,12 +280,13 @@ def test_split_sums_reassociate_within_rounding_and_strict_rules_never_split():
 
 
 def test_the_strict_environment_gives_the_strict_schedule_pass(monkeypatch):
-    from uopc.runtime.engine import compile_mode, schedule_pipeline
+    from uopc.pipelines import compile_stages
+    from uopc.runtime.engine import compile_mode
 
     monkeypatch.setenv("UOPC_STRICT", "1")
-    assert schedule_pipeline(1) == "uop-schedule{strict=true}" and compile_mode()[2]
+    assert compile_stages().schedule == "uop-schedule{strict=true}" and compile_mode()[2]
     monkeypatch.delenv("UOPC_STRICT")
-    assert schedule_pipeline(1) == "uop-schedule" and not compile_mode()[2]
+    assert compile_stages().schedule == "uop-schedule" and not compile_mode()[2]
 
 
 def test_a_register_tile_is_vectorized_across_its_copies_not_along_its_reduce_loop():

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from uopc.lowering.pipeline import run_pipeline
+from uopc.pipelines import run_pipeline
 from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime import parse_program, tuning

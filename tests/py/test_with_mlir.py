@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uopc.lowering.pipeline import lower_to_loops
+from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.lowering.rangeify import ARENA_ATTR
 from uopc.runtime import engine as engine_module
 from uopc.runtime.program import compile_program, parse_program
@@ -38,7 +38,7 @@ if with_mlir.tool("mlir-opt") is None or with_mlir.tool("mlir-runner") is None:
 def lowered(path: Path):
     module = parse_program(path.read_text(), path.suffix[1:], str(path))
     loops = module.clone()
-    lower_to_loops(loops)
+    run_pipeline(LOOP_PIPELINE, loops)
     return module, loops
 
 
@@ -55,7 +55,7 @@ def cross_check(module, inputs=None) -> None:
         inputs = [fill(s.shape, s.dtype) for s in program.inputs]
     ours = program(*inputs)
     loops = module.clone()
-    lower_to_loops(loops)
+    run_pipeline(LOOP_PIPELINE, loops)
     fn = next(op for op in loops.ops if getattr(op, "sym_name", None) is not None
               and op.sym_name.data == program.entry)
     arena = fn.attributes.get(ARENA_ATTR)

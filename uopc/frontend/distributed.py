@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from uopc import settings
 from uopc.frontend.optim import Optimizer
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.graph import UOp
@@ -70,7 +71,6 @@ __all__ = ["DistributedError", "init_process_group", "is_initialized", "get_rank
            "get_world_size", "data_parallel", "is_main_process", "barrier", "all_reduce",
            "broadcast", "DistributedSampler", "DistributedOptimizer"]
 
-DEFAULT_TIMEOUT = 300.0  # seconds; covers a first step that compiles both plans
 INSTALL_HINT = ("uopc.distributed needs mpi4py and an MPI library: pip install "
                 "'uopc[mpi]' (mpi4py and the mpich wheel, which ships mpiexec), then run "
                 "the script under `mpiexec -n N`")
@@ -124,7 +124,7 @@ def init_process_group(timeout: float | None = None) -> None:
     (default: `UOPC_DIST_TIMEOUT`, else 300). A second call only updates the timeout."""
     global _GROUP
     if timeout is None:
-        timeout = _env_number("UOPC_DIST_TIMEOUT", DEFAULT_TIMEOUT, float)
+        timeout = settings.DIST_TIMEOUT.get()
     if not timeout > 0:
         raise ValueError(f"init_process_group: timeout must be positive seconds, got {timeout}")
     if _GROUP is not None:
@@ -138,18 +138,6 @@ def init_process_group(timeout: float | None = None) -> None:
     _GROUP = _Group(MPI, comm, comm.Get_rank(), comm.Get_size(), timeout)
     if _GROUP.size > 1:
         sys.excepthook = _aborting_hook(sys.excepthook, _GROUP)
-
-
-def _env_number(name: str, default: Any, kind: type) -> Any:
-    """The number in environment variable `name` (`kind` int or float), else `default`."""
-    text = os.environ.get(name, "")
-    if not text:
-        return default
-    try:
-        return kind(text)
-    except ValueError:
-        raise ValueError(f"{name}={text!r}: expected {'an integer' if kind is int else 'a number'}"
-                         ) from None
 
 
 def _aborting_hook(previous: Any, group: _Group) -> Any:
@@ -321,7 +309,7 @@ class DistributedOptimizer:
         self.group = _group("DistributedOptimizer")
         self.optimizer = optimizer
         if check_every is None:
-            check_every = _env_number("UOPC_DIST_CHECK", 0, int)
+            check_every = settings.DIST_CHECK.get()
         self.check_every = check_every
         self.buckets = _buckets([p.shape for p in optimizer.params], bucket_mb)
         # time of the gradient allreduces and of copying gradients into the buckets, over

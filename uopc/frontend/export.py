@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from uopc import deploy
+from uopc import deploy, settings
 from uopc.frontend.checkpoint import named_parameters
 from uopc.frontend.tensor import Tensor
-from uopc.runtime.engine import Trace, debug_level, default_engine, trace
+from uopc.runtime.engine import Trace, default_engine, trace
 from uopc.runtime.export import Binding, Example, ExportError, Weight, write_artifact
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.types import NUMPY_DTYPES
@@ -77,7 +77,7 @@ def export(fn: Callable[..., Any], example_inputs: Sequence[Any], path: str | Pa
     names = _output_names(len(roots), output_names, returns)
     example = Example([t.uop.arg for t in tensors], outputs)
     written = write_artifact(path, plan, bindings, ports, names, returns, example)
-    if debug_level() >= 1:
+    if settings.DEBUG.get() >= 1:
         weights = [b for b in bindings if isinstance(b, Weight)]
         print(f"export: {written}: {len(plan.kernels)} kernels after fusion, memory plan: "
               f"{plan.memory}, {sum(w.array.nbytes for w in weights)} B of weights in "

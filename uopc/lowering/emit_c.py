@@ -147,6 +147,8 @@ class CEmitter:
     up on the instance: a subclass that overrides one of them (say `select`) changes
     the C of exactly those ops."""
 
+    #: the `uopc-opt -t` target that prints this emitter's C
+    target: ClassVar[str] = "c"
     #: C helpers printed after `C_PRELUDE`, before the module's globals and functions
     prelude: ClassVar[str] = EXTRA_PRELUDE
     #: whether `prelude` declares no state (only types and static inline functions), so
@@ -919,6 +921,7 @@ class CTarget(Target):
     """`-t c`: print the module as C source."""
 
     name = "c"
+    emitter: ClassVar[type[CEmitter]] = CEmitter
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        output.write(emit_c(module))
+        output.write(emit_c(module, self.emitter))

@@ -23,13 +23,14 @@ a jump out of an OpenMP region is undefined. Without check mode none of this is 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, SSAValue
 
-from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitter, c_type
+from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitter, CTarget, c_type
 from uopc.uopdialect.scf_verifier import op_place
 
 #: the fault record, the jump target and the accessors the runtime declares
@@ -58,6 +59,7 @@ class CheckedCEmitter(CEmitter):
     """CEmitter with bounds checks on memref accesses and divisor checks (see the module
     docstring); `checks` describes each check, in the order of their numbers."""
 
+    target: ClassVar[str] = "c-checked"
     prelude: ClassVar[str] = EXTRA_PRELUDE + CHECK_PRELUDE
     stateless_prelude: ClassVar[bool] = False  # the fault record: one per library
 
@@ -121,3 +123,11 @@ class CheckedCEmitter(CEmitter):
                        f"{op.name}{op_place(op)}: {{value}} divided by {{limit}} overflows "
                        f"i{width}: keep the dividend above the type's minimum or the "
                        f"divisor away from -1")
+
+
+@dataclass(frozen=True)
+class CheckedCTarget(CTarget):
+    """`-t c-checked`: print the module as C with the run-time checks."""
+
+    name = "c-checked"
+    emitter: ClassVar[type[CEmitter]] = CheckedCEmitter

@@ -8,7 +8,7 @@ appears in the `func.return` once. Copies go right before the return, in result 
 a function whose results already are fresh values is left unchanged.
 
 It runs between simplification and `uop-kernelize` in the `uop-to-kernels` pipeline
-(`uopc.lowering.registry.PIPELINES`).
+(`uopc.pipelines.PIPELINES`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The backend seam: what the runtime needs from the code generator of one kind of device.
 
-A backend takes loop-level IR (func/scf/arith/math/memref on memrefs: what the
-`uop-to-loops` pipeline produces, following rangeify's calling convention) to native
-functions the runtime can call:
+A backend declares the end of the pipeline it compiles (`pipeline_tail`: passes run
+after `uop-to-loops`, e.g. the GPU mapping; `cpu_schedules`: whether kernels get the CPU
+schedules) and the `-t` target that prints its source (`target`), and takes the IR that
+pipeline leaves (func/scf/arith/math/memref on memrefs, following rangeify's calling
+convention) to native functions the runtime can call:
 
 - `emit(module)`: the source of one translation unit, and what the loader needs to find
-  its functions;
+  its functions; it only prints: every pass ran before, in `uopc.pipelines.compile_stages`;
 - `load(unit)`: compile it (through the backend's cache) and load it: a `Library`;
 - `Library.function(name)`: the native function of `func.func @name`;
 - `Library.bind(buffer)`: a buffer as an argument of the library's functions;
@@ -13,20 +15,24 @@ functions the runtime can call:
 
 `uopc.runtime.program.Program` (and through it the plan engine) runs a plan with these
 alone: it allocates the arena once, then each run binds the buffers and makes one call.
-`uopc.runtime.c_backend.CBackend` is the C/cffi implementation,
-`uopc.runtime.cuda_backend.CudaBackend` the CUDA one (`backend_for(device)`).
+Backends are found by device name in `BACKENDS` (module paths, imported on first use,
+like the pass registry): `backend_for("cpu")` is `uopc.runtime.c_backend.CBackend`,
+`backend_for("cuda")` the CUDA one. A new backend is its own module plus a line there.
 """
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+
+from uopc import settings
+from uopc.pipelines import Stages, compile_stages
 
 #: a loaded native function: takes bound buffers (outputs, inputs, then the arena)
 NativeFunction = Callable[..., Any]
@@ -69,13 +75,34 @@ class Backend(ABC):
 
     #: the name plans report (`Plan.backend`, the DEBUG=1 line)
     name: ClassVar[str]
+    #: the `uopc-opt -t` target that prints what `emit` prints
+    target: ClassVar[str]
     #: whether kernels get the CPU schedules (`uop-schedule`: register tiles, OpenMP
     #: threads); a GPU backend maps naive nests itself
     cpu_schedules: ClassVar[bool] = True
 
+    def pipeline_tail(self) -> str:
+        """The passes this backend needs after `uop-to-loops` (none by default)."""
+        return ""
+
+    def stages(self) -> Stages:
+        """The compile this backend runs, under the settings in force."""
+        return compile_stages(self.pipeline_tail(), self.cpu_schedules)
+
+    def storable(self) -> bool:
+        """Whether a later process may load this backend's plans from the plan store
+        (`uopc.runtime.plan_store`): only where a plan is fully described by its source."""
+        return False
+
+    def checked(self) -> Backend:
+        """The variant of this backend whose code checks every index and divisor
+        (`compile_program(check=True)`, `uopc-run --check`)."""
+        raise BackendError(f"the {self.name} backend has no checked variant: check a "
+                           f"program on the cpu device")
+
     @abstractmethod
     def emit(self, module: ModuleOp) -> SourceUnit:
-        """The source of a loop-level module (after the `uop-to-loops` pipeline)."""
+        """The source of a module that went through `stages()` (only prints)."""
 
     @abstractmethod
     def load(self, unit: SourceUnit) -> Library:
@@ -86,6 +113,17 @@ class Backend(ABC):
         """`nbytes` of zeroed scratch memory, aligned for every element type."""
 
 
+class BackendError(RuntimeError):
+    """A device or backend that does not exist here or cannot do what was asked."""
+
+
+#: device name -> "module.Class" of its backend, imported on first use
+BACKENDS: dict[str, str] = {
+    "cpu": "uopc.runtime.c_backend.CBackend",
+    "cuda": "uopc.runtime.cuda_backend.CudaBackend",
+    # the "cuda" device under UOPC_GPU_EMULATE=1: the GPU code path checked where no GPU is
+    "cuda-emulated": "uopc.runtime.gpu_emulation.GpuEmulationBackend",
+}
 #: the devices a plan can run on (`Tensor(..., device=)`, `UOPC_DEVICE`)
 DEVICES = ("cpu", "cuda")
 
@@ -98,22 +136,15 @@ def check_device(device: str) -> str:
 
 def backend_for(device: str) -> Backend:
     """The backend of `device`: "cpu" is C; "cuda" is the CUDA backend, or with
-    UOPC_GPU_EMULATE=1 the GPU-mapped kernels run on the CPU through C (the GPU code
-    path checked where no GPU is: `uopc.runtime.gpu_emulation`)."""
-    if check_device(device) == "cuda":
-        if os.environ.get("UOPC_GPU_EMULATE", "") == "1":
-            from uopc.runtime.gpu_emulation import GpuEmulationBackend
-
-            return GpuEmulationBackend()
-        from uopc.runtime.cuda_backend import CudaBackend
-
-        return CudaBackend()
-    from uopc.runtime.c_backend import CBackend
-
-    return CBackend()
+    UOPC_GPU_EMULATE=1 the GPU-mapped kernels run on the CPU through C
+    (`uopc.runtime.gpu_emulation`)."""
+    if check_device(device) == "cuda" and settings.GPU_EMULATE.get():
+        device = "cuda-emulated"
+    module, _, cls = BACKENDS[device].rpartition(".")
+    return getattr(import_module(module), cls)()
 
 
 def default_backend() -> Backend:
     """The backend the runtime compiles with when none is given: `UOPC_DEVICE` (default
     "cpu": C)."""
-    return backend_for(os.environ.get("UOPC_DEVICE") or "cpu")
+    return backend_for(settings.DEVICE.get())

@@ -76,6 +76,16 @@ class CBackend(Backend):
 
     def __init__(self, emitter: type[CEmitter] = CEmitter):
         self.emitter = emitter
+        self.target = emitter.target  # type: ignore[misc]  # per emitter, not per class
+
+    def storable(self) -> bool:
+        # a custom emitter's C is not described by the plan's key
+        return self.emitter is CEmitter
+
+    def checked(self) -> CBackend:
+        from uopc.lowering.emit_c_checked import CheckedCEmitter
+
+        return CBackend(CheckedCEmitter)
 
     def emit(self, module: ModuleOp) -> SourceUnit:
         return SourceUnit(*emit_c_unit(module, self.emitter))

@@ -39,6 +39,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from uopc import settings
+
 #: the flags under which C float code computes what `uopc.uopdialect.semantics` defines (SPEC §5):
 #: no FMA contraction, every `float` or `_Float16` assignment rounds
 FP_FLAGS = ("-ffp-contract=off", "-fexcess-precision=standard")
@@ -62,11 +64,11 @@ class CompileError(RuntimeError):
 
 def cache_dir() -> Path:
     """The per-user cache directory (created on first use)."""
-    explicit = os.environ.get("UOPC_CACHE")
+    explicit = settings.CACHE.get()
     if explicit:
         path = Path(explicit)
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = settings.XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "uopc"
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -80,12 +82,12 @@ def cache_dir() -> Path:
 
 def compiler() -> list[str]:
     """The C compiler command: `$CC`, or cc when it is unset or empty."""
-    return shlex.split(os.environ.get("CC") or "cc")
+    return settings.CC.get()
 
 
 def cflags() -> list[str]:
-    env = os.environ.get("CFLAGS")
-    return shlex.split(env) if env is not None else list(DEFAULT_CFLAGS)
+    flags = settings.CFLAGS.get()
+    return flags if flags is not None else list(DEFAULT_CFLAGS)
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,13 +145,11 @@ def entry_is_intact(library: Path) -> bool:
 def build_jobs() -> int:
     """How many compiler processes one library build may run at once: `$UOPC_CC_JOBS`,
     else the CPUs this process may run on."""
-    env = os.environ.get("UOPC_CC_JOBS", "")
-    if not env:
-        return len(os.sched_getaffinity(0))
-    if not env.isdigit() or int(env) < 1:
-        raise CompileError(f"UOPC_CC_JOBS={env!r}: give the number of C compiler "
-                           f"processes a build may run at once (an integer >= 1)")
-    return int(env)
+    try:
+        jobs = settings.CC_JOBS.get()
+    except ValueError as err:
+        raise CompileError(str(err)) from None
+    return len(os.sched_getaffinity(0)) if jobs is None else jobs
 
 
 def translation_units(source: str, sections: Sequence[str] = ()) -> list[str]:

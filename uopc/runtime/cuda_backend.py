@@ -39,10 +39,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc.lowering.emit_cuda import CUDA_HEADERS, HostPlan, emit_cuda_unit
-from uopc.lowering.gpu_map import gpu_lowering
-from uopc.lowering.pipeline import run_pipeline
+from uopc import settings
+from uopc.pipelines import gpu_tail
 from uopc.lowering.rangeify import ARENA_ALIGN
-from uopc.runtime.engine import strict_float
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, \
     file_digest, numbered
@@ -377,6 +376,7 @@ class CudaBackend(Backend):
     compiled by NVRTC for the present GPU and run through the driver."""
 
     name: ClassVar[str] = "cuda"
+    target: ClassVar[str] = "cuda"
     #: the CPU schedules (register tiles, OpenMP threads) do not apply: kernels reach
     #: the GPU mapping as naive nests
     cpu_schedules: ClassVar[bool] = False
@@ -385,8 +385,10 @@ class CudaBackend(Backend):
         self.mode = mode
         self.strict = strict
 
+    def pipeline_tail(self) -> str:
+        return gpu_tail(self.mode, settings.STRICT.get() if self.strict is None else self.strict)
+
     def emit(self, module: ModuleOp) -> SourceUnit:
-        run_pipeline(gpu_lowering(self.mode, strict_float() if self.strict is None else self.strict), module)
         source, plans = emit_cuda_unit(module)
         return SourceUnit(source, plans)
 

@@ -12,12 +12,13 @@
 On a miss, the engine first looks in the plan store (`uopc.runtime.plan_store`): a plan
 an earlier process compiled for the same structure, compiler and pipeline is loaded
 from disk and runs without any pass. Otherwise it builds uop IR from the graph
-(`graph_to_ir`), runs the `uop-to-c` pipeline of `uopc.lowering.registry` on it:
-`uop-to-kernels` (simplify, fresh results, kernelize) in place, then `uop-to-loops`
-inside `compile_program`, which hands the loops to the backend (`uopc.runtime.backend`,
-C by default): one native entry point, compiled and loaded once per structure, and
-stores the plan. The pipeline and the native build run under one `uopc.passes.gc_frozen`,
-which keeps the graph's IR out of the cyclic collector's scans.
+(`graph_to_ir`) and runs the stages its backend declares (`Backend.stages`, composed in
+`uopc.pipelines`) on that one module, in place: kernels and schedules
+(`uopc.runtime.driver.schedule_kernels`), then loops and the backend's tail, which the
+backend prints, builds and loads (`load_entries`): one native entry point, compiled and
+loaded once per structure, and stores the plan. `compile_program` runs the same
+functions. The passes and the native build run under one `uopc.passes.gc_frozen`, which
+keeps the graph's IR out of the cyclic collector's scans.
 
 For the frontend:
 - a buffer node's `arg` is its numpy array (the dtype of its `sig`);
@@ -25,28 +26,27 @@ For the frontend:
   schedule, Adam's bias correction) must come in as a buffer, or every step compiles;
 - every realize returns fresh arrays, one per root (repeated roots get copies).
 
-Observability, read from the environment once per realize (stderr): `DEBUG=1` one line
+Observability, read once per realize (`uopc.settings.DEBUG`; stderr): `DEBUG=1` one line
 per realize (nodes, kernels after fusion, cache hit or compile time and, on a compile,
 the memory plan: the arena's bytes against the sum of the temporaries it holds,
 trace+lookup and run time);
 `DEBUG=2` adds, on a compile, one line per kernel call (output type, ops, MFLOP, and the
 kernel's time and GFLOP/s run alone on sample inputs); `DEBUG=4` prints the generated
-C source (on a compile). `DEBUG=3` (and 4) prints, on a compile, the flat pipeline
-string and the uop IR it starts from (`plan pipeline: ...`, then `plan input IR:` and
-the module); saved to `plan.mlir`, `uopc-opt plan.mlir -p '<pipeline>' -t c` prints the
-plan's C exactly.
+source (on a compile). `DEBUG=3` (and 4) prints, on a compile, the flat pipeline
+string, the target that prints the backend's source and the uop IR it starts from
+(`plan pipeline: ...`, `plan target: c`, then `plan input IR:` and the module); saved
+to `plan.mlir`, `uopc-opt plan.mlir -p '<pipeline>' -t <target>` prints the plan's
+source exactly, on every backend.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,12 +54,13 @@ import numpy as np
 from xdsl.dialects import builtin, func
 from xdsl.printer import Printer
 
-from uopc.lowering.pipeline import LOOP_PIPELINE, expand, run_pipeline
+from uopc import settings
 from uopc.passes import gc_frozen
 from uopc.passes.kernelize import ALU_OPS
 from uopc.runtime import plan_store
 from uopc.runtime.backend import Backend, backend_for, default_backend
-from uopc.runtime.program import Program, compile_program, sample_inputs
+from uopc.runtime.driver import schedule_kernels
+from uopc.runtime.program import Program, load_entries, sample_inputs
 from uopc.runtime.machine import peak_gbs, peak_gflops
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
 from uopc.uopdialect.graph import UOp
@@ -69,62 +70,18 @@ from uopc.uopdialect.schedule import schedule_of
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
-#: what a miss runs on the graph's uop IR (uopc.lowering.registry.PIPELINES), before
-#: compile_program runs LOOP_PIPELINE on the kernels; with reduce fusion on, the same
-#: with `uop-kernelize{fuse_reduces=true}`
-KERNEL_PIPELINE = "uop-to-kernels"
-FUSED_KERNEL_PIPELINE = "uop-to-fused-kernels"
-
-#: reduce fusion (SPEC §8) for the plans compiled while it is set: `reduce_fusion()` in
-#: the frontend, or UOPC_FUSE_REDUCES=1 for a whole process
-_fuse_reduces: ContextVar[bool | None] = ContextVar("uopc_fuse_reduces", default=None)
-
-
-def fuse_reduces() -> bool:
-    value = _fuse_reduces.get()
-    return value if value is not None else os.environ.get("UOPC_FUSE_REDUCES", "") == "1"
-
-
 @contextmanager
 def reduce_fusion(enabled: bool = True) -> Iterator[None]:
-    """Compile the plans realized inside the block with reduce fusion on (or off)."""
-    token = _fuse_reduces.set(enabled)
-    try:
+    """Compile the plans realized inside the block with reduce fusion (SPEC §8) on (or
+    off): `settings.override(UOPC_FUSE_REDUCES=enabled)`."""
+    with settings.override(UOPC_FUSE_REDUCES=enabled):
         yield
-    finally:
-        _fuse_reduces.reset(token)
-
-
-def strict_float() -> bool:
-    """UOPC_STRICT=1: strict IEEE order, no schedule reassociates a float sum."""
-    return os.environ.get("UOPC_STRICT", "") == "1"
 
 
 def compile_mode() -> tuple[int, bool, bool]:
     """The settings a plan is compiled under (OPT, reduce fusion, strict float order):
     part of its key."""
-    return opt_level(), fuse_reduces(), strict_float()
-
-
-def kernel_pipeline() -> str:
-    return FUSED_KERNEL_PIPELINE if fuse_reduces() else KERNEL_PIPELINE
-
-
-def opt_level() -> int:
-    """`OPT` (SPEC §10): 0 naive loops, 1 schedules by rules (the default), 2 measured
-    search (`uopc.runtime.tuning`)."""
-    value = os.environ.get("OPT", "1")
-    if value not in ("0", "1", "2"):
-        raise ValueError(f"OPT={value!r}: use OPT=0 (no schedule), 1 (rules) or 2 (search)")
-    return int(value)
-
-
-def schedule_pipeline(opt: int) -> str:
-    """The pass that gives the kernels their schedules at level `opt` (after a search,
-    it fills in the kernels the search left alone)."""
-    if opt == 0:
-        return "uop-schedule{mode=none}"
-    return "uop-schedule{strict=true}" if strict_float() else "uop-schedule"  # mode=rules
+    return settings.OPT.get(), settings.FUSE_REDUCES.get(), settings.STRICT.get()
 
 
 @dataclass(slots=True)
@@ -200,11 +157,6 @@ def trace(roots: Sequence[UOp]) -> Trace:
     return Trace(nodes, tuple(key), arrays, sigs, slot_of)
 
 
-def debug_level() -> int:
-    value = os.environ.get("DEBUG", "")
-    return int(value) if value.isdigit() else 0
-
-
 #: what one entry of a structural key costs in the plan cache (a tuple of 4-5 shared
 #: items: about 80 bytes, rounded up)
 KEY_ENTRY_BYTES = 96
@@ -231,7 +183,7 @@ class Engine:
         self.last: tuple[Plan, list[np.ndarray]] | None = None
 
     def realize(self, roots: Sequence[UOp]) -> list[np.ndarray]:
-        debug = debug_level()
+        debug = settings.DEBUG.get()
         start = time.perf_counter()
         tr = trace(roots)
         plan = self.plans.get(tr.key)
@@ -281,13 +233,11 @@ class Engine:
         else:
             module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
             if debug >= 3:
-                _print_plan_input(module)
-            # one freeze for the whole pipeline: the graph's IR (and everything older)
+                _print_plan_input(module, self.backend)
+            # one freeze for the whole compile: the graph's IR (and everything older)
             # stays out of the cyclic collector's scans while the passes grow and rewrite it
             with gc_frozen():
-                search = self._lower(module)
-                kernels = kernel_infos(module, "main")
-                program = self._native(module)
+                program, kernels, search = self._compile_module(module)
             if store_key:
                 plan_store.save(store_key, program, kernels)
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
@@ -306,34 +256,24 @@ class Engine:
     def _store_key(self, tr: Trace, debug: int) -> str | None:
         """The plan store's key of the graph `tr`, or None where plans are not stored
         (see `uopc.runtime.plan_store`: OPT=2, DEBUG >= 3, other backends, off)."""
-        if (debug >= 3 or not plan_store.enabled() or opt_level() == 2
-                or not plan_store.storable(self.backend)):
+        if (debug >= 3 or not settings.PLAN_STORE.get() or settings.OPT.get() == 2
+                or not self.backend.storable()):
             return None
-        return plan_store.plan_key(tr.key, plan_pipeline(), self.backend)
+        return plan_store.plan_key(tr.key, self.backend.stages().spec, self.backend)
 
-    def _lower(self, module: builtin.ModuleOp) -> float:
-        """Simplify and kernelize `module` in place (KERNEL_PIPELINE), and give every
-        kernel its schedule (OPT). Returns the seconds spent in a measured search."""
+    def _compile_module(self, module: builtin.ModuleOp
+                        ) -> tuple[Program, list[KernelInfo], float]:
+        """Compile the graph's `module` in place through the backend's stages: kernels
+        and schedules (`schedule_kernels`), then loops, source and library
+        (`load_entries`). Returns the program, its kernels and the search's seconds."""
         from uopc.uopdialect.context import make_context
 
         if self._ctx is None:
             self._ctx = make_context()
-        run_pipeline(kernel_pipeline(), module, self._ctx)
-        opt = opt_level() if self.backend.cpu_schedules else 0
-        searched = 0.0
-        if opt == 2:
-            from uopc.runtime.tuning import search_schedules
-
-            start = time.perf_counter()
-            search_schedules(module, self.backend, strict=strict_float())
-            searched = time.perf_counter() - start
-        run_pipeline(schedule_pipeline(opt), module, self._ctx)
-        return searched
-
-    def _native(self, module: builtin.ModuleOp) -> Program:
-        """One native entry point running every kernel of the kernelized `module`
-        (LOOP_PIPELINE, then the backend)."""
-        return compile_program(module, "main", self.backend)
+        search = schedule_kernels(module, self.backend, self._ctx)
+        kernels = kernel_infos(module, "main")
+        (program,) = load_entries(module, ["main"], self.backend, self._ctx)
+        return program, kernels, search
 
 
 def cached_bytes(key: tuple[Any, ...], plan: Plan) -> int:
@@ -341,14 +281,11 @@ def cached_bytes(key: tuple[Any, ...], plan: Plan) -> int:
     return plan.nbytes + KEY_ENTRY_BYTES * len(key)
 
 
-def plan_pipeline() -> str:
-    """The flat pipeline string of everything a miss runs, from uop IR to loops."""
-    return expand(f"{kernel_pipeline()},{schedule_pipeline(opt_level())},{LOOP_PIPELINE}")
-
-
-def _print_plan_input(module: builtin.ModuleOp) -> None:
-    """DEBUG=3: the flat pipeline of a miss and the uop IR it starts from (stderr)."""
-    print(f"plan pipeline: {plan_pipeline()}", file=sys.stderr)
+def _print_plan_input(module: builtin.ModuleOp, backend: Backend) -> None:
+    """DEBUG=3: the flat pipeline of a miss, the target that prints its source, and the
+    uop IR it starts from (stderr)."""
+    print(f"plan pipeline: {backend.stages().spec}", file=sys.stderr)
+    print(f"plan target: {backend.target}", file=sys.stderr)
     print("plan input IR:", file=sys.stderr)
     Printer(stream=sys.stderr).print_op(module)
     print(file=sys.stderr)

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ModuleOp
-
-from uopc.lowering.gpu_map import gpu_lowering
-from uopc.lowering.pipeline import run_pipeline
-from uopc.runtime.engine import strict_float
-from uopc.runtime.backend import SourceUnit
+from uopc import settings
+from uopc.pipelines import gpu_tail
+from uopc.runtime.backend import BackendError
 from uopc.runtime.c_backend import CBackend
 
 class GpuEmulationBackend(CBackend):
@@ -32,6 +29,13 @@ class GpuEmulationBackend(CBackend):
         self.mode = mode
         self.strict = strict
 
-    def emit(self, module: ModuleOp) -> SourceUnit:
-        run_pipeline(gpu_lowering(self.mode, strict_float() if self.strict is None else self.strict) + ",uop-gpu-emulate,cse", module)
-        return super().emit(module)
+    def pipeline_tail(self) -> str:
+        strict = settings.STRICT.get() if self.strict is None else self.strict
+        return f"{gpu_tail(self.mode, strict)},uop-gpu-emulate,cse"
+
+    def storable(self) -> bool:
+        return False
+
+    def checked(self) -> CBackend:
+        raise BackendError("the emulated GPU backend has no checked variant: check a "
+                           "program on the cpu device")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from uopc import settings
+
 
 def _cpuinfo() -> tuple[float | None, set[str]]:
     try:
@@ -35,8 +37,9 @@ def _cpuinfo() -> tuple[float | None, set[str]]:
 
 @functools.cache
 def peak_gflops() -> float | None:
-    if "UOPC_PEAK_GFLOPS" in os.environ:
-        return float(os.environ["UOPC_PEAK_GFLOPS"])
+    given = settings.PEAK_GFLOPS.get()
+    if given is not None:
+        return given
     mhz, flags = _cpuinfo()
     if mhz is None:
         return None
@@ -46,8 +49,9 @@ def peak_gflops() -> float | None:
 
 @functools.cache
 def peak_gbs() -> float:
-    if "UOPC_PEAK_GBS" in os.environ:
-        return float(os.environ["UOPC_PEAK_GBS"])
+    given = settings.PEAK_GBS.get()
+    if given is not None:
+        return given
     src = np.ones(1 << 24, np.float32)
     dst = np.empty_like(src)
     best = float("inf")

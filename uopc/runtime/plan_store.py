@@ -57,17 +57,6 @@ class _Unstable(Exception):
     """A structural key holds a value whose spelling may differ between processes."""
 
 
-def enabled() -> bool:
-    return os.environ.get("UOPC_PLAN_STORE", "") != "0"
-
-
-def storable(backend: Backend) -> bool:
-    """Whether plans of `backend` are stored: the C backend with its plain emitter."""
-    from uopc.lowering.emit_c import CEmitter
-    from uopc.runtime.c_backend import CBackend
-
-    return type(backend) is CBackend and backend.emitter is CEmitter
-
 
 @functools.cache
 def compiler_identity() -> str:

@@ -1,20 +1,16 @@
-"""Compiled programs: a uop (or loop-level) module -> C -> shared library -> numpy calls.
+"""Compiled programs: a loaded library's entry point, callable on numpy arrays.
 
-API (what the Tensor engine and `uopc-run` use)::
+    progs = load_entries(module, ["main"], backend)   # scheduled kernels -> Programs
+    outs = prog(x, y)                                 # -> list of new numpy arrays
+    prog.run([out], [x, y])                           # fast path: caller-owned outputs
 
-    prog = compile_program(module, entry="main")   # ModuleOp in memory, no text round trip
-    prog = compile_text(text, entry=None)          # .mlir or .uir text
-    progs = compile_entries(module, ["f", "g"])    # several entries, one library
-    outs = prog(x, y)                              # -> list of new numpy arrays
-    prog.run([out], [x, y])                        # fast path: caller-owned outputs
-
-`compile_program` clones the module, lowers it (the `uop-to-loops` pipeline of
-`uopc.lowering.registry`: rangeify + simplification), and hands the loops to a backend
-(`uopc.runtime.backend`; by default C, compiled through the disk cache of
-`uopc.runtime.compiler` and loaded with cffi). The module's functions follow
-rangeify's calling convention: the entry's results are its leading out-parameters, its
-inputs follow, and a trailing byte arena holds every temporary. The arena is allocated
-once per Program, so running a Program allocates nothing but its (optional) outputs.
+`uopc.runtime.driver` (`compile_program`, `compile_text`) takes a module through the
+kernel and schedule stages; `load_entries` runs the last stage (`uop-to-loops` and the
+backend's tail), then the backend emits, builds and loads the unit. The module's
+functions follow rangeify's calling convention: the entry's results are its leading
+out-parameters, its inputs follow, and a trailing byte arena holds every temporary. The
+arena is allocated once per Program, so running a Program allocates nothing but its
+(optional) outputs.
 
 Buffers are numpy arrays. An input must have the argument's dtype, its element count
 (any shape: a flat array fills a shaped argument) and be C-contiguous; every violation
@@ -38,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     Float16Type,
@@ -50,11 +47,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from uopc.lowering.pipeline import lower_to_loops
 from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
-from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
+from uopc.pipelines import run_pipeline
+from uopc.runtime.backend import Backend, Library, SourceUnit
 from uopc.runtime.plan import MemoryPlan
-from uopc.uopdialect.scf_verifier import verify_program, verify_scf
 from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES
 
@@ -334,13 +330,6 @@ class Program:
         )
 
 
-def lower_and_emit(module: ModuleOp, backend: Backend | None = None) -> str:
-    """Lower `module` in place (the `uop-to-loops` pipeline) and return the backend's
-    (default: C) source for it."""
-    lower_to_loops(module)
-    return (backend or default_backend()).emit(module).text
-
-
 def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
     if entry is None:
@@ -362,69 +351,21 @@ def sample_inputs(sigs: Sequence[Sig], rng: np.random.Generator) -> list[np.ndar
             for sig in sigs]
 
 
-def compile_program(module: ModuleOp, entry: str | None = "main",
-                    backend: Backend | None = None, check: bool = False) -> Program:
-    """Lower, emit, compile and load `module` (left unchanged) with `backend` (default:
-    C); `entry` names the function to call (None: `main` if present, else the last).
-    `check=True` compiles with bounds and divisor checks (`checking_backend`)."""
-    return compile_entries(module, [entry], backend, check)[0]
-
-
-def checking_backend() -> Backend:
-    """The C backend whose code checks every memref index and integer divisor and makes
-    the call raise CheckFailure, naming the op, instead of crashing
-    (`uopc.lowering.emit_c_checked`)."""
-    from uopc.lowering.emit_c_checked import CheckedCEmitter
-    from uopc.runtime.c_backend import CBackend
-
-    return CBackend(CheckedCEmitter)
-
-
-def compile_entries(module: ModuleOp, entries: Sequence[str | None],
-                    backend: Backend | None = None, check: bool = False) -> list[Program]:
-    """One Program per entry function of `module`, from one lowering and one library."""
-    verify_scf(module)
-    if check and backend is not None:
-        raise ProgramError("check=True compiles with its own backend (checking_backend()); "
-                           "pass either a backend or check=True, not both")
-    backend = checking_backend() if check else backend or default_backend()
-    work = module.clone()
-    names = [_find_entry(work, entry).sym_name.data for entry in entries]
-    lower_to_loops(work)
-    unit = backend.emit(work)
+def load_entries(module: ModuleOp, entries: Sequence[str | None], backend: Backend,
+                 ctx: Context | None = None) -> list[Program]:
+    """One Program per entry function of `module`, from one library: runs the loop stage
+    of `backend.stages()` (`uop-to-loops` and the backend's tail) on `module` in place,
+    then the backend emits, builds and loads it. `module` holds scheduled kernels (see
+    `uopc.runtime.driver`) or loop-level functions."""
+    names = [_find_entry(module, entry).sym_name.data for entry in entries]
+    run_pipeline(backend.stages().loops, module, ctx)
+    unit = backend.emit(module)
     start = time.perf_counter()
     library = backend.load(unit)
     built = time.perf_counter() - start
     programs = [Program(backend, library, unit.text, name,
-                        entry_signature(_find_entry(work, name)), unit.checks, unit)
+                        entry_signature(_find_entry(module, name)), unit.checks, unit)
                 for name in names]
     for p in programs:
         p.build_seconds = built
     return programs
-
-
-def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
-    """Compile program text: `.mlir` (fmt="mlir") or `.uir` (fmt="uir"); without `fmt`,
-    text mentioning `func.func` or `builtin.module` is MLIR, anything else `.uir`."""
-    return compile_program(parse_program(text, fmt), entry)
-
-
-def parse_program(text: str, fmt: str | None = None, source: str = "<program>") -> ModuleOp:
-    """Parse and verify `.mlir` or `.uir` text (see `compile_text` for `fmt`)."""
-    if fmt is None:
-        fmt = "mlir" if ("func.func" in text or "builtin.module" in text) else "uir"
-    if fmt == "uir":
-        from uopc.importers.uir import parse_uir
-
-        module = parse_uir(text, source=source)
-    elif fmt == "mlir":
-        from uopc.uopdialect.context import make_context
-        from uopc.uopdialect.locations import LocatedParser
-        from uopc.uopdialect.xdsl_fixes import exact_constants
-
-        with exact_constants():  # ops keep their file locations, for diagnostics
-            module = LocatedParser(make_context(), text, source).parse_module()
-    else:
-        raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
-    verify_program(module)
-    return module

@@ -34,11 +34,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 
+from uopc import settings
 from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
-from uopc.runtime.program import compile_entries, sample_inputs
+from uopc.runtime.program import load_entries, sample_inputs
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
 from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
 
@@ -48,13 +49,7 @@ TUNING_FILE = "tuning.json"
 
 
 def _budget() -> tuple[int, float]:
-    try:
-        count = int(os.environ.get("UOPC_SEARCH_MAX", "12"))
-        seconds = float(os.environ.get("UOPC_SEARCH_SECONDS", "2.0"))
-    except ValueError:
-        raise ValueError("UOPC_SEARCH_MAX must be an integer and UOPC_SEARCH_SECONDS a "
-                         "number of seconds") from None
-    return max(count, 1), seconds
+    return max(settings.SEARCH_MAX.get(), 1), settings.SEARCH_SECONDS.get()
 
 
 def machine_identity() -> str:
@@ -129,7 +124,7 @@ def measure(kernel: func.FuncOp, schedules: list[Schedule], backend: Backend,
         copy.attributes[SCHEDULE_ATTR] = schedule.to_attr()
         module.body.block.add_op(copy)
         names.append(copy.sym_name.data)
-    programs = compile_entries(module, names, backend)
+    programs = load_entries(module, names, backend)
     inputs = sample_inputs([sig_of(t) for t in kernel.function_type.inputs.data],
                            np.random.default_rng(0))
     outputs = [np.empty(sig_of(t).shape, NUMPY_DTYPES[sig_of(t).dtype])

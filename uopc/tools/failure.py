@@ -9,14 +9,15 @@ error propagates instead, so that a developer sees the traceback.
 
 from __future__ import annotations
 
-import os
 import sys
+
+from uopc import settings
 
 
 def report(text: str) -> int:
     """Print `text` (a complete diagnostic) for the exception being handled; returns the
     exit status 1. Re-raises that exception instead when UOPC_TRACEBACK=1."""
-    if os.environ.get("UOPC_TRACEBACK") == "1":
+    if settings.TRACEBACK.get():
         raise  # called from an except block: re-raises the exception it handles
     print(text, file=sys.stderr)
     return 1

@@ -3,7 +3,7 @@ and MLIR's diagnostics.
 
 It behaves like `xdsl-opt` and `mlir-opt` (pipelines with `-p`, `--split-input-file`,
 `-t` targets, generic printing). `-p` takes uopc's passes and its named pipelines
-(`uopc.lowering.registry.PIPELINES`: `-p uop-to-c -t c` prints the C the engine
+(`uopc.pipelines.PIPELINES`: `-p uop-to-c -t c` prints the C the engine
 compiles for the same module); `--list-passes` describes them (`uopc.tools.passinfo`).
 
 Diagnostics are MLIR's (`uopc.tools.diagnostics`): parse errors, verifier failures,
@@ -22,7 +22,7 @@ Targets: `mlir` and uopc's own (`-t c`). xDSL's other targets print dialects uop
 produces (x86/riscv/arm assembly, wasm, wgsl, csl, llvm through llvmlite), so they are
 hidden and refused with a message.
 
-uopc's entries come from `uopc.lowering.registry.UNIVERSE`. Once uopc is installed
+uopc's entries come from `uopc.pipelines.UNIVERSE`. Once uopc is installed
 xDSL's multiverse already holds them (the `xdsl.universe` entry point); uopc-opt adds
 only the names the multiverse lacks, so it works from a source tree too and never
 defines a name twice. A run (parse, passes, output) keeps the objects that exist when
@@ -50,7 +50,8 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from uopc.lowering.registry import PIPELINES, UNIVERSE
+from uopc import settings
+from uopc.pipelines import PIPELINES, UNIVERSE
 from uopc.passes import gc_frozen
 from uopc.tools.diagnostics import Diagnostic, from_exception
 from uopc.tools.expectations import check, parse_expectations
@@ -216,7 +217,7 @@ class UopcOptMain(xDSLOptMain):
         except (MemoryError, RecursionError):
             raise
         except Exception as err:
-            if os.environ.get("UOPC_TRACEBACK") == "1":
+            if settings.TRACEBACK.get():
                 raise
             return [_diagnostic(err, self.stage)], ""
 

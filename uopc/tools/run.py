@@ -84,12 +84,8 @@ def _load_input(path: str) -> np.ndarray:
 
 def run(args: argparse.Namespace) -> int:
     from uopc.importers.linalg import import_linalg
-    from uopc.runtime.program import (
-        checking_backend,
-        compile_program,
-        lower_and_emit,
-        parse_program,
-    )
+    from uopc.runtime.backend import backend_for, default_backend
+    from uopc.runtime.driver import compile_program, emit_source, parse_program
 
     path = Path(args.program)
     try:
@@ -103,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     import_linalg(module)  # upstream linalg/tensor functions become uop ones
     module.verify()
     if args.emit_c:
-        print(lower_and_emit(module, checking_backend() if args.check else None), end="")
+        backend = backend_for("cpu").checked() if args.check else default_backend()
+        print(emit_source(module, backend), end="")
         return 0
     program = compile_program(module, args.entry, check=args.check)
     inputs = [_load_input(p) for p in args.inputs]

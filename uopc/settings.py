@@ -1,0 +1,169 @@
+"""Every knob uopc reads from the environment, in one place, with what it means.
+
+A knob is read each time it is used, never cached at import, so a program (or a test) may
+set the variable at any time. Code may also override knobs for a block, per thread and per
+asyncio task (a context variable), without touching the environment:
+
+    with settings.override(OPT=0, UOPC_FUSE_REDUCES=True):
+        ...                                   # plans compiled here: naive loops, fused reduces
+
+`settings.OPT.get()` is the value in force: the innermost override, else the environment,
+else the default. An override takes the parsed value (an int for OPT, a bool for a switch);
+the environment's text is parsed by the knob and a malformed value raises a ValueError that
+names the variable and what it takes. `python -m uopc.settings` lists every knob.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+#: the overrides in force (`override`), by variable name
+_overrides: ContextVar[Mapping[str, Any]] = ContextVar("uopc_settings", default={})
+
+
+@dataclass(frozen=True)
+class Knob(Generic[T]):
+    """One environment variable: `parse` turns its text (None when unset) into the value."""
+
+    name: str
+    parse: Callable[[str | None], T]
+    doc: str
+
+    def get(self) -> T:
+        overrides = _overrides.get()
+        if overrides and self.name in overrides:
+            return overrides[self.name]
+        return self.parse(os.environ.get(self.name))
+
+
+KNOBS: dict[str, Knob[Any]] = {}
+
+
+def _knob(name: str, parse: Callable[[str | None], T], doc: str) -> Knob[T]:
+    knob = Knob(name, parse, doc)
+    KNOBS[name] = knob
+    return knob
+
+
+@contextmanager
+def override(**values: Any) -> Iterator[None]:
+    """Give knobs these values (by variable name) inside the block."""
+    unknown = sorted(set(values) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"settings.override: unknown knob(s) {', '.join(unknown)}; "
+                         f"the knobs are {', '.join(KNOBS)}")
+    token = _overrides.set({**_overrides.get(), **values})
+    try:
+        yield
+    finally:
+        _overrides.reset(token)
+
+
+def _switch(text: str | None) -> bool:
+    """On when set to 1."""
+    return text == "1"
+
+
+def _number(name: str, kind: Callable[[str], T], default: T) -> Callable[[str | None], T]:
+    def parse(text: str | None) -> T:
+        if not text:
+            return default
+        try:
+            return kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise ValueError(f"{name}={text!r}: expected {what}") from None
+
+    return parse
+
+
+def _optional_number(name: str) -> Callable[[str | None], float | None]:
+    return _number(name, float, None)  # type: ignore[arg-type]
+
+
+def _opt(text: str | None) -> int:
+    if text is None:
+        return 1
+    if text not in ("0", "1", "2"):
+        raise ValueError(f"OPT={text!r}: use OPT=0 (no schedule), 1 (rules) or 2 (search)")
+    return int(text)
+
+
+def _debug(text: str | None) -> int:
+    return int(text) if text and text.isdigit() else 0
+
+
+def _cc_jobs(text: str | None) -> int | None:
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"UOPC_CC_JOBS={text!r}: give the number of C compiler processes a "
+                         f"build may run at once (an integer >= 1)")
+    return int(text)
+
+
+# ---- what is compiled ----------------------------------------------------------------
+OPT = _knob("OPT", _opt, "0: naive loops, 1: schedules by rules (default), 2: measured search "
+            "(SPEC §10)")
+FUSE_REDUCES = _knob("UOPC_FUSE_REDUCES", _switch,
+                     "1: reduce fusion (SPEC §8) for every plan; `reduce_fusion()` per block")
+STRICT = _knob("UOPC_STRICT", _switch,
+               "1: strict IEEE order, no schedule reassociates a float sum")
+CHECK = _knob("UOPC_CHECK", lambda text: text not in (None, "", "0"),
+              "1: indices known only once computed are realized and checked where used")
+SEARCH_MAX = _knob("UOPC_SEARCH_MAX", _number("UOPC_SEARCH_MAX", int, 12),
+                   "OPT=2: at most this many candidate schedules per kernel (default 12)")
+SEARCH_SECONDS = _knob("UOPC_SEARCH_SECONDS", _number("UOPC_SEARCH_SECONDS", float, 2.0),
+                       "OPT=2: the time budget of one kernel's search, seconds (default 2)")
+
+# ---- where it runs -------------------------------------------------------------------
+DEVICE = _knob("UOPC_DEVICE", lambda text: text or "cpu",
+               "the device of tensors that name none: cpu (default) or cuda")
+GPU_EMULATE = _knob("UOPC_GPU_EMULATE", _switch,
+                    "1: the cuda device runs its GPU-mapped kernels on the CPU through C")
+
+# ---- how C is built and cached -------------------------------------------------------
+CC = _knob("CC", lambda text: shlex.split(text or "cc"), "the C compiler command (default cc)")
+CFLAGS = _knob("CFLAGS", lambda text: None if text is None else shlex.split(text),
+               "the C compiler's flags, replacing uopc's defaults (set but empty: no flags)")
+CC_JOBS = _knob("UOPC_CC_JOBS", _cc_jobs,
+                "compiler processes one library build runs at once (default: the CPUs)")
+CACHE = _knob("UOPC_CACHE", lambda text: text or None,
+              "the compile cache folder (default $XDG_CACHE_HOME/uopc or ~/.cache/uopc)")
+XDG_CACHE_HOME = _knob("XDG_CACHE_HOME", lambda text: text or None,
+                       "the per-user cache root, when UOPC_CACHE is unset")
+PLAN_STORE = _knob("UOPC_PLAN_STORE", lambda text: text != "0",
+                   "0: compiled plans are not stored on disk for later processes")
+
+# ---- what is reported ----------------------------------------------------------------
+DEBUG = _knob("DEBUG", _debug, "1: a line per realize, 2: per kernel, 3: the pipeline and its "
+              "input IR, 4: the generated source (SPEC §10)")
+PEAK_GFLOPS = _knob("UOPC_PEAK_GFLOPS", _optional_number("UOPC_PEAK_GFLOPS"),
+                    "DEBUG=2: the machine's peak GFLOP/s (default: from /proc/cpuinfo)")
+PEAK_GBS = _knob("UOPC_PEAK_GBS", _optional_number("UOPC_PEAK_GBS"),
+                 "DEBUG=2: the machine's memory bandwidth, GB/s (default: measured once)")
+TRACEBACK = _knob("UOPC_TRACEBACK", _switch,
+                  "1: the command-line tools print a traceback with an internal error")
+# ---- distributed training -------------------------------------------------------------
+#: 300 s covers a first step that compiles both plans
+DIST_TIMEOUT = _knob("UOPC_DIST_TIMEOUT", _number("UOPC_DIST_TIMEOUT", float, 300.0),
+                     "seconds a distributed collective waits for the other ranks (default 300)")
+DIST_CHECK = _knob("UOPC_DIST_CHECK", _number("UOPC_DIST_CHECK", int, 0),
+                   "N > 0: ranks compare parameter hashes after every N-th step")
+
+
+def describe() -> str:
+    """Every knob, a line each: name, value in force, meaning."""
+    return "\n".join(f"{k.name:<20} {k.get()!r:<12} {k.doc}" for k in KNOBS.values())
+
+
+if __name__ == "__main__":
+    print(describe())
