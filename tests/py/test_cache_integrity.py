@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from uopc.runtime.compiler import digest_path, entry_is_intact, library_path
-from uopc.runtime.program import lower_and_emit, parse_program
+from uopc.runtime.driver import emit_source, parse_program
 
 DOUBLE = """
 func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
@@ -52,7 +52,7 @@ def cache(tmp_path_factory):
         warm = run_python("from uopc.runtime import compile_text\n"
                           f"compile_text({DOUBLE!r}), compile_text({SQUARE_SIN!r})\n")
         assert warm.returncode == 0, warm.stderr
-        paths = [library_path(lower_and_emit(parse_program(p))) for p in (DOUBLE, SQUARE_SIN)]
+        paths = [library_path(emit_source(parse_program(p))) for p in (DOUBLE, SQUARE_SIN)]
         assert all(entry_is_intact(p) for p in paths)
         yield paths
 

@@ -15,28 +15,34 @@ from xdsl.dialects import func
 from uopc import Tensor
 from uopc.frontend.optim import SGD
 from uopc.lowering.gpu_schedule import GPU_ATTR, gpu_schedule_of
-from uopc.pipelines import LOOP_PIPELINE, run_pipeline
+from uopc.pipelines import run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, assemble_ptx, compile_cuda, ptxas_path
 from uopc.runtime.engine import Engine, reduce_fusion
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
-from uopc.runtime.program import compile_program, parse_program
+from uopc.runtime.driver import compile_program, parse_program
 
 
 class RecordingEmulation(GpuEmulationBackend):
     """The emulation backend that also keeps, for every plan, the CUDA backend's source
-    and the GPU schedule kinds of its kernels."""
+    and the GPU schedule kinds of its kernels. Both backends start from the loops, so
+    this one declares no tail and runs each backend's own on a copy in `emit`."""
 
     def __init__(self):
         super().__init__()
         self.cuda_sources: list[str] = []
         self.kinds: list[str] = []
 
+    def pipeline_tail(self) -> str:
+        return ""
+
     def emit(self, module):
-        cuda_module = module.clone()
-        self.cuda_sources.append(CudaBackend().emit(cuda_module).text)
+        cuda, cuda_module = CudaBackend(), module.clone()
+        run_pipeline(cuda.pipeline_tail(), cuda_module)
+        self.cuda_sources.append(cuda.emit(cuda_module).text)
         for f in cuda_module.body.block.ops:
             if isinstance(f, func.FuncOp) and GPU_ATTR in f.attributes:
                 self.kinds.append(gpu_schedule_of(f).kind)
+        run_pipeline(GpuEmulationBackend.pipeline_tail(self), module)
         return super().emit(module)
 
 
@@ -243,9 +249,9 @@ def test_examples_compile_for_the_gpu_and_emulate_exactly(name):
         emulated = compile_program(module, cpu.entry, GpuEmulationBackend(mode))
         for got, want in zip(emulated(*inputs), expected):
             np.testing.assert_allclose(got, want, rtol=1e-6)
-    work = module.clone()
-    run_pipeline(LOOP_PIPELINE, work)
-    source = CudaBackend().emit(work).text
+    work, cuda = module.clone(), CudaBackend()
+    run_pipeline(cuda.stages().loops, work)
+    source = cuda.emit(work).text
     assert "__global__" in source
     assert b".entry" in compile_cuda(source, "compute_90")
 
@@ -273,9 +279,9 @@ def test_non_finite_constants_compile_and_emulate():
     module = parse_program(text)
     (out,) = compile_program(module, "main", GpuEmulationBackend())()
     assert np.isnan(out[0]) and out[1] == np.inf and out[2] == -np.inf
-    work = module.clone()
-    run_pipeline(LOOP_PIPELINE, work)
-    source = CudaBackend().emit(work).text
+    work, cuda = module.clone(), CudaBackend()
+    run_pipeline(cuda.stages().loops, work)
+    source = cuda.emit(work).text
     assert "NAN" in source and "INFINITY" in source
     assert b".global .align 4 .b8 table[12]" in compile_cuda(source, "compute_90")
 

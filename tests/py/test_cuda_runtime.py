@@ -19,7 +19,7 @@ from uopc.runtime.cuda_backend import (
     gpu_available,
 )
 from uopc.runtime.engine import Engine
-from uopc.runtime.program import compile_program, parse_program
+from uopc.runtime.driver import compile_program, parse_program
 
 KERNEL = r'''
 #include <cuda_fp16.h>

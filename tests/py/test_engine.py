@@ -73,7 +73,7 @@ def test_cached_plan_builds_no_ir_and_runs_no_passes(monkeypatch):
 
     monkeypatch.setattr(engine_mod, "build_module", forbidden)
     monkeypatch.setattr(KernelizePass, "apply", forbidden)
-    monkeypatch.setattr(Engine, "_lower", forbidden)
+    monkeypatch.setattr(Engine, "_compile_module", forbidden)
     second = [rand(5, 7, seed=3), rand(7, 3, seed=4), rand(3, seed=5)]
     got = eng.realize(mlp_step_graph(*second))
     assert (eng.compiles, eng.hits) == (1, 1)

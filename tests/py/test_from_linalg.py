@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from uopc.importers.linalg import import_linalg
-from uopc.runtime.program import compile_program, parse_program
+from uopc.runtime.driver import compile_program, parse_program
 from uopc.testing import with_mlir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from uopc.pipelines import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units
 from uopc.runtime.engine import Engine
-from uopc.runtime.program import lower_and_emit, parse_program
+from uopc.runtime.driver import parse_program
 
 #: three kernels (a reduce, an elementwise one and a matmul) and the plan calling them
 THREE_KERNELS = """
@@ -44,8 +44,7 @@ def cache(tmp_path, monkeypatch):
 
 def _unit(text: str = THREE_KERNELS, emitter=None):
     module = parse_program(text)
-    run_pipeline("uop-to-kernels,uop-schedule", module)
-    lower_and_emit(module)
+    run_pipeline("uop-to-kernels,uop-schedule,uop-to-loops", module)
     return emit_c_unit(module, *([emitter] if emitter else []))
 
 

@@ -48,7 +48,7 @@ def test_a_second_engine_runs_the_stored_plan_without_passes(cache, monkeypatch)
     want = first.realize(_graph())
     assert not first.plans[next(iter(first.plans))].stored
     assert list((cache / "plans").rglob("*.json"))
-    monkeypatch.setattr(Engine, "_lower", _no_passes)
+    monkeypatch.setattr(Engine, "_compile_module", _no_passes)
     monkeypatch.setattr(engine_module, "build_module", _no_passes)
     second = Engine()
     got = second.realize(_graph())

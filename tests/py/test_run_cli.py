@@ -166,7 +166,7 @@ def test_out_of_memory_is_one_clear_error(tmp_path, capsys, monkeypatch):
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 8.00 GiB")
 
-    monkeypatch.setattr("uopc.runtime.program.compile_program", exhausted)
+    monkeypatch.setattr("uopc.runtime.driver.compile_program", exhausted)
     prog = _write(tmp_path, "p.uir", "%x = buffer 4 : dtype=f32 slot=0\n%y = add %x, %x\n")
     assert main([str(prog), "--fill"]) == 1
     err = capsys.readouterr().err

@@ -14,7 +14,7 @@ import pytest
 from uopc.runtime import ArgumentError, CompileError, ProgramError, compile_text
 from uopc.runtime import compiler
 from uopc.runtime.compiler import build_library, library_path
-from uopc.runtime.program import lower_and_emit, parse_program
+from uopc.runtime.driver import emit_source, parse_program
 
 SCALE = """
 func.func @main(%x: tensor<2x3xf32>, %n: tensor<2x3xi32>) -> tensor<2x3xf32> {
@@ -127,7 +127,7 @@ def test_corrupt_cache_entry_is_rebuilt(cache):
         }""")
     # a truncated/garbage file where the library should be (as a crash mid-copy by some
     # other tool would leave it; uopc itself only ever renames complete files into place)
-    path = library_path(lower_and_emit(parse_program(source)))
+    path = library_path(emit_source(parse_program(source)))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"not a shared library")
     again = compile_text(source)

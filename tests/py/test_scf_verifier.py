@@ -10,7 +10,7 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from uopc.runtime.program import compile_program, parse_program
+from uopc.runtime.driver import compile_program, parse_program
 from uopc.tools.run import main as uopc_run
 from uopc.uopdialect.context import make_context
 

@@ -16,7 +16,7 @@ import pytest
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.lowering.rangeify import ARENA_ATTR
 from uopc.runtime import engine as engine_module
-from uopc.runtime.program import compile_program, parse_program
+from uopc.runtime.driver import compile_program, parse_program
 from uopc.testing import with_mlir
 from uopc.testing.programs import generate
 from uopc.tools.run import fill
@@ -81,10 +81,10 @@ def captured(monkeypatch):
     """(kernelized uop module, its input arrays) of every plan a fresh engine compiles
     while the test runs."""
     modules, arrays = [], []
-    lower, compile_ = engine_module.Engine._lower, engine_module.Engine._compile
+    schedule, compile_ = engine_module.schedule_kernels, engine_module.Engine._compile
 
-    def keep_module(self, module):
-        searched = lower(self, module)
+    def keep_module(module, backend, ctx):
+        searched = schedule(module, backend, ctx)
         modules.append(module.clone())
         return searched
 
@@ -92,7 +92,7 @@ def captured(monkeypatch):
         arrays.append([np.ascontiguousarray(a) for a in tr.arrays])
         return compile_(self, tr, roots, debug)
 
-    monkeypatch.setattr(engine_module.Engine, "_lower", keep_module)
+    monkeypatch.setattr(engine_module, "schedule_kernels", keep_module)
     monkeypatch.setattr(engine_module.Engine, "_compile", keep_inputs)
     monkeypatch.setattr(engine_module, "_ENGINE", engine_module.Engine())
     # a plan without compiled outputs lowers nothing: pair modules with their inputs

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from uopc import settings
 from uopc.pipelines import run_pipeline
 from uopc.runtime.backend import Backend, backend_for, default_backend
-from uopc.runtime.program import Program, ProgramError, load_entries
+from uopc.runtime.program import Program, ProgramError, find_entry, load_entries
 from uopc.uopdialect.scf_verifier import verify_program, verify_scf
 
 
@@ -63,9 +63,11 @@ def compile_entries(module: ModuleOp, entries: Sequence[str | None],
                            "checked variant); pass either a backend or check=True, not both")
     backend = backend_for("cpu").checked() if check else backend or default_backend()
     work = module.clone()
+    # named before the kernel stage adds functions (None is the last function)
+    names = [find_entry(work, entry).sym_name.data for entry in entries]
     if has_tensors(work):
         schedule_kernels(work, backend)
-    return load_entries(work, entries, backend)
+    return load_entries(work, names, backend)
 
 
 def compile_program(module: ModuleOp, entry: str | None = "main",
@@ -76,9 +78,10 @@ def compile_program(module: ModuleOp, entry: str | None = "main",
     return compile_entries(module, [entry], backend, check)[0]
 
 
-def emit_source(module: ModuleOp, backend: Backend) -> str:
-    """The source `backend` compiles for `module`, which goes through every stage in
-    place (what `uopc-run --emit-c` prints)."""
+def emit_source(module: ModuleOp, backend: Backend | None = None) -> str:
+    """The source `backend` (default: the default device's) compiles for `module`, which
+    goes through every stage in place (what `uopc-run --emit-c` prints)."""
+    backend = backend or default_backend()
     if has_tensors(module):
         schedule_kernels(module, backend)
     run_pipeline(backend.stages().loops, module)

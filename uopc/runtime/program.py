@@ -330,7 +330,8 @@ class Program:
         )
 
 
-def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
+def find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
+    """The function `entry` names (None: `main` if present, else the last function)."""
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
     if entry is None:
         named = [f for f in funcs if f.sym_name.data == "main"]
@@ -357,14 +358,14 @@ def load_entries(module: ModuleOp, entries: Sequence[str | None], backend: Backe
     of `backend.stages()` (`uop-to-loops` and the backend's tail) on `module` in place,
     then the backend emits, builds and loads it. `module` holds scheduled kernels (see
     `uopc.runtime.driver`) or loop-level functions."""
-    names = [_find_entry(module, entry).sym_name.data for entry in entries]
+    names = [find_entry(module, entry).sym_name.data for entry in entries]
     run_pipeline(backend.stages().loops, module, ctx)
     unit = backend.emit(module)
     start = time.perf_counter()
     library = backend.load(unit)
     built = time.perf_counter() - start
     programs = [Program(backend, library, unit.text, name,
-                        entry_signature(_find_entry(module, name)), unit.checks, unit)
+                        entry_signature(find_entry(module, name)), unit.checks, unit)
                 for name in names]
     for p in programs:
         p.build_seconds = built
