@@ -96,3 +96,65 @@ def test_the_check_sees_lazy_and_relative_imports(tmp_path):
     assert (2, "uopc.frontend.tensor") in found
     assert (3, "uopc.uopdialect.shapes") in found
     assert layer("uopc.frontend.tensor") > layer(module_name(fake))
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to (a package's `__init__` belongs to itself)."""
+    is_package = (PACKAGE.parent / module.replace(".", "/")).is_dir()
+    return module if is_package else module.rpartition(".")[0]
+
+
+def import_cycles() -> list[list[str]]:
+    """The import circles among the modules of each package (every import statement,
+    lazy ones too): strongly connected components of more than one module, found by
+    Tarjan's algorithm, iteratively."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = module_name(path)
+        graph[module] = {target for _, target in imported_modules(path, module)
+                         if target != module and package_of(target) == package_of(module)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_no_import_circle_spans_two_modules_of_a_package():
+    cycles = import_cycles()
+    assert not cycles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in cycles)

@@ -19,10 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-# the op records hold these rules, so `ops` is still loading when this module is: read
-# `ops.OP` when a rule runs, never at import
-from uopc.uopdialect import ops
-from uopc.uopdialect.opinfo import GradientContext
+# the op records hold these rules, so `ops` imports this module: find records by name
+# (`op_named`) when a rule runs
+from uopc.uopdialect.opinfo import GradientContext, op_named
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 
 LN_2 = math.log(2.0)
@@ -182,7 +181,7 @@ def _reshaped(ctx: GradientContext, g: Any, shape: tuple[int, ...]) -> Any:
     never a target or a stop, so skipping it changes no gradient, and the reshape pairs
     of keepdim reductions (reduce, reshape to keepdim, reshape back) vanish."""
     node = ctx.node(g)
-    if node.op is ops.OP.reshape:
+    if node.op is op_named("reshape"):
         base = node.srcs[0]
         return ctx.tensor(base) if base.sig.shape == shape else ctx.tensor(base).reshape(shape)
     return g.reshape(shape)
@@ -199,8 +198,8 @@ def expand(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
         return [g]
     # g.sum(axes, keepdim=True) built directly: g is a float gradient and the axes are
     # sorted and in range, and the kept shape is the source's
-    summed = ctx.apply(ops.OP.reduce, g, arg=("add", axes))
-    return [ctx.apply(ops.OP.reshape, summed, arg=src_shape)]
+    summed = ctx.apply(op_named("reduce"), g, arg=("add", axes))
+    return [ctx.apply(op_named("reshape"), summed, arg=src_shape)]
 
 
 def permute(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:

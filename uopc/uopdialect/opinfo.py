@@ -162,9 +162,11 @@ class OpInfo:
         return self.op is not None and self.op.has_trait(Commutative)
 
     def bind(self, op_class: type[Operation], params: tuple[str, ...]) -> None:
-        """Link the record to its op class and property names (once, by `ops._register`)."""
+        """Link the record to its op class and property names (once, by `ops._register`),
+        and make it known by name (`op_named`)."""
         object.__setattr__(self, "op", op_class)
         object.__setattr__(self, "params", params)
+        _BOUND[self.name] = self
 
     def arg_of(self, op: Operation) -> Any:
         """The graph `arg` of an IR op of this kind (see the module docstring)."""
@@ -192,3 +194,14 @@ class OpInfo:
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
+
+
+#: the records `ops` has bound, by op name (`uopc.uopdialect.ops.OPS` adds the graph input)
+_BOUND: dict[str, OpInfo] = {}
+
+
+def op_named(name: str) -> OpInfo:
+    """The record of the uop op `name`, for modules that `ops` itself imports (its
+    semantics and gradient rules), which would otherwise import `ops` back. Every record
+    is bound once the `uopc.uopdialect` package has loaded."""
+    return _BOUND[name]

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from uopc.uopdialect.opinfo import op_named
 from uopc.uopdialect.quant_formats import CODES
 
 NUMPY_DTYPE: dict[str, np.dtype] = {
@@ -214,9 +215,7 @@ floormod = _binary_op("floormod", _floormod, kind="int")
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The binary op named `op` (add, mul, max, div, pow, the compares, floordiv,
     floormod) on two arrays of one dtype and shape."""
-    from uopc.uopdialect.ops import OPS
-
-    return OPS[op].evaluate([a, b], None)
+    return op_named(op).evaluate([a, b], None)
 
 
 def _libm(name: str, arity: int = 1) -> Callable[..., np.ndarray] | None:
@@ -296,9 +295,7 @@ round_even = _float_unary("round", np.rint)  # halves to even, C's rintf in the 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
     """The float op named `op` (recip, exp2, log2, sqrt, sin, ...) on an array."""
-    from uopc.uopdialect.ops import OPS
-
-    return OPS[op].evaluate([a], None)
+    return op_named(op).evaluate([a], None)
 
 
 def cast(a: np.ndarray, dtype: str) -> np.ndarray:
@@ -375,9 +372,7 @@ def movement(op: str, x: np.ndarray, arg: Any) -> np.ndarray:
     """The movement op named `op` with the graph `arg` conventions of
     `uopc.uopdialect.opinfo`: reshape/expand (target shape), permute (perm), shrink
     ((begin, end)), pad ((before, after)), flip (axes), contiguous (None)."""
-    from uopc.uopdialect.ops import OPS
-
-    return OPS[op].evaluate([x], arg)
+    return op_named(op).evaluate([x], arg)
 
 
 def stack(items: Sequence[np.ndarray]) -> np.ndarray:
