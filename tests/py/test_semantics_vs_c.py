@@ -28,7 +28,7 @@ from xdsl.ir import Block, Region
 
 from uopc.uopdialect import semantics
 from uopc.passes.fold import UopFoldPass
-from uopc.runtime.csnippet import run_c
+from uopc.testing.csnippet import run_c
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
 

@@ -13,13 +13,12 @@ or `float` assignment rounds).
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from uopc import settings
 from uopc.runtime.compiler import FP_FLAGS, compiler, numbered
 
 #: flags under which C float code computes what `uopc.uopdialect.semantics` defines
@@ -32,7 +31,7 @@ class CCompileError(RuntimeError):
 
 def compiler_command() -> list[str]:
     """The C compiler and flags: `$CC` (or cc), STRICT_FP_FLAGS, then `$CFLAGS`."""
-    return [*compiler(), *STRICT_FP_FLAGS, *shlex.split(os.environ.get("CFLAGS", ""))]
+    return [*compiler(), *STRICT_FP_FLAGS, *(settings.CFLAGS.get() or [])]
 
 
 def run_c(source: str, flags: Sequence[str] = (), libs: Sequence[str] = ("-lm",),
