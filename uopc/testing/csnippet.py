@@ -13,6 +13,7 @@ or `float` assignment rounds).
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import tempfile
 from collections.abc import Sequence
