@@ -103,7 +103,7 @@ def decodes(value: SSAValue) -> bool:
     return packed > 0 and math.prod(shape_of(value)) * 4 >= packed
 
 
-def materialize(value: SSAValue) -> ContiguousOp:
+def materialize(value: SSAValue) -> Operation:
     """Insert a `uop.contiguous` of `value` right after its op and read it instead."""
     copy = ContiguousOp.make(value)
     Rewriter.insert_op(copy, InsertPoint.after(value.owner))

@@ -30,26 +30,34 @@ from xdsl.passes import ModulePass
 
 from uopc.passes.bound_depth import BoundDepthPass
 from uopc.passes.cut_kernels import CutKernelsPass
-# KERNEL_ATTR: uopc/lowering/rangeify.py and gpu_schedule.py still import it from here;
-# they are being moved on another branch, which switches them to kernel_graph
 from uopc.passes.kernel_graph import KERNEL_ATTR, plan_functions  # noqa: F401
 from uopc.passes.layout_copies import MIN_COPY_READS, LayoutCopiesPass
 from uopc.passes.merge_reduce_axes import MergeReduceAxesPass
 from uopc.passes.stage_broadcasts import StageBroadcastsPass
 
+# KERNEL_ATTR is imported only for uopc/lowering/rangeify.py and gpu_schedule.py, which
+# read it from here until their move to new packages (another branch) switches them to
+# uopc.passes.kernel_graph
+
 
 @dataclass(frozen=True)
 class KernelizePass(ModulePass):
-    """Run the kernelize stages with these options (see the module docstring; each
-    option is documented on the stage that takes it)."""
+    """Cut a tensor program into fused kernels and a plan that calls them, running the
+    kernelize stages with these options (see the module docstring)."""
 
     name = "uop-kernelize"
 
+    #: uop-stage-broadcasts' broadcast-limit
     broadcast_limit: int = StageBroadcastsPass.broadcast_limit
+    #: uop-layout-copies' layout ("reduce", "output", "none")
     layout: str = LayoutCopiesPass.layout
+    #: uop-bound-depth's max-depth
     max_depth: int = BoundDepthPass.max_depth
+    #: uop-cut-kernels' epilogue
     epilogue: bool = CutKernelsPass.epilogue
+    #: uop-cut-kernels' fuse_reduces (reduce fusion, SPEC §8)
     fuse_reduces: bool = CutKernelsPass.fuse_reduces
+    #: uop-layout-copies' min-copy-reads
     min_copy_reads: int = MIN_COPY_READS
 
     def __post_init__(self) -> None:
