@@ -56,7 +56,7 @@ VARIANTS = {
 
 def bench(n: int, repeat: int) -> None:
     from uopc.pipelines import run_pipeline
-    from uopc.passes.kernelize import KERNEL_ATTR
+    from uopc.passes.kernel_graph import KERNEL_ATTR
     from uopc.runtime import compile_program, parse_program
     from uopc.testing.ir_programs import matmul_text
     from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule

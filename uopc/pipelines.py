@@ -52,6 +52,11 @@ def _lazy(path: str) -> Callable[[], type]:
 #: pass name -> "module.Class"
 PASSES: dict[str, str] = {
     "uop-kernelize": "uopc.passes.kernelize.KernelizePass",
+    "uop-bound-depth": "uopc.passes.bound_depth.BoundDepthPass",
+    "uop-stage-broadcasts": "uopc.passes.stage_broadcasts.StageBroadcastsPass",
+    "uop-layout-copies": "uopc.passes.layout_copies.LayoutCopiesPass",
+    "uop-merge-reduce-axes": "uopc.passes.merge_reduce_axes.MergeReduceAxesPass",
+    "uop-cut-kernels": "uopc.passes.cut_kernels.CutKernelsPass",
     "uop-fold": "uopc.passes.fold.UopFoldPass",
     "uop-symbolic": "uopc.passes.symbolic.UopSymbolicPass",
     "uop-eval": "uopc.passes.eval.UopEvalPass",
@@ -74,11 +79,13 @@ PIPELINES: dict[str, str] = {
     # C backend's strict-order reduces vectorize across adjacent outputs, so broadcast
     # operands are copied to make the innermost output axis contiguous ("reduce", the
     # pass's SPEC §7 default, measured 6x slower on x @ W)
-    "uop-to-kernels": 'uop-simplify,uop-fresh-results,uop-kernelize{layout="output"}',
+    "uop-to-kernels": 'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
+                      'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels',
     # the same with reduce fusion (SPEC §8): reduces are computed inside their consumers'
     # kernels (a softmax is one kernel; attention writes nothing N x N)
     "uop-to-fused-kernels":
-        'uop-simplify,uop-fresh-results,uop-kernelize{layout="output" fuse_reduces=true}',
+        'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
+        'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels{fuse_reduces=true}',
     # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
     # rest. canonicalize is left out: on rangeify's output it found nothing that

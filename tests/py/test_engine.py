@@ -16,7 +16,7 @@ from uopc.runtime.engine import Engine, default_engine, trace
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.frontend.optim import SGD
-from uopc.passes.kernelize import KernelizePass
+from uopc.passes.cut_kernels import CutKernelsPass
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.shapes import Sig
 
@@ -72,7 +72,7 @@ def test_cached_plan_builds_no_ir_and_runs_no_passes(monkeypatch):
         raise AssertionError("a cache hit must not build IR or run passes")
 
     monkeypatch.setattr(engine_mod, "build_module", forbidden)
-    monkeypatch.setattr(KernelizePass, "apply", forbidden)
+    monkeypatch.setattr(CutKernelsPass, "apply", forbidden)
     monkeypatch.setattr(Engine, "_compile_module", forbidden)
     second = [rand(5, 7, seed=3), rand(7, 3, seed=4), rand(3, seed=5)]
     got = eng.realize(mlp_step_graph(*second))

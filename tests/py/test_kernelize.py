@@ -15,7 +15,9 @@ from uopc.runtime.engine import trace
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.graph_to_ir import build_module
-from uopc.passes.kernelize import KernelizePass, is_kernel, view_strides
+from uopc.passes.kernel_graph import is_kernel
+from uopc.passes.kernelize import KernelizePass
+from uopc.passes.strides import view_strides
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect import ops
 from uopc.uopdialect.ops import ConstOp

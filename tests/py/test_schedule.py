@@ -14,7 +14,7 @@ import pytest
 
 from uopc.frontend.tensor import Tensor
 from uopc.pipelines import run_pipeline
-from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime import engine as engine_module

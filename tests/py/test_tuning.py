@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from uopc.pipelines import run_pipeline
-from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime import parse_program, tuning
 from uopc.runtime.backend import default_backend

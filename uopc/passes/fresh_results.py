@@ -7,7 +7,7 @@ that after it every returned tensor is computed in the function (not an argument
 appears in the `func.return` once. Copies go right before the return, in result order;
 a function whose results already are fresh values is left unchanged.
 
-It runs between simplification and `uop-kernelize` in the `uop-to-kernels` pipeline
+It runs between simplification and the kernelize stages in the `uop-to-kernels` pipeline
 (`uopc.pipelines.PIPELINES`).
 """
 

@@ -68,8 +68,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from uopc.passes.kernelize import KERNEL_ATTR, contiguous_strides, view_strides
+from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.options import check_option
+from uopc.passes.strides import contiguous_strides, view_strides
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule

@@ -56,7 +56,7 @@ from xdsl.printer import Printer
 
 from uopc import settings
 from uopc.passes import gc_frozen
-from uopc.passes.kernelize import ALU_OPS
+from uopc.passes.kernel_graph import ALU_OPS
 from uopc.runtime import plan_store
 from uopc.runtime.backend import Backend, backend_for, default_backend
 from uopc.runtime.driver import schedule_kernels

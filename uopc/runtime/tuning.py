@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 
 from uopc import settings
-from uopc.passes.kernelize import KERNEL_ATTR
+from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity

@@ -4,7 +4,7 @@ A pass describes itself: its docstring's first sentence is its one-line descript
 and each option (a dataclass field) is explained by the `#:` comment above it. Options
 print in their `-p` spelling (`max-depth`, not `max_depth`), with type and default:
 
-    uop-kernelize    Fuse uop ops between materialization points into ...
+    uop-bound-depth  Materialize every `max-depth`-th op of a fused chain ...
       --max-depth=<int>       default 64: the longest chain of ops fused into one kernel
 
 `check_spec` parses a `-p` string and builds every pass of it as xDSL would, but words

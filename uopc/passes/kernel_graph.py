@@ -1,0 +1,164 @@
+"""What the kernelize stages ask of a function's uop ops, in one place.
+
+The stages of `uop-kernelize` (bound depth, stage broadcasts, layout copies, merge reduce
+axes, cut kernels) each rewrite the straight-line body of every plan function, and all of
+them need the same answers: which uop op defines a value, whether a value is read from
+memory (a buffer) or fused into its reader, which movement ops a value is viewed through,
+and whether a value is a dequantized weight. A buffer is an argument, a call result or a
+materialization point (`uop.reduce`, `uop.contiguous`); everything else fuses.
+
+`KERNEL_ATTR` marks the kernels the cut outlines (every stage skips them, and later passes
+find kernels by it); `STAGED_ATTR` marks the copies `uop-stage-broadcasts` inserts, which
+the cut reads (with reduce fusion a staged value stays in its consumer's kernel) and
+removes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import PassFailedException
+
+from uopc.uopdialect.ops import ALL_OPS, OPS, ContiguousOp, DecodeOp, ExpandOp, ReduceOp
+from uopc.uopdialect.types import sig_of
+
+#: discardable attribute that marks an outlined kernel function
+KERNEL_ATTR = "uop.kernel"
+#: discardable attribute that marks a `uop.contiguous` inserted to stage a broadcast
+STAGED_ATTR = "uop.staged"
+
+_UOP_TYPES = frozenset(ALL_OPS)
+MOVEMENT = tuple(info.op for info in OPS.values() if info.movement)
+#: views that read each element of their operand at most once (all but expand)
+ONCE_VIEWS = tuple(op for op in MOVEMENT if op is not ExpandOp)
+#: elementwise ops that compute (as opposed to moving data)
+ALU_OPS = tuple(info.op for info in OPS.values() if info.elementwise)
+
+
+def is_kernel(fn: func.FuncOp) -> bool:
+    return KERNEL_ATTR in fn.attributes
+
+
+def is_uop(op: Operation | None) -> bool:
+    return op is not None and type(op) in _UOP_TYPES
+
+
+def uop_owner(value: SSAValue) -> Operation | None:
+    """The uop op that defines `value`, or None for block arguments and other ops."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) and is_uop(owner) else None
+
+
+def is_buffer(value: SSAValue) -> bool:
+    """Is `value` read from memory (an argument, a call result, a cut) rather than fused?"""
+    owner = uop_owner(value)
+    return owner is None or isinstance(owner, (ReduceOp, ContiguousOp))
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    return sig_of(value.type).shape
+
+
+def view_root(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
+    """Walk down through movement ops: the value they view and the chain (innermost first)."""
+    chain: list[Operation] = []
+    owner = uop_owner(value)
+    while isinstance(owner, MOVEMENT):
+        chain.append(owner)
+        value = owner.operands[0]
+        owner = uop_owner(value)
+    chain.reverse()
+    return value, chain
+
+
+def decodes(value: SSAValue) -> bool:
+    """Is `value` a dequantized weight: does its fused computation decode packed storage
+    (`uop.decode`), with an f32 copy of it at least as big as the packed words decoded?
+    Such a value is recomputed where it is read, never staged or copied: its packed
+    inputs are what quantization keeps small, and a copy would be the full-precision
+    weight. A value much smaller than its packed source (a row gathered from a quantized
+    embedding, and what is computed from it: a decode step's residual stream) is staged
+    like any other; fused, every output of the matvec reading it would decode it again."""
+    seen: set[Operation] = set()
+    stack = [value]
+    packed = 0  # bytes of the packed words the decodes read
+    while stack:
+        v = stack.pop()
+        owner = uop_owner(v)
+        if owner is None or owner in seen or is_buffer(v):
+            continue
+        seen.add(owner)
+        if isinstance(owner, DecodeOp):
+            words, _ = view_root(owner.words)
+            packed += math.prod(shape_of(words)) * 4
+            continue
+        stack.extend(owner.operands)
+    return packed > 0 and math.prod(shape_of(value)) * 4 >= packed
+
+
+def materialize(value: SSAValue) -> Operation:
+    """Insert a `uop.contiguous` of `value` right after its op and read it instead."""
+    copy = ContiguousOp.make(value)
+    Rewriter.insert_op(copy, InsertPoint.after(value.owner))
+    value.replace_uses_with_if(copy.result, lambda use: use.operation is not copy)
+    return copy
+
+
+def plan_functions(module: builtin.ModuleOp, pass_name: str) -> list[func.FuncOp]:
+    """Every function the stages rewrite (defined, not a kernel), after checking that the
+    body of each is one straight-line block; `pass_name` says who found otherwise."""
+    plans = []
+    for fn in module.ops:
+        if isinstance(fn, func.FuncOp) and not fn.is_declaration and not is_kernel(fn):
+            _check_straight_line(fn, pass_name)
+            plans.append(fn)
+    return plans
+
+
+class KernelizeStage(ModulePass):
+    """A stage of `uop-kernelize`: a pass that rewrites the body of every plan function.
+
+    `uop-kernelize` takes each stage's options under the same names and checks them with
+    the stage's `check_options`, so that a bad value is reported in the name the user
+    gave it."""
+
+    @classmethod
+    def check_options(cls, pass_: Any) -> None:
+        """Raise PassOptionError, naming `pass_`, where its options are not this stage's."""
+
+    def __post_init__(self) -> None:
+        self.check_options(self)
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for fn in plan_functions(op, self.name):
+            self.rewrite(fn.body.block)
+
+    def rewrite(self, block: Block) -> None:
+        raise NotImplementedError
+
+
+def _check_straight_line(fn: func.FuncOp, pass_name: str) -> None:
+    """Kernelize works on one block of uop ops; say where anything else is."""
+    if len(fn.body.blocks) > 1:
+        _fail(fn, pass_name, f"@{fn.sym_name.data} has {len(fn.body.blocks)} blocks",
+              "kernelize expects a straight-line function body (one block); "
+              "lower control flow first")
+    for op in fn.body.walk():
+        if is_uop(op) and op.parent_op() is not fn:
+            _fail(op, pass_name, f"{op.name} is nested inside {op.parent_op().name}",
+                  "kernelize cuts straight-line function bodies; move tensor ops out of "
+                  "regions or into a function of their own")
+
+
+def _fail(op: Operation, pass_name: str, what: str, fix: str) -> None:
+    diag = Diagnostic()
+    message = f"{pass_name}: {what}: {fix}"
+    diag.add_message(op, message)
+    diag.raise_exception(op, PassFailedException(message))
