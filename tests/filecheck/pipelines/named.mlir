@@ -1,4 +1,4 @@
-// Each named pipeline (uopc/lowering/registry.py PIPELINES) runs as one pass and prints
+// Each named pipeline (uopc/pipelines.py PIPELINES) runs as one pass and prints
 // what its passes, spelled out, print.
 // RUN: uopc-opt %s -p uop-simplify > %t.named && uopc-opt %s -p uop-fold,uop-symbolic,cse > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-kernels > %t.named && uopc-opt %s -p 'uop-fold,uop-symbolic,cse,uop-fresh-results,uop-kernelize{layout="output"}' > %t.flat && diff %t.named %t.flat
