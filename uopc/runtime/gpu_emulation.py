@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc.lowering.gpu_map import gpu_lowering
+from uopc.gpu.map import gpu_lowering
 from uopc.lowering.pipeline import run_pipeline
 from uopc.runtime.engine import strict_float
 from uopc.runtime.backend import SourceUnit

@@ -63,7 +63,7 @@ def enabled() -> bool:
 
 def storable(backend: Backend) -> bool:
     """Whether plans of `backend` are stored: the C backend with its plain emitter."""
-    from uopc.lowering.emit_c import CEmitter
+    from uopc.targets.emit_c import CEmitter
     from uopc.runtime.c_backend import CBackend
 
     return type(backend) is CBackend and backend.emitter is CEmitter

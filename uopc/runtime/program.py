@@ -373,8 +373,8 @@ def compile_program(module: ModuleOp, entry: str | None = "main",
 def checking_backend() -> Backend:
     """The C backend whose code checks every memref index and integer divisor and makes
     the call raise CheckFailure, naming the op, instead of crashing
-    (`uopc.lowering.emit_c_checked`)."""
-    from uopc.lowering.emit_c_checked import CheckedCEmitter
+    (`uopc.targets.emit_c_checked`)."""
+    from uopc.targets.emit_c_checked import CheckedCEmitter
     from uopc.runtime.c_backend import CBackend
 
     return CBackend(CheckedCEmitter)
