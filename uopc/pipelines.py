@@ -63,11 +63,11 @@ PASSES: dict[str, str] = {
     "uop-fresh-results": "uopc.passes.fresh_results.UopFreshResultsPass",
     "uop-rangeify": "uopc.lowering.rangeify.UopRangeify",
     "uop-schedule": "uopc.passes.schedule.UopSchedulePass",
-    "uop-apply-schedule": "uopc.lowering.apply_schedule.UopApplySchedule",
+    "uop-apply-schedule": "uopc.transforms.apply_schedule.UopApplySchedule",
     "uop-from-linalg": "uopc.importers.linalg.UopFromLinalg",
-    "uop-gpu-schedule": "uopc.lowering.gpu_schedule.UopGpuSchedulePass",
-    "uop-gpu-map": "uopc.lowering.gpu_map.UopGpuMap",
-    "uop-gpu-emulate": "uopc.lowering.gpu_emulate.UopGpuEmulate",
+    "uop-gpu-schedule": "uopc.gpu.schedule.UopGpuSchedulePass",
+    "uop-gpu-map": "uopc.gpu.map.UopGpuMap",
+    "uop-gpu-emulate": "uopc.gpu.emulate.UopGpuEmulate",
 }
 
 #: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines
@@ -107,9 +107,9 @@ PIPELINES: dict[str, str] = {
 
 #: target name -> "module.Class"
 TARGETS: dict[str, str] = {
-    "c": "uopc.lowering.emit_c.CTarget",
-    "c-checked": "uopc.lowering.emit_c_checked.CheckedCTarget",
-    "cuda": "uopc.lowering.emit_cuda.CudaTarget",
+    "c": "uopc.targets.emit_c.CTarget",
+    "c-checked": "uopc.targets.emit_c_checked.CheckedCTarget",
+    "cuda": "uopc.targets.emit_cuda.CudaTarget",
 }
 
 #: file extension -> "module.Class"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from uopc.frontend.tensor import Tensor
-from uopc.lowering.emit_c import CEmitter
+from uopc.targets.emit_c import CEmitter
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.lowering.rangeify import ARENA_ALIGN
 from uopc.runtime import compile_program, parse_program

@@ -13,7 +13,7 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from uopc.lowering.emit_c import emit_c
+from uopc.targets.emit_c import emit_c
 from uopc.runtime.driver import compile_program, parse_program
 from uopc.runtime.program import CheckFailure
 from uopc.tools.run import main as uopc_run

@@ -14,7 +14,7 @@ from xdsl.dialects import func
 
 from uopc import Tensor
 from uopc.frontend.optim import SGD
-from uopc.lowering.gpu_schedule import GPU_ATTR, gpu_schedule_of
+from uopc.gpu.schedule import GPU_ATTR, gpu_schedule_of
 from uopc.pipelines import run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, assemble_ptx, compile_cuda, ptxas_path
 from uopc.runtime.engine import Engine, reduce_fusion

@@ -203,7 +203,7 @@ def test_a_plan_replays_views_and_launches_in_order():
     """The host side of a run, without a GPU: buffers allocated once, inputs uploaded,
     kernels launched on the right pointers (views at their offsets), outputs downloaded,
     one synchronization."""
-    from uopc.lowering.emit_cuda import HostPlan
+    from uopc.targets.emit_cuda import HostPlan
     from uopc.runtime.cuda_backend import CudaLibrary, _PlanCall
 
     plan = HostPlan(3, 1, True, views=[(2, 64)],

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from uopc.uopdialect import semantics
-from uopc.lowering.emit_c import CEmitError, emit_c
+from uopc.targets.emit_c import CEmitError, emit_c
 from uopc.runtime import compile_text, parse_program
 
 CMPF = ["oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
@@ -240,7 +240,7 @@ SELECT_AND_FRIENDS = _elementwise(4, ["o:f32", "p:f32"], ["a:f32", "b:f32"], """
 
 
 def test_every_dispatch_table_entry_names_an_emitter_method():
-    from uopc.lowering.emit_c import _EXPRESSIONS, _STATEMENTS, CEmitter
+    from uopc.targets.emit_c import _EXPRESSIONS, _STATEMENTS, CEmitter
 
     for table in (_STATEMENTS, _EXPRESSIONS):
         for op_type, method in table.items():
@@ -248,7 +248,7 @@ def test_every_dispatch_table_entry_names_an_emitter_method():
 
 
 def test_a_subclass_overriding_one_op_changes_exactly_that_ops_c():
-    from uopc.lowering.emit_c import CEmitter
+    from uopc.targets.emit_c import CEmitter
 
     class MaxSelect(CEmitter):
         def select(self, op):

@@ -1,6 +1,7 @@
 """The package layout is a stack of layers, and imports only go down.
 
-    uopc.uopdialect <- uopc.passes <- uopc.lowering <- uopc.runtime <- uopc.frontend <- uopc.tools
+    uopc.uopdialect <- uopc.passes <- uopc.lowering <- uopc.transforms <- uopc.gpu
+        <- uopc.targets <- uopc.runtime <- uopc.frontend <- uopc.tools
 
 `uopc.importers` (text formats turned into uop IR) sits beside the passes, `uopc.datasets`
 at the bottom. Every `import` statement of every module is checked, those inside functions
@@ -24,11 +25,14 @@ LAYERS = {
     "uopc.passes": 1,
     "uopc.importers": 1,
     "uopc.pipelines": 1,  # names the passes (as strings) and composes the compile
-    "uopc.lowering": 2,
-    "uopc.runtime": 3,
-    "uopc.frontend": 4,
-    "uopc.tools": 5,
-    "uopc.testing": 6,
+    "uopc.lowering": 2,  # tensors to loops
+    "uopc.transforms": 3,  # the loop transforms of uop-apply-schedule
+    "uopc.gpu": 4,
+    "uopc.targets": 5,  # the C and CUDA emitters; emit_cuda reads uopc.gpu's attributes
+    "uopc.runtime": 6,
+    "uopc.frontend": 7,
+    "uopc.tools": 8,
+    "uopc.testing": 9,
 }
 TOP = max(LAYERS.values()) + 1  # `uopc/__init__.py`, which re-exports the frontend
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from uopc import Tensor
-from uopc.lowering.emit_c import emit_c_unit
-from uopc.lowering.emit_c_checked import CheckedCEmitter
+from uopc.targets.emit_c import emit_c_unit
+from uopc.targets.emit_c_checked import CheckedCEmitter
 from uopc.pipelines import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units

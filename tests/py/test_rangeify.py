@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
 from uopc.uopdialect import semantics
-from uopc.lowering.emit_c import emit_c
+from uopc.targets.emit_c import emit_c
 from uopc.lowering.indexing import Ix, LoopVar, flatten, unflatten
 from uopc.runtime import compile_program, compile_text, parse_program
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline

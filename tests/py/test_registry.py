@@ -13,7 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc.importers import uir
-from uopc.lowering.emit_c import emit_c
+from uopc.targets.emit_c import emit_c
 from uopc.lowering.rangeify import UopRangeify, rule_for
 from uopc.passes import intexpr
 from uopc.uopdialect import Uop

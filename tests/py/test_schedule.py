@@ -293,7 +293,7 @@ def test_a_register_tile_is_vectorized_across_its_copies_not_along_its_reduce_lo
     """gcc's loop vectorizer turns a tile that reads a packed panel into in-order float
     sums one lane at a time (10x slower): the function holding a tile switches it off,
     and nothing else does."""
-    from uopc.lowering.emit_c import emit_c
+    from uopc.targets.emit_c import emit_c
 
     module = kernel_module(matmul_text(64, 32, 64, True))
     for kernel in kernels_of(module):
@@ -487,7 +487,7 @@ def test_only_a_register_tile_loses_the_loop_vectorizer_in_a_fused_kernel():
     """The loops holding a fused attention's register tiles (the scores, P V) are
     helpers compiled without gcc's loop vectorizer; the row passes beside them (the row
     max, the exponentials, the row sum) stay in a function that keeps it."""
-    from uopc.lowering.emit_c import emit_c
+    from uopc.targets.emit_c import emit_c
 
     module = parse_program(attention_text(64, 16), "mlir")
     run_pipeline("uop-to-fused-kernels", module)

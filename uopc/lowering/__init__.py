@@ -1,5 +1,5 @@
-"""From uop tensors to C: rangeify (tensors -> loops on memrefs), its index algebra, the
-loop-level simplification pipeline and the C emitter (SPEC §8, §9).
+"""From uop tensors to loops: rangeify (tensors -> loops on memrefs) and its index
+algebra, with the registry of every pass, pipeline and target (SPEC §8).
 
 Kept apart from `uopc.passes` because these steps change the level of the IR (tensor
 values become buffers and loops) and fix the calling convention the runtime relies on.

@@ -1,4 +1,4 @@
-"""The C/cffi backend: loop IR -> C (`uopc.lowering.emit_c`) -> cached shared library ->
+"""The C/cffi backend: loop IR -> C (`uopc.targets.emit_c`) -> cached shared library ->
 cffi functions on numpy buffers (SPEC §9).
 
 Compilation goes through the on-disk cache of `uopc.runtime.compiler` (CC, CFLAGS,
@@ -20,7 +20,7 @@ import cffi
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc.lowering.emit_c import CEmitter, c_function_name, emit_c_unit
+from uopc.targets.emit_c import CEmitter, c_function_name, emit_c_unit
 from uopc.lowering.rangeify import ARENA_ALIGN
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, build_library
@@ -83,7 +83,7 @@ class CBackend(Backend):
         return self.emitter is CEmitter
 
     def checked(self) -> CBackend:
-        from uopc.lowering.emit_c_checked import CheckedCEmitter
+        from uopc.targets.emit_c_checked import CheckedCEmitter
 
         return CBackend(CheckedCEmitter)
 

@@ -1,4 +1,4 @@
-"""The CUDA backend: GPU-mapped loops -> CUDA (`uopc.lowering.emit_cuda`) -> NVRTC ->
+"""The CUDA backend: GPU-mapped loops -> CUDA (`uopc.targets.emit_cuda`) -> NVRTC ->
 cached PTX/cubin -> CUDA driver module -> one stream per run (SPEC §9).
 
 Everything goes through NVIDIA's `cuda-python` (`cuda.bindings.nvrtc` and
@@ -38,7 +38,8 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc.lowering.emit_cuda import CUDA_HEADERS, HostPlan, emit_cuda_unit
+from uopc.targets.emit_cuda import HostPlan, emit_cuda_unit
+from uopc.targets.prelude import CUDA_HEADERS
 from uopc import settings
 from uopc.pipelines import gpu_tail
 from uopc.lowering.rangeify import ARENA_ALIGN

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from uopc import deploy
-from uopc.lowering.emit_c import c_function_name
+from uopc.targets.emit_c import c_function_name
 from uopc.runtime.compiler import (
     FP_FLAGS,
     compile_command,

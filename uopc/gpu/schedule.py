@@ -34,7 +34,7 @@ applies, then `gemm`, else `reduce` for a reduction of at least `MIN_BLOCK_REDUC
 then also run on the CPU as plain loops).
 
 The analysis the rules use (`output_nest`, `reduction_of`, `gemm_of`) is shared with the
-lowering in `uopc.lowering.gpu_map`.
+lowering in `uopc.gpu.map`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`uop-gpu-map`: lower every loop-level kernel with a GPU schedule to a `gpu.launch`.
 
 Runs after `uop-to-loops` and `uop-gpu-schedule` (the `uop-to-gpu` pipeline). A kernel
-`func.func` marked `uop.gpu` (see `uopc.lowering.gpu_schedule` for the kinds) keeps its
+`func.func` marked `uop.gpu` (see `uopc.gpu.schedule` for the kinds) keeps its
 signature; its output loop nest is replaced by one `gpu.launch` of the upstream gpu
 dialect with constant grid and block sizes. Inside the launch, positions come from
 `gpu.block_id` / `gpu.thread_id` ops (the launch's own 12 block arguments are not used),
@@ -20,7 +20,7 @@ a block. The kinds lower to:
 Every phase between two barriers recomputes from the ids what it needs (output indices
 and the pure index math of the nest), so that no per-thread value lives across a
 barrier except in memory: `uop-gpu-emulate` relies on it to run the kernel on the CPU.
-The CUDA emitter (`uopc.lowering.emit_cuda`) prints the result as a `__global__` kernel.
+The CUDA emitter (`uopc.targets.emit_cuda`) prints the result as a `__global__` kernel.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from uopc.lowering.gpu_schedule import (
+from uopc.gpu.schedule import (
     MAX_GRID_YZ,
     WMMA_BLOCK,
     WMMA_TILE,
@@ -423,12 +423,6 @@ class _Mapper:
         module_block = self.f.parent_block()
         module_block.insert_op_before(decl, self.f)
         return name
-
-
-def gpu_lowering(mode: str, strict: bool) -> str:
-    """The pipeline from loop-level kernels to launches (`uop-gpu-lower` with options)."""
-    return (f'uop-gpu-schedule{{mode="{mode}" strict={str(strict).lower()}}},'
-            f"uop-gpu-map,dce,cse")
 
 
 def _slice(load: memref.LoadOp, block: Block) -> set[Operation]:

@@ -4,7 +4,7 @@
 per kernel whose output nest `uop-gpu-map` turned into a `gpu.launch`, followed by the
 launch plan of the host functions as a comment.
 
-Scalars are printed by the C emitter (`uopc.lowering.emit_c.CEmitter`, subclassed
+Scalars are printed by the C emitter (`uopc.targets.emit_c.CEmitter`, subclassed
 here), so the C and CUDA backends render every arith/math op, every SPEC §5 helper
 (floor division, wrapping i32 arithmetic, NaN-propagating max) and every cast from
 the same rules; this module adds only what differs on the device:
@@ -15,9 +15,10 @@ the same rules; this module adds only what differs on the device:
 - f16 is `__half` from cuda_fp16.h (spelled `_Float16` through a typedef, so the shared
   expressions apply unchanged: `__half` arithmetic rounds once, like `_Float16`'s);
 - the helpers of the C prelude become device functions through NVRTC's
-  `-default-device`, and the C headers they include are replaced by `CUDA_HEADERS` (the
-  fixed-width integer types, and NAN/INFINITY as constant expressions NVRTC folds), given to
-  NVRTC as in-memory headers (`uopc.runtime.cuda_backend`);
+  `-default-device`, and the C headers they include are replaced by `CUDA_HEADERS`
+  (`uopc.targets.prelude`: the fixed-width integer types, and NAN/INFINITY as constant
+  expressions NVRTC folds), given to NVRTC as in-memory headers
+  (`uopc.runtime.cuda_backend`);
 - a call of a warp tile product (a `uop.wmma` declaration, from `uop-gpu-map`'s `wmma`
   kind) is nvcuda::wmma fragment code: f16 A and B tiles, an f32 accumulator, 16x16x16
   `mma_sync` steps along k, the tile stored to shared memory;
@@ -39,38 +40,11 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
-from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitError, CEmitter, c_function_name, c_type
-from uopc.lowering.gpu_map import PRIVATE, WMMA_ATTR, WORKGROUP, memory_space
-from uopc.lowering.gpu_schedule import constant_int
+from uopc.gpu.map import PRIVATE, WMMA_ATTR, WORKGROUP, memory_space
+from uopc.gpu.schedule import constant_int
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
-
-#: NVRTC compiles without the system's C headers: these stand in for the ones the shared
-#: C prelude includes (device code gets the math functions from CUDA itself); NAN and
-#: INFINITY are constant expressions, so that constant arrays holding them initialize
-CUDA_HEADERS: dict[str, str] = {
-    "math.h": "#define NAN (0.0f / 0.0f)\n#define INFINITY (1.0f / 0.0f)\n",
-    "stdint.h": "typedef signed char int8_t; typedef short int16_t; typedef int int32_t;\n"
-                "typedef long long int64_t; typedef unsigned char uint8_t;\n"
-                "typedef unsigned short uint16_t; typedef unsigned int uint32_t;\n"
-                "typedef unsigned long long uint64_t;\n"
-                "#define INT32_MIN (-2147483647 - 1)\n#define INT64_C(x) x##LL\n",
-    "stdbool.h": "",
-    "stdlib.h": "",
-}
-
-#: after the C helpers: half precision, restrict, and the f16 helpers the C prelude
-#: defines for `_Float16` only where the C compiler has it
-CUDA_PRELUDE = EXTRA_PRELUDE + r"""
-#include <cuda_fp16.h>
-#include <mma.h>
-#define restrict __restrict__
-typedef __half _Float16;
-static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
-  const float x = a, y = b;
-  return (x > y || x != x || (x == y && !signbit(x))) ? a : b;
-}
-static inline _Float16 uop_min_f16(_Float16 a, _Float16 b) { return -uop_max_f16(-a, -b); }
-"""
+from uopc.targets.emit_c import CEmitError, CEmitter, c_function_name, c_type
+from uopc.targets.prelude import CUDA_PRELUDE
 
 #: the launch's 12 block arguments (MLIR's order) as CUDA expressions
 _LAUNCH_ARGS = tuple(f"(int64_t){base}.{d}" for base in ("blockIdx", "threadIdx",

@@ -50,28 +50,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.passes.intrange import Bounds
+from uopc.targets.prelude import EXTRA_PRELUDE
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.semantics import C_PRELUDE
 from uopc.uopdialect.upstream import PrefetchOp
-
-#: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
-EXTRA_PRELUDE = r"""
-#include <stdbool.h>
-#include <stdlib.h>
-static inline int64_t uop_floordiv_i64(int64_t a, int64_t b) {
-  int64_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-static inline int32_t uop_ceildiv_i32(int32_t a, int32_t b) {
-  int32_t q = a / b; return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
-static inline int64_t uop_ceildiv_i64(int64_t a, int64_t b) {
-  int64_t q = a / b; return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
-static inline float uop_min_f32(float a, float b) { return -uop_max_f32(-a, -b); }
-#ifdef __FLT16_MAX__
-static inline _Float16 uop_min_f16(_Float16 a, _Float16 b) { return -uop_max_f16(-a, -b); }
-#endif
-"""
 
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto "
@@ -675,7 +657,7 @@ class CEmitter:
 
 
 #: a loop carrying at least this many float accumulators is a register tile (an upcast's
-#: jammed copies, `uopc.lowering.apply_schedule`)
+#: jammed copies, `uopc.transforms.apply_schedule`)
 REGISTER_TILE = 17
 
 

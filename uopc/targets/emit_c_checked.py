@@ -30,7 +30,8 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, SSAValue
 
-from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitter, CTarget, c_type
+from uopc.targets.emit_c import CEmitter, CTarget, c_type
+from uopc.targets.prelude import EXTRA_PRELUDE
 from uopc.uopdialect.scf_verifier import op_place
 
 #: the fault record, the jump target and the accessors the runtime declares

@@ -35,8 +35,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
-from uopc.lowering.gpu_map import PRIVATE, WMMA_ATTR, WORKGROUP, Emit, memory_space
-from uopc.lowering.gpu_schedule import constant_int
+from uopc.gpu.map import PRIVATE, WMMA_ATTR, WORKGROUP, Emit, memory_space
+from uopc.gpu.schedule import constant_int
 
 _INDEX = IndexType()
 _DIMS = ("x", "y", "z")

@@ -1,0 +1,197 @@
+"""split s: an innermost reduce loop with one accumulator started at its identity and
+combined by add or integer max, whose length s divides and exceeds, runs s partial
+accumulators combined in order after the loop (`split`: element p into partial p mod s,
+the copies jammed like an upcast). A float sum is reassociated by this; nothing else is.
+
+With lanes g (when s*g divides the loop) the partials are instead a stack row of s
+lanes, element k into lane (k / g) mod s: a loop over blocks of s*g elements around a
+lane loop, lane p folding its g consecutive elements in order (`split_lanes`). The C
+compiler's loop vectorizer makes each op of the lane loop one vector op; the jammed
+copies of a register tile over packed weights were instead packed across the tile's rows
+by its SLP vectorizer, from scalar loads. Each block first prefetches (`memref.prefetch`)
+what the lanes will read `PREFETCH_BYTES` ahead in the largest kernel argument they read
+(a matvec's weight row).
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from uopc.transforms.jam import jam
+from uopc.transforms.loops import INDEX, constant_of, copy_ivs, index_const
+from uopc.uopdialect.upstream import PrefetchOp
+
+#: combining ops whose partial results may be computed apart: the identity each partial
+#: starts from, by op (float sums reassociate; the others are exact)
+_SPLITTABLE = {arith.AddfOp: (0.0, -0.0), arith.AddiOp: (0,), arith.MaximumfOp: (-math.inf,),
+               arith.MaxSIOp: (-(2**31), -(2**63))}
+
+
+def split_combiner(loop: scf.ForOp) -> Operation | None:
+    """The op that folds each element into the loop's one accumulator, when the loop can
+    be split: one accumulator, started at the op's identity, combined by a _SPLITTABLE op."""
+    if len(loop.iter_args) != 1:
+        return None
+    acc = loop.body.block.args[1]
+    (value,) = loop.body.block.last_op.operands
+    op = value.owner
+    if type(op) not in _SPLITTABLE or acc not in op.operands or len(list(acc.uses)) != 1:
+        return None
+    init = loop.iter_args[0].owner
+    if not isinstance(init, arith.ConstantOp):
+        return None
+    attr = init.value
+    start = attr.value.data if isinstance(attr, (FloatAttr, IntegerAttr)) else None
+    return op if start in _SPLITTABLE[type(op)] else None
+
+
+def split(loop: scf.ForOp, parts: int) -> None:
+    """Accumulate reduce loop `loop` into `parts` partial results (element p into partial
+    p mod parts), combined in order after the loop."""
+    combiner = split_combiner(loop)
+    old = loop.body.block
+    body = Block(arg_types=[INDEX, *([old.args[1].type] * parts)])
+    body.args[0].name_hint = old.args[0].name_hint
+    # the new loop counts groups of `parts` elements: element g * parts + c, a form whose
+    # divisions by a divisor of `parts` simplify (the word of a packed code, its shift)
+    first = arith.MuliOp(body.args[0], index_const(body, parts))
+    body.add_op(first)
+    maps = [{old.args[0]: iv, old.args[1]: body.args[1 + c]}
+            for c, iv in enumerate(copy_ivs(body, first.result, parts))]
+    jam(list(old.ops)[:-1], maps, body)
+    (yielded,) = old.last_op.operands
+    body.add_op(scf.YieldOp(*(m[yielded] for m in maps)))
+    groups = arith.ConstantOp(IntegerAttr(constant_of(loop.ub) // parts, INDEX))
+    step = arith.ConstantOp(IntegerAttr(1, INDEX))
+    new = scf.ForOp(loop.lb, groups, step, [loop.iter_args[0]] * parts, body)
+    block = loop.parent_block()
+    block.insert_op_before(groups, loop)
+    block.insert_op_before(step, loop)
+    block.insert_op_before(new, loop)
+    _replace_by_partials(loop, combiner, new, [([], r) for r in new.results])
+
+
+def _replace_by_partials(loop: scf.ForOp, combiner: Operation, after: Operation,
+                         partials: list[tuple[list[Operation], SSAValue]]) -> None:
+    """Replace reduce loop `loop` by its partial results folded in order by `combiner`'s
+    op, computed after `after` (each partial with the ops that produce it)."""
+    block = loop.parent_block()
+    total: SSAValue | None = None
+    for ops, partial in partials:
+        if total is not None:
+            combine = type(combiner)(total, partial)
+            ops, partial = [*ops, combine], combine.results[0]
+        for op in ops:
+            block.insert_op_after(op, after)
+            after = op
+        total = partial
+    loop.results[0].replace_all_uses_with(total)
+    loop.detach()
+    loop.erase(safe_erase=False)
+
+
+def _counted_loop(count: int, body: Block) -> list[Operation]:
+    """A loop from 0 by 1 to `count` without accumulators over `body`, after the
+    constants of its bounds."""
+    bounds = [arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1)]
+    return [*bounds, scf.ForOp(*(b.result for b in bounds), [], body)]
+
+
+def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
+    """Accumulate reduce loop `loop` into `parts` partial results held in a stack row,
+    element k into partial (k // group) mod parts, combined in order after the loop.
+
+    The loop becomes a loop over blocks of parts * group elements around a lane loop
+    over the partials: lane p loads its partial, folds its `group` elements of the block
+    into it in order (the body copied `group` times) and stores it back. Nothing is
+    jammed across lanes, so the C compiler's loop vectorizer makes the lane loop one
+    vector operation per body op, with the partials one vector; the jammed form of
+    `split` is left to its SLP vectorizer, which may pack a register tile's copies
+    instead (across rows, gathering every element). With `group` the codes one word
+    of packed weights holds, the lanes load consecutive words."""
+    combiner = split_combiner(loop)
+    old = loop.body.block
+    acc_type = old.args[1].type
+    row = memref.AllocaOp.get(acc_type, shape=[parts])
+    outer = loop.parent_block()
+    start = Block(arg_types=[INDEX])
+    start.add_ops([memref.StoreOp.get(loop.iter_args[0], row.memref, [start.args[0]]),
+                   scf.YieldOp()])
+    for op in (row, *_counted_loop(parts, start)):
+        outer.insert_op_before(op, loop)
+    lane = Block(arg_types=[INDEX])
+    blocks = Block(arg_types=[INDEX])
+    blocks.args[0].name_hint = old.args[0].name_hint
+    # element (b * parts + p) * group + q: the forms whose divisions by `group` and by a
+    # divisor of it simplify (the word of a packed code, its shift)
+    block_start = arith.MuliOp(blocks.args[0], index_const(lane, parts))
+    lane.add_op(block_start)
+    element = arith.AddiOp(block_start.result, lane.args[0])
+    lane.add_op(element)
+    first = arith.MuliOp(element.result, index_const(lane, group))
+    lane.add_op(first)
+    carried = memref.LoadOp.get(row.memref, [lane.args[0]])
+    lane.add_op(carried)
+    value: SSAValue = carried.res
+    for iv in copy_ivs(lane, first.result, group):
+        m: dict[SSAValue, SSAValue] = {old.args[0]: iv, old.args[1]: value}
+        for op in list(old.ops)[:-1]:
+            lane.add_op(op.clone(value_mapper=m))
+        value = m.get(old.last_op.operands[0], old.last_op.operands[0])
+    lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
+    _prefetch_stream(lane, blocks, parts)
+    blocks.add_ops([*_counted_loop(parts, lane), scf.YieldOp()])
+    for op in _counted_loop(constant_of(loop.ub) // (parts * group), blocks):
+        outer.insert_op_before(op, loop)
+    partials = []
+    for p in range(parts):
+        index = arith.ConstantOp(IntegerAttr(p, INDEX))
+        partial = memref.LoadOp.get(row.memref, [index.result])
+        partials.append(([index, partial], partial.res))
+    _replace_by_partials(loop, combiner, loop, partials)
+
+
+#: how far ahead of a lane loop its weight stream is prefetched, in bytes: an int8
+#: 1536x576 matvec over 100 matrices ran 88 us without, 85-88 us 64, 128 or 512 B ahead
+#: and 77 us 256 B ahead
+PREFETCH_BYTES = 256
+
+
+def _kernel_argument(v: SSAValue) -> bool:
+    return isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), func.FuncOp)
+
+
+def _memref_bytes(t: memref.MemRefType) -> int:
+    return math.prod(t.get_shape()) * t.get_element_type().bitwidth // 8
+
+
+def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
+    """Prefetch, once per block and `PREFETCH_BYTES` ahead, what lane loop `lane` reads
+    from the largest kernel argument it reads (a matvec's weight row): the address its
+    first load of it reads in lane 0 of a later block, assuming the lanes read one
+    element each per block. The hardware prefetcher alone left a decoding matvec
+    waiting on its rows."""
+    loads = [op for op in lane.ops if isinstance(op, memref.LoadOp)
+             and _kernel_argument(op.memref)]
+    if not loads:
+        return
+    load = max(loads, key=lambda op: _memref_bytes(op.memref.type))
+    width = parts * load.memref.type.get_element_type().bitwidth // 8
+    ahead = arith.AddiOp(blocks.args[0], index_const(blocks, -(-PREFETCH_BYTES // width)))
+    blocks.add_op(ahead)
+    mapping: dict[SSAValue, SSAValue] = {blocks.args[0]: ahead.result,
+                                         lane.args[0]: index_const(blocks, 0)}
+    needed = set(load.indices)
+    for op in reversed(list(lane.ops)[:list(lane.ops).index(load)]):
+        if any(r in needed for r in op.results):
+            needed.update(op.operands)
+    for op in lane.ops:
+        if op is load:
+            break
+        if any(r in needed for r in op.results):
+            blocks.add_op(op.clone(value_mapper=mapping))
+    blocks.add_op(PrefetchOp(load.memref, [mapping.get(v, v) for v in load.indices]))
