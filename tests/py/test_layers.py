@@ -108,57 +108,40 @@ def package_of(module: str) -> str:
     return module if is_package else module.rpartition(".")[0]
 
 
-def import_cycles() -> list[list[str]]:
-    """The import circles among the modules of each package (every import statement,
-    lazy ones too): strongly connected components of more than one module, found by
-    Tarjan's algorithm, iteratively."""
-    graph: dict[str, set[str]] = {}
+def import_graph() -> dict[str, set[str]]:
+    """The modules of its own package that each uopc module imports (every import
+    statement, lazy ones too)."""
+    graph = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = module_name(path)
         graph[module] = {target for _, target in imported_modules(path, module)
                          if target != module and package_of(target) == package_of(module)}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    cycles: list[list[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in graph:
-                    continue
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    cycles.append(sorted(component))
-    return cycles
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph` that span more than one module (its strongly
+    connected components of two modules or more), each as sorted names."""
+    reach = {}
+    for start in graph:
+        seen, todo = set(), [start]
+        while todo:
+            for target in graph.get(todo.pop(), ()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        reach[start] = seen
+    # a module's circle: itself and what it reaches that reaches it back
+    found = {tuple(sorted({m} | {o for o in reach[m] if m in reach.get(o, ())}))
+             for m in graph if m in reach[m]}
+    return sorted(list(c) for c in found if len(c) > 1)
 
 
 def test_no_import_circle_spans_two_modules_of_a_package():
-    cycles = import_cycles()
-    assert not cycles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+    found = circles(import_graph())
+    assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_check_finds_circles_through_several_modules():
+    graph = {"a": {"b"}, "b": {"c", "x"}, "c": {"a"}, "d": {"d", "a"}, "x": set()}
+    assert circles(graph) == [["a", "b", "c"]]

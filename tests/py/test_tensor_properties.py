@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uopc import Tensor
-from uopc.frontend.tensor import broadcast_shape
+from uopc.frontend.shape_args import broadcast_shape
 from uopc.uopdialect.shapes import ShapeError
 
 shapes = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)

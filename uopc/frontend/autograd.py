@@ -7,46 +7,47 @@ step (or `realize`) computes forward and backward together in one compiled plan.
 marked `detached` (made by `detach()`) stop gradients; integer and boolean values carry
 none.
 
-The walk is iterative (graphs of training steps have thousands of nodes).
+The walk is iterative (graphs of training steps have thousands of nodes). It builds its
+tensors from the class that `_tensor_class()` of the tensors it is given returns, so that
+this module, which `Tensor.backward` imports, does not import `tensor.py` in turn.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.shapes import FLOAT_DTYPES
 
 
 class Context:
-    """The `GradientContext` the rules compute with (see `uopc.uopdialect.opinfo`)."""
+    """The `GradientContext` the rules compute with (see `uopc.uopdialect.opinfo`), making
+    tensors of class `tensor_class`."""
+
+    def __init__(self, tensor_class: type) -> None:
+        self._tensor_class = tensor_class
+
+    def tensor(self, node: UOp) -> Any:
+        return self._tensor_class._wrap(node, False)
 
     @staticmethod
-    def tensor(node: UOp) -> Tensor:
-        return Tensor._wrap(node, False)
-
-    @staticmethod
-    def node(tensor: Tensor) -> UOp:
+    def node(tensor: Any) -> UOp:
         return tensor.uop
 
     @staticmethod
-    def apply(op: OpInfo, tensor: Tensor, *others: Tensor, arg: Any = None) -> Tensor:
+    def apply(op: OpInfo, tensor: Any, *others: Any, arg: Any = None) -> Any:
         return tensor._apply(op, *others, arg=arg)
 
-    @staticmethod
-    def arange(n: int) -> Tensor:
-        return Tensor.arange(n)
+    def arange(self, n: int) -> Any:
+        return self._tensor_class.arange(n)
 
 
-_CONTEXT = Context()
-
-
-def gradients(root: UOp, wrt: list[UOp],
-              order: list[UOp] | None = None) -> dict[int, Tensor]:
-    """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id.
-    `order` is `toposort([root])` when the caller has it already.
+def gradients(tensor_class: type, root: UOp, wrt: list[UOp],
+              order: list[UOp] | None = None) -> dict[int, Any]:
+    """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id, as
+    tensors of class `tensor_class`. `order` is `toposort([root])` when the caller has it
+    already.
 
     Nodes are set and dict keys by identity (`UOp` has no `__eq__`)."""
     if order is None:
@@ -64,9 +65,10 @@ def gradients(root: UOp, wrt: list[UOp],
             if s in on_path:
                 on_path.add(node)
                 break
-    grads: dict[UOp, Tensor] = {}
+    context = Context(tensor_class)
+    grads: dict[UOp, Any] = {}
     if root in on_path and root.sig.dtype in FLOAT_DTYPES:
-        grads[root] = Tensor.full(root.sig.shape, 1.0, root.sig.dtype)
+        grads[root] = tensor_class.full(root.sig.shape, 1.0, root.sig.dtype)
     for node in reversed(order):
         g = grads.get(node)
         if g is None or not node.srcs or node.detached:
@@ -75,20 +77,21 @@ def gradients(root: UOp, wrt: list[UOp],
         if not any(need):
             continue
         rule = node.op.gradient
-        for src, wanted, contribution in zip(node.srcs, need, rule(_CONTEXT, node, g, need)):
+        for src, wanted, contribution in zip(node.srcs, need, rule(context, node, g, need)):
             if wanted and contribution is not None:
                 seen = grads.get(src)
                 grads[src] = contribution if seen is None else seen + contribution
     return {id(n): grads[n] for n in targets if n in grads}
 
 
-def backward(loss: Tensor, params: list[Tensor] | None) -> None:
+def backward(loss: Any, params: list[Any] | None) -> None:
     """Set (or accumulate into) `p.grad` for each parameter; see `Tensor.backward`."""
+    Tensor = loss._tensor_class()
     root = loss._trace
     order = toposort([root])
     if params is None:
         params = _leaves(order)
-    found = gradients(root, [p._trace for p in params], order)
+    found = gradients(Tensor, root, [p._trace for p in params], order)
     for p in params:
         g = found.get(id(p._trace))
         if g is None:
@@ -96,9 +99,9 @@ def backward(loss: Tensor, params: list[Tensor] | None) -> None:
         p.grad = g if p.grad is None else p.grad + g
 
 
-def _leaves(order: list[UOp]) -> list[Tensor]:
+def _leaves(order: list[UOp]) -> list[Any]:
     """The requires_grad leaf tensors whose values the graph reads (each once)."""
-    found: dict[int, Tensor] = {}
+    found: dict[int, Any] = {}
     for node in order:
         for ref in node.leaves:
             t = ref()
@@ -107,7 +110,7 @@ def _leaves(order: list[UOp]) -> list[Tensor]:
     return list(found.values())
 
 
-def scatter_into(shape: tuple[int, ...], index: Any, values: Tensor) -> tuple[Tensor, Tensor]:
+def scatter_into(shape: tuple[int, ...], index: Any, values: Any) -> tuple[Any, Any]:
     """(placed, mask): `values` at the places `x[index]` selects in a tensor of `shape`
     (zeros elsewhere), and the i1 mask of those places, for item assignment.
 
@@ -115,12 +118,13 @@ def scatter_into(shape: tuple[int, ...], index: Any, values: Tensor) -> tuple[Te
     compute: the gradient of sum(x[index] * v) with respect to x is v at the selected
     places. Integer values go through the gradient of their bits' halves as f32 (exact:
     each half is below 2**16), so that every element type is placed exactly."""
-    from uopc.frontend.tensor import _getitem
+    Tensor = values._tensor_class()
 
-    def place(v: Tensor) -> Tensor:
+    def place(v: Any) -> Any:
         x = Tensor.zeros(*shape, requires_grad=True)
-        root = (_getitem(x, index) * v).sum()
-        return gradients(root._trace, [x._trace]).get(id(x._trace), Tensor.zeros(*shape))
+        root = (x[index] * v).sum()
+        return gradients(Tensor, root._trace, [x._trace]).get(id(x._trace),
+                                                             Tensor.zeros(*shape))
 
     mask = place(Tensor.ones(*values.shape)).ne(0)
     if values.dtype in FLOAT_DTYPES:

@@ -30,7 +30,8 @@ import numpy as np
 import safetensors.numpy
 from safetensors import SafetensorError
 
-from uopc.frontend.tensor import Tensor, numpy_dtype
+from uopc.frontend.dtypes import numpy_dtype
+from uopc.frontend.tensor import Tensor
 
 __all__ = ["CheckpointError", "save", "load", "state_dict", "load_state_dict", "check_tensor",
            "check_keys", "named_parameters", "TrainingCheckpoint"]

@@ -18,12 +18,6 @@ import numpy as np
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
-def _tensor() -> type:
-    from uopc.frontend.tensor import Tensor
-
-    return Tensor
-
-
 def _resize_matrix(n_in: int, n_out: int, mode: str, align_corners: bool,
                    scale: float | None) -> np.ndarray:
     """The (n_out, n_in) matrix whose rows interpolate one output position."""
@@ -94,7 +88,7 @@ class Functional:
         e = q.shape[-1]
         scores = (q @ key.transpose(-2, -1)) * (1.0 / math.sqrt(e) if scale is None else scale)
         l_len, s_len = scores.shape[-2:]
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         if is_causal:
             keep = Tensor(np.tril(np.ones((l_len, s_len), np.bool_)))
             scores = keep.where(scores, -math.inf)
@@ -113,7 +107,7 @@ class Functional:
             raise ValueError(f"dropout probability must be in [0, 1], got {p}")
         if not training or p == 0.0:
             return self
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         if p == 1.0:
             return self * 0.0
         keep = Tensor.uniform(*self.shape) >= p
@@ -144,7 +138,7 @@ class Functional:
         if len(sizes) != len(spatial):
             raise ShapeError(f"interpolate of {fmt_shape(self.shape)}: {len(spatial)} spatial "
                              f"sizes needed, got {sizes}")
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         x = self._floating()
         for k, (n_in, n_out, sc) in enumerate(zip(spatial, sizes, scales)):
             m = Tensor(_resize_matrix(n_in, n_out, mode, bool(align_corners), sc)).cast(x.dtype)

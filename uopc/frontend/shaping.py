@@ -17,20 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from uopc.frontend.indexing import index_tensor
+from uopc.frontend.shape_args import normalize_axis
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
-
-
-def _tensor() -> type:
-    from uopc.frontend.tensor import Tensor
-
-    return Tensor
 
 
 def _axis(t: Any, dim: int, what: str) -> int:
     """`dim` in [0, t.ndim), or a ShapeError naming `what` (the Tensor's own rule)."""
-    from uopc.frontend.tensor import _normalize_axis
-
-    return _normalize_axis(dim, t.ndim, what)
+    return normalize_axis(dim, t.ndim, what)
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -135,7 +129,7 @@ class Shaping:
     # ------------------------------------------------------------------ triangles, diagonals
     def _positions(self, offset: int) -> Any:
         """(rows, cols) i32 grids of the last two axes' positions, cols shifted by offset."""
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         r, c = self.shape[-2:]
         rows = Tensor(np.arange(r, dtype=np.int32).reshape(r, 1))
         cols = Tensor(np.arange(c, dtype=np.int32).reshape(1, c) - offset)
@@ -168,12 +162,10 @@ class Shaping:
     def _along(self, index: Any, dim: int, what: str) -> tuple[Any, Any, int]:
         """(hit, x, d): hit[..., m, n, ...] = (index == position n) with the index's
         axis d at m, and x with a size-1 axis for m, for selections along `dim`."""
-        from uopc.frontend.tensor import index_tensor
-
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         d = _axis(self, dim, what)
         n = self.shape[d]
-        ids = index_tensor(index, n, what, wrap=False)
+        ids = index_tensor(Tensor, index, n, what, wrap=False)
         if ids.ndim != self.ndim:
             raise ShapeError(f"{what}: index {fmt_shape(ids.shape)} and input "
                              f"{fmt_shape(self.shape)} need the same rank")
@@ -193,7 +185,7 @@ class Shaping:
         """self with self[i][index[i][j]] = src[i][j] along `dim` (a Tensor or a number);
         with repeated indices the written values are summed (PyTorch leaves which one
         wins unspecified)."""
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         hit, ids, d = self._along(index, dim, "scatter")
         if not isinstance(src, Tensor):
             src = Tensor.full(ids.shape, src, self.dtype)
@@ -207,14 +199,15 @@ class Shaping:
         return (written > 0).where(placed, self)
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
-        mask = mask if isinstance(mask, _tensor()) else _tensor()(np.asarray(mask))
+        Tensor = self._tensor_class()
+        mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
         return mask.cast("i1").where(value, self)
 
     # ------------------------------------------------------------------ scans
     def _triangle(self, dim: int) -> tuple[Any, int]:
         """The (n, n) lower triangle mask m[i, j] = j <= i, placed for axis `dim` moved
         last, and that axis."""
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         d = _axis(self, dim, "scan")
         n = self.shape[d] if self.ndim else 1
         tri = Tensor(np.tril(np.ones((n, n), dtype=np.bool_)))
@@ -252,7 +245,7 @@ class Shaping:
     def _last_index_of(self, running: Any, dim: int) -> Any:
         """For each i along `dim`, the largest j <= i with self[j] == running[i] (a NaN
         matches a NaN)."""
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         tri, d = self._triangle(dim)
         n = self.shape[d]
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n): x[j]
@@ -272,7 +265,7 @@ class Shaping:
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = True) -> tuple[Any, Any]:
         """(values, indices) along `dim`; NaN sorts as the largest value and ties keep
         their order (a stable sort), as torch.sort."""
-        Tensor = _tensor()
+        Tensor = self._tensor_class()
         if self.ndim == 0:
             return self, Tensor.full((), 0, "i32")
         d = _axis(self, dim, "sort")

@@ -132,14 +132,12 @@ class Spatial:
             out = out.cast("i1")
         if not return_indices:
             return out
-        from uopc.frontend.tensor import Tensor
-
         h, w = self.shape[2:]
-        flat = Tensor.arange(h * w).reshape(1, 1, h, w)
+        flat = self.arange(h * w).reshape(1, 1, h, w)
         where = flat._patches(*args[:3], -1, *args[4:])  # (K, 1, 1, OH, OW)
         which = cols.argmax(0)  # first maximum's window position, (N, C, OH, OW)
         k = cols.shape[0]
-        pick = which.unsqueeze(0).eq(Tensor.arange(k).reshape(k, 1, 1, 1, 1))
+        pick = which.unsqueeze(0).eq(self.arange(k).reshape(k, 1, 1, 1, 1))
         return out, pick.where(where, 0).sum(0)
 
     def avg_pool2d(self, kernel_size: int | Sequence[int] = 2,
@@ -156,11 +154,9 @@ class Spatial:
         total = x._patches(*args).sum(0)
         if count_include_pad and not ceil_mode:
             return total / (kernel[0] * kernel[1])
-        from uopc.frontend.tensor import Tensor
-
         (pt, pb), (pl, pr) = pads
         h, w = self.shape[2:]
-        counted = Tensor.ones(1, 1, h, w)
+        counted = self.ones(1, 1, h, w)
         if count_include_pad:
             counted = counted.pad((None, None, (pt, pb), (pl, pr)), value=1)
             args = (kernel, strides, ((0, 0), (0, 0)), 0, "avg_pool2d", (1, 1), ceil_mode)

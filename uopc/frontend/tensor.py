@@ -22,9 +22,11 @@ raised while tracing, at the line that applied the op, and name both shapes. `==
 in optimizers). Data that does not fit its element type raises instead of wrapping.
 
 The methods are grouped by theme: this module has the core (construction, arithmetic,
-movement, reductions, losses); `activations`, `functional` (normalization, attention,
-resizing), `shaping` (selection, scans, sorting, einsum) and `spatial` (convolution,
-pooling) are mixin classes that `Tensor` inherits.
+movement, reductions); `activations`, `functional` (normalization, attention, resizing),
+`indexing` (`t[...]`), `losses`, `shaping` (selection, scans, sorting, einsum) and
+`spatial` (convolution, pooling) are mixin classes that `Tensor` inherits. The element
+type rules are in `dtypes`, those of shape and axis arguments in `shape_args`. None of
+these modules imports this one: they build tensors from `Tensor._tensor_class()`.
 
 Tracing builds no xDSL IR (graph nodes hold the ops' records, `uopc.uopdialect.ops.OP`):
 a step of a training loop on a cached plan costs only the trace, the structural lookup in
@@ -34,15 +36,22 @@ the engine, and one native call.
 from __future__ import annotations
 
 import math
-import os
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union
 
 import numpy as np
 
+from uopc import settings
 from uopc.frontend.activations import Activations
+from uopc.frontend.dtypes import (
+    INT32_MIN, NUMPY_OF, Scalar, as_python, data_dtype, fit_data, is_scalar, promote,
+    scalar_dtype, scalar_operand_dtype, to_dtype)
 from uopc.frontend.functional import Functional
+from uopc.frontend.indexing import Indexing
+from uopc.frontend.losses import Losses
+from uopc.frontend.shape_args import (
+    axis_or_dim, broadcast_shape, normalize_axis, pad_pairs, shape_arg)
 from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
 from uopc.runtime.backend import check_device
@@ -51,13 +60,7 @@ from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
 
-Scalar = Union[bool, int, float]
 TensorLike = Union["Tensor", Scalar, np.ndarray, list, tuple]
-
-_NUMPY_OF = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
-_RANK = {"i1": 0, "i32": 1, "f16": 2, "f32": 3}
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-
 
 _rng = np.random.default_rng()
 
@@ -80,31 +83,6 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
-def to_dtype(dtype: Any) -> str:
-    """An element type name ("f32", "f16", "i32", "i1") from a name, numpy dtype or Python
-    type. 64-bit types are refused: uopc has none, and narrowing is not what was asked."""
-    if isinstance(dtype, str) and dtype in _NUMPY_OF:
-        return dtype
-    if dtype is float:
-        return "f32"
-    if dtype is int:
-        return "i32"
-    if dtype is bool:
-        return "i1"
-    try:
-        np_dtype = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"unsupported dtype {dtype!r}: use f32, f16, i32 or i1") from None
-    if np_dtype.kind == "f" and np_dtype.itemsize in (2, 4):
-        return "f16" if np_dtype.itemsize == 2 else "f32"
-    if np_dtype.kind == "i" and np_dtype.itemsize == 4:
-        return "i32"
-    if np_dtype.kind == "b":
-        return "i1"
-    raise TypeError(f"unsupported dtype {dtype!r}: uopc's element types are f32, f16, i32 "
-                    f"and i1 (no 64-bit or unsigned types); ask for one of those")
-
-
 def from_numpy(array: np.ndarray) -> "Tensor":
     """A tensor on `array`'s memory, without a copy (torch.from_numpy): for inputs too
     big to copy on every call. The graph is lazy, so a realize reads `array` as it is
@@ -114,7 +92,7 @@ def from_numpy(array: np.ndarray) -> "Tensor":
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy takes a numpy array, not {type(array).__name__}: "
                         f"use Tensor(data)")
-    dt = next((d for d, t in _NUMPY_OF.items() if array.dtype == t), None)
+    dt = next((d for d, t in NUMPY_OF.items() if array.dtype == t), None)
     if dt is None:
         raise TypeError(f"from_numpy shares the array's memory, so it cannot convert its "
                         f"dtype {array.dtype}: use Tensor(array), which converts a copy, "
@@ -126,121 +104,8 @@ def from_numpy(array: np.ndarray) -> "Tensor":
     return Tensor(UOp.buffer(array, Sig(tuple(array.shape), dt)))
 
 
-def _data_dtype(array: np.ndarray) -> str:
-    """The element type data of this numpy dtype is stored in: integers as i32 and
-    float64 as f32 (PyTorch's default float), checked by `_fit` so that no value changes
-    except by float rounding."""
-    kind = array.dtype.kind
-    if kind == "b":
-        return "i1"
-    if kind in "iu":
-        return "i32"
-    if kind == "f":
-        return "f16" if array.dtype.itemsize == 2 else "f32"
-    raise TypeError(f"Tensor data of numpy dtype {array.dtype} is not supported: give "
-                    f"numbers (float, int or bool)")
-
-
-def _fit(array: np.ndarray, dt: str) -> np.ndarray:
-    """`array` converted to element type `dt`; data that does not fit raises instead of
-    wrapping (integers beyond i32) or overflowing (finite floats beyond the range)."""
-    if dt == "i32" and array.dtype.kind in "iu" and array.size:
-        low, high = int(array.min()), int(array.max())
-        if low < INT32_MIN or high > INT32_MAX:
-            bad = low if low < INT32_MIN else high
-            raise OverflowError(f"Tensor data {bad} does not fit i32 [{INT32_MIN}, "
-                                f"{INT32_MAX}] (uopc has no 64-bit integers): scale it, or "
-                                f"store it as f32 with dtype='f32'")
-    if dt in FLOAT_DTYPES and array.dtype.kind in "fiu" and array.size and (
-            array.dtype != _NUMPY_OF[dt]):  # the same type: nothing can overflow
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = array.astype(_NUMPY_OF[dt])
-        grew = np.isinf(out) & np.isfinite(array)
-        if grew.any():
-            raise OverflowError(f"Tensor data {array[grew].flat[0]} is beyond the range of "
-                                f"{dt}: it would become infinity; rescale it"
-                                + (" or use f32" if dt == "f16" else ""))
-        return np.asarray(out, order="C")
-    return np.array(array, dtype=_NUMPY_OF[dt], order="C", copy=True)
-
-
-def numpy_dtype(dtype: str) -> type:
-    return _NUMPY_OF[dtype]
-
-
-def _scalar_dtype(value: Scalar) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "i1"
-    if isinstance(value, (int, np.integer)):
-        return "i32"
-    return "f32"
-
-
-def _promote(a: str, b: str) -> str:
-    return a if _RANK[a] >= _RANK[b] else b
-
-
-def _is_scalar(x: Any) -> bool:
-    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
-
-
-#: broadcast results by (shape, shape): tracing a step broadcasts the same pairs each time
-_BROADCASTS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
-_BROADCAST_MEMO_LIMIT = 1 << 14
-
-
-def broadcast_shape(a: Sequence[int], b: Sequence[int], what: str) -> tuple[int, ...]:
-    """The numpy broadcast of two shapes; a ShapeError naming both when they do not fit."""
-    pair = (tuple(a), tuple(b))
-    shape = _BROADCASTS.get(pair)
-    if shape is None:
-        shape = _broadcast(a, b, what)
-        if len(_BROADCASTS) >= _BROADCAST_MEMO_LIMIT:
-            _BROADCASTS.clear()
-        _BROADCASTS[pair] = shape
-    return shape
-
-
-def _broadcast(a: Sequence[int], b: Sequence[int], what: str) -> tuple[int, ...]:
-    rank = max(len(a), len(b))
-    a1 = (1,) * (rank - len(a)) + tuple(a)
-    b1 = (1,) * (rank - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(a1, b1):
-        if x != y and x != 1 and y != 1:
-            raise ShapeError(
-                f"{what}: shapes {fmt_shape(a)} and {fmt_shape(b)} do not broadcast "
-                f"(sizes {x} and {y} differ and neither is 1)"
-            )
-        out.append(y if x == 1 else x)
-    return tuple(out)
-
-
 #: float sums over more elements than this are summed in blocks (see `Tensor._float_sum`)
 SUM_BLOCK = 4096
-
-
-def _dim(axis: Any, dim: Any, what: str) -> Any:
-    """PyTorch's `dim=` and numpy's `axis=` name the same argument."""
-    if dim is None:
-        return axis
-    if axis is not None:
-        raise TypeError(f"{what}: give axis or dim, not both")
-    return dim
-
-
-def _normalize_axis(axis: int, ndim: int, what: str) -> int:
-    """`axis` in [0, ndim); a 0-d tensor takes 0 and -1, as in PyTorch."""
-    if not -max(ndim, 1) <= axis < max(ndim, 1):
-        raise ShapeError(f"{what}: axis {axis} is out of range for a tensor of rank {ndim}")
-    return axis % ndim if ndim else 0
-
-
-def _shape_arg(shape: tuple) -> tuple:
-    """Accept both f(2, 3) and f((2, 3))."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
 
 
 #: called after every realize with the tensors that received values and the values
@@ -250,7 +115,7 @@ realize_observer: Callable[[list["Tensor"], list[np.ndarray]], None] | None = No
 buffer_observer: Callable[[Any, np.ndarray], None] | None = None
 
 
-class Tensor(Activations, Functional, Shaping, Spatial):
+class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
     __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "_device", "__weakref__")
@@ -286,10 +151,21 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         t._device = None
         return t
 
+    @staticmethod
+    def _tensor_class() -> type:
+        """`Tensor`, for the mixins and helper modules that build tensors or test for them
+        without importing this module. Not `type(self)`: a subclass such as
+        `QuantizedTensor` has a constructor of its own, and its results are plain Tensors."""
+        return Tensor
+
+    def _operand(self, x: TensorLike) -> "Tensor":
+        """`x` as a Tensor to compute with this one (see `_as_tensor`)."""
+        return _as_tensor(x, self)
+
     @property
     def device(self) -> str:
         """Where realizes of this tensor run: "cpu" or "cuda" (SPEC §9)."""
-        return self._device or os.environ.get("UOPC_DEVICE") or "cpu"
+        return self._device or settings.DEVICE.get()
 
     @property
     def requires_grad(self) -> bool:
@@ -305,10 +181,6 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         is how `backward()` without a parameter list finds the tensors it fills."""
         if self._requires_grad and self._leaf:
             self._trace.leaves += (weakref.ref(self),)
-
-    def _src(self) -> UOp:
-        """The node new ops read: the history when gradients may flow, else the value."""
-        return self._trace if self._requires_grad else self.uop
 
     def _apply(self, op: OpInfo, *others: "Tensor", arg: Any = None) -> "Tensor":
         # the hot path of tracing: kept to plain attribute reads
@@ -330,18 +202,18 @@ class Tensor(Activations, Functional, Shaping, Spatial):
     def full(shape: Sequence[int] | int, value: Scalar, dtype: Any = None,
              requires_grad: bool = False) -> "Tensor":
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        dt = to_dtype(dtype) if dtype is not None else _scalar_dtype(value)
-        t = Tensor(UOp.const(_as_python(value, dt), Sig(shape, dt)))
+        dt = to_dtype(dtype) if dtype is not None else scalar_dtype(value)
+        t = Tensor(UOp.const(as_python(value, dt), Sig(shape, dt)))
         t.requires_grad = requires_grad
         return t
 
     @staticmethod
     def zeros(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
-        return Tensor.full(_shape_arg(shape), 0, dtype, requires_grad)
+        return Tensor.full(shape_arg(shape), 0, dtype, requires_grad)
 
     @staticmethod
     def ones(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
-        return Tensor.full(_shape_arg(shape), 1, dtype, requires_grad)
+        return Tensor.full(shape_arg(shape), 1, dtype, requires_grad)
 
     def full_like(self, value: Scalar, dtype: Any = None) -> "Tensor":
         return Tensor.full(self.shape, value, self.dtype if dtype is None else dtype)
@@ -397,13 +269,13 @@ class Tensor(Activations, Functional, Shaping, Spatial):
     @staticmethod
     def randn(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
         """Standard normal samples, drawn on the host (see `manual_seed`)."""
-        data = _rng.standard_normal(_shape_arg(shape), dtype=np.float32)
+        data = _rng.standard_normal(shape_arg(shape), dtype=np.float32)
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
     def uniform(*shape: int, low: float = 0.0, high: float = 1.0, dtype: Any = "f32",
                 requires_grad: bool = False) -> "Tensor":
-        data = _rng.uniform(low, high, _shape_arg(shape)).astype(np.float32)
+        data = _rng.uniform(low, high, shape_arg(shape)).astype(np.float32)
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
@@ -413,7 +285,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         `fan_in` defaults to the product of all axes but the first (PyTorch's layout
         (out, in, ...)); pass it when the inputs run along another axis, as for a
         `uopc.frontend.nn.Linear` weight of shape (n_in, n_out)."""
-        shape = _shape_arg(shape)
+        shape = shape_arg(shape)
         fan = fan_in if fan_in is not None else math.prod(shape[1:])
         bound = math.sqrt(6.0 / max(fan, 1))
         return Tensor.uniform(*shape, low=-bound, high=bound, requires_grad=requires_grad)
@@ -447,7 +319,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         return f"tensor({body}{dtype}{grad})"
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self.shape if dim is None else self.shape[_normalize_axis(dim, self.ndim, "size")]
+        return self.shape if dim is None else self.shape[normalize_axis(dim, self.ndim, "size")]
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
@@ -592,11 +464,11 @@ class Tensor(Activations, Functional, Shaping, Spatial):
                 what: str | None = None) -> "Tensor":
         if isinstance(other, Tensor) and other.uop.sig == self.uop.sig:
             return other._apply(op, self) if reflected else self._apply(op, other)
-        if _is_scalar(other):
+        if is_scalar(other):
             # a splat constant of the full shape: no reshape/expand nodes to trace
-            dt = _scalar_operand_dtype(other, self.uop.sig.dtype)
+            dt = scalar_operand_dtype(other, self.uop.sig.dtype)
             a = self.cast(dt)
-            b = Tensor._wrap(UOp.const(_as_python(other, dt), a.uop.sig), False)
+            b = Tensor._wrap(UOp.const(as_python(other, dt), a.uop.sig), False)
             return b._apply(op, a) if reflected else a._apply(op, b)
         a, b = _operands(self, other)
         if reflected:
@@ -633,7 +505,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         return a + (-b)
 
     def __rsub__(self, other: TensorLike) -> "Tensor":
-        if _is_scalar(other):
+        if is_scalar(other):
             return (-self)._binary(OP.add, other, reflected=True)
         a, b = _operands(self, other)
         return b + (-a)
@@ -692,7 +564,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         if a.dtype in FLOAT_DTYPES:
             q = (a / b).floor()
             return q if op is OP.floordiv else a - q * b
-        if _is_scalar(other) and int(other) == 0 and not reflected:
+        if is_scalar(other) and int(other) == 0 and not reflected:
             raise ZeroDivisionError(f"integer {what} by zero: the result is undefined; "
                                     f"divide floats for inf/nan")
         return a._binary(op, b, what=what)
@@ -765,7 +637,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
                 return x * (INT32_MIN if k == 31 else 1 << k)
             return (x < 0).where(-1, 0) if k == 31 else x // (1 << k)
 
-        if _is_scalar(amount):
+        if is_scalar(amount):
             k = int(amount)
             if not 0 <= k <= 31:
                 raise ValueError(f"shift by {k}: shift amounts of i32 are 0..31")
@@ -789,7 +661,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         """x ** n: a Python integer n by repeated squaring (exact for any sign of x, and
         integer tensors stay integers); other exponents (floats, tensors) with the pow
         op, C's powf: NaN for a negative base and a non-integer exponent."""
-        if _is_scalar(exponent) and float(exponent).is_integer() and abs(exponent) <= 64 \
+        if is_scalar(exponent) and float(exponent).is_integer() and abs(exponent) <= 64 \
                 and not (exponent < 0 and self.dtype not in FLOAT_DTYPES):
             n = int(exponent)
             k, result, base = abs(n), None, self
@@ -801,7 +673,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
                     base = base * base
             result = self.ones_like() if result is None else result
             return result.reciprocal() if n < 0 else result
-        if _is_scalar(exponent) and exponent == 0.5:
+        if is_scalar(exponent) and exponent == 0.5:
             return self.sqrt()
         return self._floating()._binary(OP.pow, exponent, what="pow")
 
@@ -871,15 +743,15 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         """`a` where this condition is true (nonzero), else `b`; all three broadcast.
         A Python scalar branch takes the other branch's type (as in arithmetic)."""
         cond = self.cast("i1")
-        branches = [v if _is_scalar(v) else _as_tensor(v, cond) for v in (a, b)]
+        branches = [v if is_scalar(v) else _as_tensor(v, cond) for v in (a, b)]
         tensors = [v for v in branches if isinstance(v, Tensor)]
         if tensors:
             dtype = tensors[0].dtype
             for v in branches:
-                dtype = _promote(dtype, v.dtype) if isinstance(v, Tensor) else \
-                    _scalar_operand_dtype(v, dtype)
+                dtype = promote(dtype, v.dtype) if isinstance(v, Tensor) else \
+                    scalar_operand_dtype(v, dtype)
         else:
-            dtype = _promote(_scalar_dtype(a), _scalar_dtype(b))
+            dtype = promote(scalar_dtype(a), scalar_dtype(b))
         shape = cond.shape
         for v in tensors:
             shape = broadcast_shape(shape, v.shape, "where")
@@ -887,7 +759,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         def branch(v: Any) -> Tensor:
             if isinstance(v, Tensor):
                 return v.cast(dtype)._broadcast_to(shape)
-            return Tensor._wrap(UOp.const(_as_python(v, dtype), Sig(shape, dtype)), False)
+            return Tensor._wrap(UOp.const(as_python(v, dtype), Sig(shape, dtype)), False)
 
         return cond._broadcast_to(shape)._apply(OP.where, branch(branches[0]), branch(branches[1]))
 
@@ -1083,7 +955,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
 
     # ------------------------------------------------------------------ movement
     def reshape(self, *shape: int) -> "Tensor":
-        shape = _shape_arg(shape)
+        shape = shape_arg(shape)
         if shape.count(-1) > 1:
             raise ShapeError(f"reshape to {fmt_shape(shape)}: at most one size may be -1")
         if -1 in shape:
@@ -1097,14 +969,14 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         return self._apply(OP.reshape, arg=shape)
 
     def permute(self, *order: int) -> "Tensor":
-        order = tuple(_normalize_axis(a, self.ndim, "permute") for a in _shape_arg(order))
+        order = tuple(normalize_axis(a, self.ndim, "permute") for a in shape_arg(order))
         if order == tuple(range(self.ndim)):
             return self
         return self._apply(OP.permute, arg=order)
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> "Tensor":
-        a = _normalize_axis(dim0, self.ndim, "transpose")
-        b = _normalize_axis(dim1, self.ndim, "transpose")
+        a = normalize_axis(dim0, self.ndim, "transpose")
+        b = normalize_axis(dim1, self.ndim, "transpose")
         order = list(range(self.ndim))
         order[a], order[b] = order[b], order[a]
         return self.permute(order)
@@ -1115,7 +987,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
 
     def expand(self, *shape: int) -> "Tensor":
         """Broadcast to `shape`; -1 keeps a size; new leading axes may be added."""
-        shape = _shape_arg(shape)
+        shape = shape_arg(shape)
         if len(shape) < self.ndim:
             raise ShapeError(f"expand from {fmt_shape(self.shape)} to {fmt_shape(shape)}: "
                              f"the target has fewer axes")
@@ -1130,18 +1002,18 @@ class Tensor(Activations, Functional, Shaping, Spatial):
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
         if self.ndim == 0:
             return self.reshape(1)
-        s = _normalize_axis(start_dim, self.ndim, "flatten")
-        e = _normalize_axis(end_dim, self.ndim, "flatten")
+        s = normalize_axis(start_dim, self.ndim, "flatten")
+        e = normalize_axis(end_dim, self.ndim, "flatten")
         return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
 
     def unsqueeze(self, dim: int) -> "Tensor":
-        d = _normalize_axis(dim, self.ndim + 1, "unsqueeze")
+        d = normalize_axis(dim, self.ndim + 1, "unsqueeze")
         return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
 
     def squeeze(self, dim: int | None = None) -> "Tensor":
         if dim is None:
             return self.reshape(tuple(d for d in self.shape if d != 1))
-        d = _normalize_axis(dim, self.ndim, "squeeze")
+        d = normalize_axis(dim, self.ndim, "squeeze")
         if not self.ndim or self.shape[d] != 1:  # a 0-d tensor takes dim 0 or -1 and stays
             return self
         return self.reshape(self.shape[:d] + self.shape[d + 1:])
@@ -1161,7 +1033,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         """Pad each axis: `widths` holds one (before, after) pair (or None) per axis, or
         PyTorch's flat (left, right, top, bottom, ...) that starts at the last axis.
         `mode` constant (fill with `value`), reflect, replicate or circular."""
-        widths = _pad_pairs(widths, self.shape)
+        widths = pad_pairs(widths, self.shape)
         if mode != "constant":
             return self._pad_from_edges(widths, mode)
         before = tuple(0 if w is None else w[0] for w in widths)
@@ -1214,11 +1086,8 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         return out
 
     def flip(self, *axes: int) -> "Tensor":
-        axes = tuple(sorted({_normalize_axis(a, self.ndim, "flip") for a in _shape_arg(axes)}))
+        axes = tuple(sorted({normalize_axis(a, self.ndim, "flip") for a in shape_arg(axes)}))
         return self._apply(OP.flip, arg=axes) if axes else self
-
-    def __getitem__(self, index: Any) -> "Tensor":
-        return _getitem(self, index)
 
     def __setitem__(self, index: Any, value: TensorLike) -> None:
         """`t[index] = value` as a functional update: this Tensor becomes the old value
@@ -1231,11 +1100,11 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         from uopc.frontend.autograd import scatter_into
 
         if isinstance(index, Tensor) and index.dtype == "i1" and index.shape == self.shape \
-                and (_is_scalar(value) or not value.shape):
+                and (is_scalar(value) or not value.shape):
             new = index.where(value, self)  # t[mask] = v with a mask of t's shape: static
             self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
             return
-        selected = _getitem(Tensor.zeros(*self.shape), index)
+        selected = Tensor.zeros(*self.shape)[index]
         v = _as_tensor(value, self)
         if v.shape != selected.shape:
             v = v._broadcast_to(broadcast_shape(v.shape, selected.shape, "item assignment"))
@@ -1248,10 +1117,10 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         `Tensor.cat([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "cat")
         self = parts[0]
-        d = _normalize_axis(dim, self.ndim, "cat")
+        d = normalize_axis(dim, self.ndim, "cat")
         dtype = parts[0].dtype
         for p in parts[1:]:
-            dtype = _promote(dtype, p.dtype)
+            dtype = promote(dtype, p.dtype)
             if p.ndim != self.ndim or any(
                     a != b for i, (a, b) in enumerate(zip(p.shape, self.shape)) if i != d):
                 raise ShapeError(f"cat along axis {d}: shapes {fmt_shape(self.shape)} and "
@@ -1273,11 +1142,11 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         self = parts[0]
         dtype = parts[0].dtype
         for p in parts[1:]:
-            dtype = _promote(dtype, p.dtype)
+            dtype = promote(dtype, p.dtype)
             if p.shape != self.shape:
                 raise ShapeError(f"stack: shapes {fmt_shape(self.shape)} and "
                                  f"{fmt_shape(p.shape)} differ")
-        d = _normalize_axis(dim, self.ndim + 1, "stack")
+        d = normalize_axis(dim, self.ndim + 1, "stack")
         parts = [p.cast(dtype) for p in parts]
         out = parts[0]._apply(OP.stack, *parts[1:])
         order = list(range(1, self.ndim + 1))
@@ -1290,7 +1159,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         if axis is None:
             return tuple(range(self.ndim))
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        found = sorted({_normalize_axis(a, self.ndim, what) for a in axes})
+        found = sorted({normalize_axis(a, self.ndim, what) for a in axes})
         return tuple(found) if self.ndim else ()
 
     def _reduce(self, kind: str, axis: Any, keepdim: bool, what: str) -> "Tensor":
@@ -1334,20 +1203,20 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         """Sum over `axis` (or `dim`); `dtype` casts the input first, as in PyTorch. Bools
         sum as i32; f16 accumulates in f32."""
         x = self if dtype is None else self.cast(dtype)
-        return x._reduce("add", _dim(axis, dim, "sum"), keepdim, "sum")
+        return x._reduce("add", axis_or_dim(axis, dim, "sum"), keepdim, "sum")
 
     def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
         """The maximum over `axis` (or `dim`): the values only (PyTorch's max(dim) also
         returns indices; use argmax for those). NaN propagates."""
-        return self._reduce("max", _dim(axis, dim, "max"), keepdim, "max")
+        return self._reduce("max", axis_or_dim(axis, dim, "max"), keepdim, "max")
 
     def min(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
         x = self.cast("i32") if self.dtype == "i1" else self
-        out = x._reversed_order().max(_dim(axis, dim, "min"), keepdim)._reversed_order()
+        out = x._reversed_order().max(axis_or_dim(axis, dim, "min"), keepdim)._reversed_order()
         return out.cast("i1") if self.dtype == "i1" else out
 
     def mean(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
-        axis = _dim(axis, dim, "mean")
+        axis = axis_or_dim(axis, dim, "mean")
         count = math.prod(self.shape[a] for a in self._axes(axis, "mean"))
         x = self._floating()
         total = x.float().sum(axis, keepdim)
@@ -1357,7 +1226,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
             dim: Any = None, unbiased: bool | None = None) -> "Tensor":
         """Variance with Bessel's `correction` (1 by default, as in PyTorch; numpy's ddof);
         NaN where there are no more elements than the correction."""
-        axis = _dim(axis, dim, "var")
+        axis = axis_or_dim(axis, dim, "var")
         if unbiased is not None:
             correction = int(unbiased)
         count = math.prod(self.shape[a] for a in self._axes(axis, "var"))
@@ -1382,7 +1251,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
     def prod(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
         """Product over `axis`: a binary tree of elementwise products (no reduce op
         multiplies), log2(n) levels, exact for integers (wrapping)."""
-        axes = self._axes(_dim(axis, dim, "prod"), "prod")
+        axes = self._axes(axis_or_dim(axis, dim, "prod"), "prod")
         x = self.cast("i32") if self.dtype == "i1" else self
         if not axes:
             return x
@@ -1415,7 +1284,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         return x - m, m
 
     def softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
-        axis = _dim(axis if dim is None else None, dim, "softmax")
+        axis = axis_or_dim(axis if dim is None else None, dim, "softmax")
         z, _ = self._shifted(axis)
         e = z.exp()
         return e / e.sum(axis, keepdim=True)
@@ -1424,13 +1293,13 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         return (-self._floating()).softmax(axis, dim=dim)
 
     def log_softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
-        axis = _dim(axis if dim is None else None, dim, "log_softmax")
+        axis = axis_or_dim(axis if dim is None else None, dim, "log_softmax")
         z, _ = self._shifted(axis)
         return z - z.exp().sum(axis, keepdim=True).log()
 
     def logsumexp(self, axis: int = -1, keepdim: bool = False, *,
                   dim: int | None = None) -> "Tensor":
-        axis = _dim(axis if dim is None else None, dim, "logsumexp")
+        axis = axis_or_dim(axis if dim is None else None, dim, "logsumexp")
         z, m = self._shifted(axis)
         out = z.exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.squeeze(axis)
@@ -1439,12 +1308,12 @@ class Tensor(Activations, Functional, Shaping, Spatial):
                dim: int | None = None) -> "Tensor":
         """Index of the first maximum along `axis` (of the flattened tensor when None), i32;
         a NaN is the maximum (the first NaN's index), as in PyTorch."""
-        axis = _dim(axis, dim, "argmax")
+        axis = axis_or_dim(axis, dim, "argmax")
         if axis is None:
             out = self.flatten().argmax(0)
             return out.reshape((1,) * self.ndim) if keepdim else out
         x = self.cast("i32") if self.dtype == "i1" else self
-        ax = _normalize_axis(axis, x.ndim, "argmax")
+        ax = normalize_axis(axis, x.ndim, "argmax")
         if x.ndim == 0:
             return Tensor.full((), 0, "i32")
         n = x.shape[ax]
@@ -1461,7 +1330,7 @@ class Tensor(Activations, Functional, Shaping, Spatial):
     def argmin(self, axis: int | None = None, keepdim: bool = False, *,
                dim: int | None = None) -> "Tensor":
         x = self.cast("i32") if self.dtype == "i1" else self
-        return x._reversed_order().argmax(_dim(axis, dim, "argmin"), keepdim)
+        return x._reversed_order().argmax(axis_or_dim(axis, dim, "argmin"), keepdim)
 
     def isnan(self) -> "Tensor":
         return self.ne(self) if self.dtype in FLOAT_DTYPES else Tensor.full(self.shape, False)
@@ -1500,111 +1369,6 @@ class Tensor(Activations, Functional, Shaping, Spatial):
         """x @ weight (+ bias); weight has shape (n_in, n_out)."""
         out = self @ weight
         return out if bias is None else out + bias
-
-    # ------------------------------------------------------------------ losses
-    def one_hot(self, num_classes: int = -1, *, what: str = "one_hot") -> "Tensor":
-        """(..., num_classes) f32 rows with a 1 at each integer label (PyTorch gives
-        int64; a float row is what the products that use it want). Labels outside
-        [0, num_classes) raise where they are known on the host (see `index_tensor`);
-        num_classes=-1 takes the largest label + 1 (the labels must be known)."""
-        if num_classes == -1:
-            values = _host_ids(self)
-            if values is None:
-                raise ValueError(f"{what}: num_classes=-1 needs labels known on the host; "
-                                 f"give num_classes")
-            num_classes = int(values.max()) + 1 if values.size else 0
-        ids = index_tensor(self, num_classes, what, wrap=False)
-        classes = Tensor(np.arange(num_classes, dtype=np.int32))
-        return ids.unsqueeze(-1).eq(classes).cast("f32")
-
-    def nll_loss(self, target: TensorLike, reduction: str = "mean",
-                 ignore_index: int = -100) -> "Tensor":
-        """Negative log-likelihood of integer `target` under these (..., C) log-probabilities
-        (the class axis is the last one; PyTorch's is axis 1 for inputs of rank > 2)."""
-        return _nll(self, _labels(self, target, ignore_index, "nll_loss"), reduction,
-                    ignore_index, 0.0, "nll_loss")
-
-    def cross_entropy(self, target: TensorLike, reduction: str = "mean",
-                      label_smoothing: float = 0.0, ignore_index: int = -100) -> "Tensor":
-        """Cross entropy of these (..., C) logits (class axis last) with integer labels, or
-        with class probabilities of the logits' shape; `reduction` mean (over the labels
-        that are not `ignore_index`), sum or none; `label_smoothing` mixes in the uniform
-        distribution, as in PyTorch."""
-        logp = self.log_softmax(-1)
-        n_classes = self.shape[-1] if self.ndim else 1
-        if isinstance(target, (Tensor, np.ndarray)) and target.shape == self.shape and \
-                str(target.dtype) in ("f32", "f16", "float32", "float16", "float64"):
-            probs = target if isinstance(target, Tensor) else Tensor(target)
-            if label_smoothing:
-                probs = probs * (1.0 - label_smoothing) + label_smoothing / n_classes
-            return _reduced(-(logp * probs).sum(-1), reduction, None, "cross_entropy")
-        labels = _labels(self, target, ignore_index, "cross_entropy")
-        return _nll(logp, labels, reduction, ignore_index, label_smoothing, "cross_entropy")
-
-    def binary_cross_entropy(self, target: TensorLike, reduction: str = "mean") -> "Tensor":
-        """-(y log p + (1 - y) log(1 - p)) of these probabilities; each log is clamped at
-        -100, as in PyTorch."""
-        p = self._floating()
-        y = _as_tensor(target, p)
-        log_p = p.log().maximum(-100.0)
-        log_q = (1.0 - p).log().maximum(-100.0)
-        return _reduced(-(y * log_p + (1.0 - y) * log_q), reduction, None,
-                        "binary_cross_entropy")
-
-    def binary_cross_entropy_with_logits(self, target: TensorLike,
-                                         reduction: str = "mean") -> "Tensor":
-        """binary_cross_entropy(sigmoid(x), y), computed stably from the logits."""
-        x = self._floating()
-        y = _as_tensor(target, x)
-        loss = x.maximum(0.0) - x * y + (-x.abs()).exp().log1p()
-        return _reduced(loss, reduction, None, "binary_cross_entropy_with_logits")
-
-
-def _labels(logits: Tensor, target: TensorLike, ignore_index: int, what: str) -> Tensor:
-    """Integer class labels for (..., C) scores, checked against C where known (labels
-    equal to `ignore_index` are skipped)."""
-    expected = logits.shape[:-1]
-    shape = tuple(np.shape(target)) if not isinstance(target, Tensor) else target.shape
-    if shape != expected:
-        raise ShapeError(f"{what}: scores {fmt_shape(logits.shape)} need labels of shape "
-                         f"{fmt_shape(expected)}, got {fmt_shape(shape)}")
-    n_classes = logits.shape[-1]
-    values = _host_ids(target)
-    if values is None:
-        return target.cast("i32")
-    values = np.asarray(values)
-    if values.dtype.kind not in "iub":
-        raise TypeError(f"{what}: labels must be integers, got {values.dtype} (class "
-                        f"probabilities must have the scores' shape {fmt_shape(logits.shape)})")
-    keep = values != ignore_index
-    index_tensor(np.where(keep, values, 0), n_classes, f"{what} labels", wrap=False)
-    return target.cast("i32") if isinstance(target, Tensor) else Tensor(np.asarray(target), "i32")
-
-
-def _reduced(loss: Tensor, reduction: str, count: Tensor | None, what: str) -> Tensor:
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    if reduction != "mean":
-        raise ValueError(f"{what}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    return loss.mean() if count is None else loss.sum() / count
-
-
-def _nll(logp: Tensor, labels: Tensor, reduction: str, ignore_index: int,
-         smoothing: float, what: str) -> Tensor:
-    """The (smoothed) negative log-likelihood of `labels`, 0 where a label is ignored."""
-    n_classes = logp.shape[-1]
-    ignored = labels.eq(ignore_index)
-    safe = ignored.where(0, labels)
-    classes = Tensor(np.arange(n_classes, dtype=np.int32))
-    picked = safe.unsqueeze(-1).eq(classes).where(logp, 0.0).sum(-1)
-    loss = -picked
-    if smoothing:
-        loss = loss * (1.0 - smoothing) - logp.mean(-1) * smoothing
-    loss = ignored.where(0.0, loss)
-    return _reduced(loss, reduction, ignored.logical_not().sum().float(), what)
-
 
 # ---------------------------------------------------------------------- helpers
 
@@ -1648,25 +1412,13 @@ _UFUNCS = {
 }
 
 
-def _as_python(value: Scalar, dtype: str) -> Scalar:
-    if dtype == "i1":
-        return bool(value)
-    if dtype == "i32":
-        v = int(value)
-        if not INT32_MIN <= v <= INT32_MAX:
-            raise OverflowError(f"the number {v} does not fit i32 (uopc has no 64-bit "
-                                f"integers): use a float")
-        return v
-    return float(value)
-
-
 def _buffer_node(data: Any, dtype: Any) -> UOp:
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
         raise TypeError("Tensor of a list of Tensors: use Tensor.stack(tensors)")
     array = np.asarray(data)
-    dt = to_dtype(dtype) if dtype is not None else _data_dtype(array)
+    dt = to_dtype(dtype) if dtype is not None else data_dtype(array)
     # a private copy: the graph is evaluated later, after the caller may have changed `data`
-    array = _fit(array, dt)
+    array = fit_data(array, dt)
     if buffer_observer is not None:
         buffer_observer(data, array)
     return UOp.buffer(array, Sig(tuple(array.shape), dt))
@@ -1676,18 +1428,9 @@ def _as_tensor(x: TensorLike, like: "Tensor") -> "Tensor":
     """A Tensor for an operand: Python scalars become constants typed after `like`."""
     if isinstance(x, Tensor):
         return x
-    if _is_scalar(x):
-        return Tensor.full((), x, _scalar_operand_dtype(x, like.dtype))
+    if is_scalar(x):
+        return Tensor.full((), x, scalar_operand_dtype(x, like.dtype))
     return Tensor(x)
-
-
-def _scalar_operand_dtype(value: Scalar, tensor_dtype: str) -> str:
-    """The type of a computation between a tensor and a Python scalar: the tensor's,
-    unless the scalar is of a higher kind (a float with an integer tensor gives f32)."""
-    dt = _scalar_dtype(value)
-    if _RANK[dt] <= _RANK[tensor_dtype] or (dt == "f32" and tensor_dtype in FLOAT_DTYPES):
-        return tensor_dtype
-    return dt
 
 
 def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
@@ -1697,80 +1440,9 @@ def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
     else:
         a = _as_tensor(a, b)
     if a.dtype != b.dtype:
-        dt = _promote(a.dtype, b.dtype)
+        dt = promote(a.dtype, b.dtype)
         a, b = a.cast(dt), b.cast(dt)
     return a, b
-
-
-def checked_mode() -> bool:
-    """UOPC_CHECK=1: indices only known once computed are computed (realized) where they
-    are used, and checked there, instead of being trusted."""
-    return os.environ.get("UOPC_CHECK", "") not in ("", "0")
-
-
-def _host_ids(ids: Any) -> np.ndarray | None:
-    """The values of integer indices when they are known on the host: numpy data, lists,
-    realized tensors, and (in checked mode) lazy ones, realized here; else None."""
-    if not isinstance(ids, Tensor):
-        return np.asarray(ids)
-    if ids.uop.op is OP.buffer or checked_mode():
-        return ids.numpy()
-    return None
-
-
-def index_tensor(ids: Any, n: int, what: str, wrap: bool = True) -> "Tensor":
-    """Integer indices into an axis of size `n` as an i32 Tensor. Negative indices count
-    from the end when `wrap` (numpy's and PyTorch's indexing); indices out of range raise
-    an IndexError naming `what` wherever their values are known on the host (see
-    `_host_ids`), and never read outside the axis: a lazy index out of range selects
-    nothing (a zero row)."""
-    return _index_tensor(ids, _host_ids(ids), n, what, wrap)
-
-
-def _index_tensor(ids: Any, values: np.ndarray | None, n: int, what: str,
-                  wrap: bool = True) -> "Tensor":
-    """`index_tensor` given the ids' host values (`_host_ids(ids)`, None when lazy)."""
-    if values is not None:
-        if values.dtype.kind not in "iub":
-            raise TypeError(f"{what}: indices must be integers, got {values.dtype}")
-        values = values.astype(np.int64)
-        low = -n if wrap else 0
-        bad = (values < low) | (values >= n)
-        if bad.any():
-            first = int(values[bad].flat[0])
-            raise IndexError(f"{what}: index {first} is out of range for size {n} (valid: "
-                             f"{low}..{n - 1})")
-    # the caller's own tensor or array stays the graph's input (uopc.capture finds step
-    # arguments by identity); negative indices wrap in the graph
-    t = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), "i32")
-    if t.dtype not in ("i32", "i1"):
-        raise TypeError(f"{what}: indices must be integers, got a {t.dtype} tensor")
-    t = t.cast("i32")
-    if wrap and (values is None or (values < 0).any()):
-        t = (t < 0).where(t + n, t)
-    return t
-
-
-def _pad_pairs(widths: Sequence[Any], shape: tuple[int, ...]) -> list:
-    """Per-axis (before, after) pairs (or None) from either pad convention."""
-    widths = list(widths)
-    if widths and all(isinstance(w, (int, np.integer)) for w in widths):
-        if len(widths) % 2 or len(widths) // 2 > len(shape):
-            raise ShapeError(f"pad of {fmt_shape(shape)}: a flat padding lists (before, after) "
-                             f"for the last axes, an even count up to {2 * len(shape)}, "
-                             f"got {len(widths)} numbers")
-        pairs: list = [None] * len(shape)
-        for k in range(len(widths) // 2):
-            pairs[len(shape) - 1 - k] = (int(widths[2 * k]), int(widths[2 * k + 1]))
-        return pairs
-    if len(widths) != len(shape):
-        raise ShapeError(f"pad of {fmt_shape(shape)} needs {len(shape)} (before, after) pairs "
-                         f"(or PyTorch's flat form), got {len(widths)}")
-    for w in widths:
-        if w is not None and (not isinstance(w, (tuple, list)) or len(w) != 2):
-            raise ShapeError(f"pad of {fmt_shape(shape)}: each axis takes None or a "
-                             f"(before, after) pair, got {w!r}")
-    return [None if w is None else (int(w[0]), int(w[1])) for w in widths]
 
 
 def _parts(first: Any, others: tuple, what: str) -> list["Tensor"]:
@@ -1780,130 +1452,3 @@ def _parts(first: Any, others: tuple, what: str) -> list["Tensor"]:
         raise TypeError(f"{what} takes Tensors (as arguments or one list), got "
                         f"{[type(p).__name__ for p in parts]}")
     return parts
-
-
-def _is_array_index(item: Any) -> bool:
-    return isinstance(item, (Tensor, np.ndarray, list))
-
-
-def _advanced(t: Tensor, items: tuple) -> Tensor:
-    """Integer (or host-known boolean) arrays on the leading axes, numpy's advanced
-    indexing: the arrays broadcast to one shape, which replaces the axes they index; the
-    axes after them are kept. A boolean mask stands for the integer indices of its True
-    entries, so its values must be known on the host (the result's shape depends on them)."""
-    arrays: list[Any] = []
-    for item in items:
-        is_mask = (item.dtype == "i1") if isinstance(item, Tensor) else \
-            (_is_array_index(item) and np.asarray(item).dtype == np.bool_)
-        if not is_mask:
-            arrays.append(item)
-            continue
-        values = _host_ids(item) if isinstance(item, Tensor) else np.asarray(item)
-        if values is None:
-            raise TypeError("indexing with a computed boolean mask: its True count decides "
-                            "the result's shape, so give a mask known on the host (numpy, a "
-                            "realized tensor, or UOPC_CHECK=1), or use where(mask, x, 0)")
-        arrays.extend(np.nonzero(values))
-    if len(arrays) > t.ndim:
-        raise IndexError(f"too many indices ({len(arrays)}) for a tensor of shape "
-                         f"{fmt_shape(t.shape)}")
-    if t.ndim == 0:
-        raise IndexError("a 0-d tensor cannot be indexed by a tensor")
-    return _gather(t, [a if _is_array_index(a) else np.asarray(a) for a in arrays])
-
-
-def _gather(t: Tensor, arrays: list[Any]) -> Tensor:
-    """t[i0, i1, ...] for integer index arrays on the leading axes: one `uop.index`, so
-    each element reads its row directly. Negative indices count from the end; indices
-    known on the host are checked (`index_tensor`); a lazy one out of range reads a
-    clamped row that is masked to zeros, and never another row."""
-    ids: list[Tensor] = []
-    inside: Tensor | None = None
-    for axis, (a, n) in enumerate(zip(arrays, t.shape)):
-        values = _host_ids(a)
-        i = _index_tensor(a, values, n,
-                          f"indexing axis {axis} of a tensor of shape {fmt_shape(t.shape)}")
-        if values is None:
-            ok = (i >= 0) & (i < n)
-            inside = ok if inside is None else inside & ok
-            i = i.clamp(0, n - 1)
-        ids.append(i)
-    shape: tuple[int, ...] = ()
-    for i in ids:
-        shape = broadcast_shape(shape, i.shape, "indexing")
-    rows = t._apply(OP.index, *(i._broadcast_to(shape) for i in ids))
-    if inside is None:
-        return rows
-    mask = inside._broadcast_to(shape).reshape(shape + (1,) * (t.ndim - len(ids)))
-    return mask.where(rows, 0)
-
-
-def _getitem(t: Tensor, index: Any) -> Tensor:
-    """Basic numpy indexing (ints, slices with any step, None, Ellipsis), or integer (and
-    host-known boolean) arrays over the leading axes (see `_advanced`)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if any(_is_array_index(i) for i in items):
-        arrays = [i for i in items if i is not Ellipsis]
-        while arrays and isinstance(arrays[-1], slice) and arrays[-1] == slice(None):
-            arrays.pop()  # trailing full slices keep their axes anyway
-        if not all(_is_array_index(i) or isinstance(i, (int, np.integer)) for i in arrays):
-            raise TypeError("tensor indices go on the leading axes, possibly with ints, "
-                            "followed only by full slices (x[i, j] or x[i, :]); slice first "
-                            "in a separate step")
-        return _advanced(t, tuple(arrays))
-    n_axes = sum(1 for i in items if i is not None and i is not Ellipsis)
-    if n_axes > t.ndim:
-        raise IndexError(f"too many indices ({n_axes}) for a tensor of shape "
-                         f"{fmt_shape(t.shape)}")
-    fill = (slice(None),) * (t.ndim - n_axes)
-    if any(i is Ellipsis for i in items):
-        at = items.index(Ellipsis)
-        items = items[:at] + fill + items[at + 1:]
-    else:
-        items = items + fill
-
-    flips, begin, count, steps, out_shape = [], [], [], [], []
-    axis = 0
-    for item in items:
-        if item is None:
-            out_shape.append(1)
-            continue
-        n = t.shape[axis]
-        if isinstance(item, slice):
-            start, stop, step = item.indices(n)
-            length = len(range(start, stop, step))
-            if step < 0:
-                flips.append(axis)
-                start, step = n - 1 - start, -step
-            begin.append(start)
-            count.append(length)
-            steps.append(step)
-            out_shape.append(length)
-        else:
-            i = int(item)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of range for axis {axis} of size {n}")
-            begin.append(i % n)
-            count.append(1)
-            steps.append(1)
-        axis += 1
-
-    x = t.flip(*flips) if flips else t
-    ranges = [(b, b + (c - 1) * s + 1 if c else b) for b, c, s in zip(begin, count, steps)]
-    x = x.shrink(ranges)
-    if any(s > 1 and c > 1 for s, c in zip(steps, count)):
-        # strided axes: pad to count*step, split into (count, step), keep index 0 of step
-        widths = [(0, c * s - x.shape[i]) if s > 1 and c > 1 else None
-                  for i, (c, s) in enumerate(zip(count, steps))]
-        x = x.pad(widths)
-        split: list[int] = []
-        keep: list[tuple[int, int] | None] = []
-        for i, (c, s) in enumerate(zip(count, steps)):
-            if s > 1 and c > 1:
-                split += [c, s]
-                keep += [None, (0, 1)]
-            else:
-                split.append(x.shape[i])
-                keep.append(None)
-        x = x.reshape(split).shrink(keep)
-    return x.reshape(tuple(out_shape))
