@@ -58,6 +58,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     TensorType,
 )
@@ -94,6 +95,12 @@ def _fail(op: Operation, message: str) -> LinalgImportError:
 
 # ---------------------------------------------------------------------------------------
 # building uop ops
+
+
+def _uop_class(op_class: type[Operation] | None) -> type[uop.UopOp]:
+    """The op class of a binary or unary record (every one has a uop op class)."""
+    assert op_class is not None and issubclass(op_class, uop.UopOp)
+    return op_class
 
 
 class _Emitter:
@@ -141,10 +148,10 @@ class _Emitter:
         return self.emit(uop.ConstOp.of(uop.splat_attr(tensor_type(sig), value)))
 
     def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(uop.BINARY_BY_NAME[name].make(a, b))
+        return self.emit(_uop_class(uop.BINARY_BY_NAME[name]).make(a, b))
 
     def unary(self, name: str, a: SSAValue) -> SSAValue:
-        return self.emit(uop.UNARY_BY_NAME[name].make(a))
+        return self.emit(_uop_class(uop.UNARY_BY_NAME[name]).make(a))
 
     def where(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(uop.WhereOp.make(c, a, b))
@@ -331,7 +338,7 @@ def _scalar_value(op: arith.ConstantOp) -> bool | int | float:
         return value.value.data
     if isinstance(value, IntegerAttr):
         v = value.value.data
-        return bool(v) if value.type.width.data == 1 else v
+        return bool(v) if isinstance(value.type, IntegerType) and value.type.width.data == 1 else v
     raise _fail(op, f"constant {value} is not a scalar or a dense tensor literal")
 
 
@@ -545,9 +552,9 @@ class _Function:
                 if sizes[d] is not None and sizes[d] != size:
                     raise _fail(op, f"loop dimension d{d} has size {sizes[d]} and {size}")
                 sizes[d] = size
-        if None in sizes:
+        domain = tuple(size for size in sizes if size is not None)
+        if len(domain) != n:
             raise _fail(op, "a loop dimension is not the size of any operand axis")
-        domain = tuple(sizes)
         parallel = tuple(d for d in range(n) if not s.reduction[d])
         reduced_axes = tuple(d for d in range(n) if s.reduction[d])
 
@@ -562,7 +569,9 @@ class _Function:
         else:
             env = {a: view(v, dims) for a, v, dims in zip(
                 s.body.args, s.inputs, s.input_dims) if a.uses}
-            yields = list(s.body.last_op.operands)
+            terminator = s.body.last_op
+            assert terminator is not None  # verified: a linalg body ends with linalg.yield
+            yields = list(terminator.operands)
             out_args = s.body.args[len(s.inputs):]
         results = []
         for k, (out, dims) in enumerate(zip(s.outputs, s.output_dims)):

@@ -63,7 +63,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, ClassVar, Union
+from typing import IO, ClassVar, TypeGuard, Union
 
 import numpy as np
 from xdsl.context import Context
@@ -87,6 +87,7 @@ class DecimalLiteral(float):
     from the decimal text, as C reads `0.1f`, not from the nearest f64 (`semantics.literal`)."""
 
     __slots__ = ("text",)
+    text: str
 
     def __new__(cls, text: str) -> "DecimalLiteral":
         self = super().__new__(cls, text)
@@ -94,8 +95,9 @@ class DecimalLiteral(float):
         return self
 
 
-#: a literal: bool, int, float, or a (nested) tuple of them
-Value = Union[bool, int, float, tuple]
+#: a literal: bool, int, float, or a (nested) tuple of them; or, as an attribute value
+#: only, a bare word (dtype=f32)
+Value = Union[bool, int, float, tuple, str]
 
 
 class UirError(ParseError):
@@ -106,8 +108,8 @@ class UirError(ParseError):
         return self.span.get_location().line
 
     @property
-    def text(self) -> str:
-        """The whole source line the error is on."""
+    def text(self) -> str | bytes:
+        """The whole source line the error is on (bytes in a file that is not UTF-8)."""
         content = self.span.input.content
         start = self.span.input.get_start_of_line(self.span.start)
         return content[start:self.span.input.get_end_of_line(start)]
@@ -187,8 +189,10 @@ class _LineParser:
             m = _TOKEN.match(text, at, end)
             if m is None:
                 raise self.source.error(f"unexpected character {text[at]!r}", at, at + 1)
-            if m.lastgroup != "ws":
-                tokens.append(Token(m.lastgroup, m.group(), at, m.end()))
+            kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
+            if kind != "ws":
+                tokens.append(Token(kind, m.group(), at, m.end()))
             at = m.end()
         tokens.append(Token("end", "", end, end))
         return tokens
@@ -317,7 +321,7 @@ def _literal_shape(value: Value) -> tuple[int, ...]:
     return (len(value), *(inner.pop() if inner else ()))
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     """An integer literal (Python counts true and false as ints; .uir does not)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -377,8 +381,14 @@ class _Importer:
         self.stmt: Statement | None = None
 
     # ---- errors
+    @property
+    def current(self) -> Statement:
+        """The statement being imported (errors point at it unless told otherwise)."""
+        assert self.stmt is not None, "no statement is being imported"
+        return self.stmt
+
     def error(self, message: str, at: Statement | Operand | Token | None = None) -> UirError:
-        at = at or self.stmt
+        at = at or self.current
         return self.source.error(message, at.start, at.end)
 
     # ---- the whole program
@@ -462,7 +472,7 @@ class _Importer:
             if default is None:
                 raise self.error(f"{st.op.text} needs dtype=: one of {', '.join(shapes.DTYPES)}")
             return default
-        if lit.value not in shapes.DTYPES:
+        if not isinstance(lit.value, str) or lit.value not in shapes.DTYPES:
             raise self.error(f"unsupported dtype {lit.value}: expected one of "
                              f"{', '.join(shapes.DTYPES)}", lit)
         return lit.value
@@ -530,11 +540,12 @@ class _Importer:
             target = np.broadcast_shapes(*(s.shape for s in sigs)) if sigs else ()
         except ValueError:
             found = " vs ".join(shapes.fmt_shape(s.shape) for s in sigs)
-            raise self.error(f"{self.stmt.op.text}: shapes {found} do not broadcast: "
+            raise self.error(f"{self.current.op.text}: shapes {found} do not broadcast: "
                              f"each axis must match or be 1 (reshape or expand first)") from None
         result = []
         for operand, dtype, value in zip(operands, literal_dtypes, shaped):
             if value is None:
+                assert isinstance(operand, Literal)  # only scalar literals wait for the shape
                 value = self.const(operand, dtype or _default_dtype(operand.value), target)
             result.append(self.broadcast_to(value, target))
         return result
@@ -571,13 +582,13 @@ def _broadcast_pair(im: _Importer, st: Statement) -> list[SSAValue]:
     return im.broadcast_operands(st.operands, im.typed_like_other(st.operands))
 
 
-def _binary(op_class: type[uop.BinaryOp]) -> Callable[[_Importer, Statement], SSAValue]:
+def _binary(op_class: type[uop.UopOp]) -> Callable[[_Importer, Statement], SSAValue]:
     def handle(im: _Importer, st: Statement) -> SSAValue:
         return im.emit(op_class, *_broadcast_pair(im, st))
     return handle
 
 
-def _unary(op_class: type[uop.UnaryOp]) -> Callable[[_Importer, Statement], SSAValue]:
+def _unary(op_class: type[uop.UopOp]) -> Callable[[_Importer, Statement], SSAValue]:
     def handle(im: _Importer, st: Statement) -> SSAValue:
         im._check_keys(st, set())
         im._check_arity(st, 1, "one operand")
@@ -588,9 +599,10 @@ def _unary(op_class: type[uop.UnaryOp]) -> Callable[[_Importer, Statement], SSAV
 def _negated(im: _Importer, value: SSAValue) -> SSAValue:
     """value * -1, for sub and neg."""
     sig = sig_of(value.type)
+    st = im.current
     if sig.dtype == "i1":
-        raise im.error(f"{im.stmt.op.text} of i1 values: cast to i32 first")
-    minus_one = im.const(Literal(-1, im.stmt.start, im.stmt.end), sig.dtype, sig.shape)
+        raise im.error(f"{st.op.text} of i1 values: cast to i32 first")
+    minus_one = im.const(Literal(-1, st.start, st.end), sig.dtype, sig.shape)
     return im.emit(uop.MulOp, value, minus_one)
 
 
@@ -719,6 +731,7 @@ def _reduce(im: _Importer, st: Statement) -> SSAValue:
                            f"(the operand has rank {rank})", pop)
         chosen = tuple(range(rank - pop.value, rank))
     else:
+        assert axes is not None  # exactly one of pop and axes is given
         if not isinstance(axes.value, tuple):  # axes=2 means axes=(2,)
             axes = Literal((axes.value,), axes.start, axes.end)
         chosen = tuple(a + rank if a < 0 else a for a in im._ints(axes, "axes"))
@@ -765,16 +778,19 @@ def _family_handler(info: OpInfo) -> Handler | None:
     """The statement of a uop op whose syntax follows from its record: binary and unary
     ops, and movement ops by how they take their argument (a target shape, one integer
     list, or per-axis pairs)."""
+    op = info.op
+    if op is None or not issubclass(op, uop.UopOp):
+        return None  # the graph input and the literal (`buffer`, `const`: their own syntax)
     if info.group == "binary":
-        return _binary(info.op)
+        return _binary(op)
     if info.group == "unary":
-        return _unary(info.op)
+        return _unary(op)
     if info.movement and info.target == "shape":
-        return _target_shape(info.op)
+        return _target_shape(op)
     if info.movement and len(info.params) == 1:
-        return _int_list_op(info.op, info.params[0])
+        return _int_list_op(op, info.params[0])
     if info.movement and len(info.params) == 2:
-        return _pairs_op(info.op, *info.params)
+        return _pairs_op(op, *info.params)
     return None
 
 

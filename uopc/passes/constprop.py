@@ -15,6 +15,7 @@ an index out of range...) raise `UndefinedBehavior` and are left in place.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeGuard
 
 import numpy as np
 from xdsl.dialects import builtin, func
@@ -33,18 +34,16 @@ Arrays = Sequence[np.ndarray]
 evaluate = u.evaluate
 
 
-def is_alu(op: Operation) -> bool:
+def is_alu(op: Operation) -> TypeGuard[u.UopOp]:
     """Ops uop-fold and the fold hooks compute: the elementwise ones, but not decode (a
     packed weight folded to f32 would be the full-precision copy quantization avoids;
     its own fold hook folds splats)."""
-    info = getattr(op, "INFO", None)
-    return info is not None and info.elementwise and not isinstance(op, u.DecodeOp)
+    return isinstance(op, u.UopOp) and op.INFO.elementwise and not isinstance(op, u.DecodeOp)
 
 
-def is_computable(op: Operation) -> bool:
+def is_computable(op: Operation) -> TypeGuard[u.UopOp]:
     """Ops uop-eval computes: every uop op with a value semantics (all but literals)."""
-    info = getattr(op, "INFO", None)
-    return info is not None and info.evaluate is not None
+    return isinstance(op, u.UopOp) and op.INFO.evaluate is not None
 
 
 class _Frame:
@@ -69,7 +68,7 @@ class ConstantPropagation:
     cannot be computed completely stays a call, with constant arguments.
     """
 
-    def __init__(self, computes: Callable[[Operation], bool], calls: bool = False):
+    def __init__(self, computes: Callable[[Operation], TypeGuard[u.UopOp]], calls: bool = False):
         self.computes = computes
         self.calls = calls
         self.env: dict[SSAValue, np.ndarray] = {}

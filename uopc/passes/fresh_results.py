@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -38,13 +38,13 @@ class CopyReusedResults(RewritePattern):
         if not isinstance(op.parent_op(), func.FuncOp):
             return
         seen: set[SSAValue] = set()
-        copies: list[ContiguousOp] = []
+        copies: list[Operation] = []
         operands: list[SSAValue] = []
         for value in op.operands:
             if isinstance(value.type, TensorType) and (
                     isinstance(value, BlockArgument) or value in seen):
                 copies.append(ContiguousOp.make(value))
-                value = copies[-1].result
+                value = copies[-1].results[0]
             seen.add(value)
             operands.append(value)
         if copies:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 from xdsl.dialects import arith
@@ -78,7 +79,11 @@ def _uop_const(op: u.ConstOp) -> IntOp | None:
     return found
 
 
-def _uop_binary(kind: str) -> Callable[[Operation], IntOp | None]:
+#: builds the view of an op; each takes the ops of the class `_VIEWS` files it under
+_View = Callable[[Any], "IntOp | None"]
+
+
+def _uop_binary(kind: str) -> _View:
     def view(op: Operation) -> IntOp | None:
         width = width_of(op.operands[0].type)
         if kind != "max" and width is None:
@@ -87,7 +92,7 @@ def _uop_binary(kind: str) -> Callable[[Operation], IntOp | None]:
     return view
 
 
-def _uop_compare(pred: str) -> Callable[[Operation], IntOp | None]:
+def _uop_compare(pred: str) -> _View:
     def view(op: Operation) -> IntOp | None:
         if width_of(op.operands[0].type) is None:
             return None
@@ -111,7 +116,7 @@ def _arith_const(op: arith.ConstantOp) -> IntOp | None:
     return None
 
 
-def _arith_binary(kind: str) -> Callable[[Operation], IntOp | None]:
+def _arith_binary(kind: str) -> _View:
     # on i1, arith's signed ops read true as -1, unlike the 0/1 used here: only the
     # wrapping add/sub/mul (xor, xor, and) are viewed
     on_i1 = kind in ("add", "sub", "mul")
@@ -144,7 +149,7 @@ def _arith_cast(op: Operation) -> IntOp | None:
     return IntOp(op, "cast", (op.operands[0],), width)
 
 
-def _uop_view(int_view: str) -> Callable[[Operation], IntOp | None]:
+def _uop_view(int_view: str) -> _View:
     """The view of a uop op from its record's `int_view` ("add", "cmp:slt", ...)."""
     kind, _, pred = int_view.partition(":")
     if kind == "cmp":
@@ -156,9 +161,11 @@ def _uop_view(int_view: str) -> Callable[[Operation], IntOp | None]:
     return _uop_binary(kind)
 
 
-_VIEWS: dict[type[Operation], Callable[[Operation], IntOp | None]] = {
+#: keyed by exact class, so that `view` can look up the type of anything it is given
+_VIEWS: dict[type, _View] = {
     u.ConstOp: _uop_const,
-    **{info.op: _uop_view(info.int_view) for info in u.OPS.values() if info.int_view},
+    **{info.op: _uop_view(info.int_view) for info in u.OPS.values()
+       if info.op is not None and info.int_view},
     arith.ConstantOp: _arith_const,
     arith.AddiOp: _arith_binary("add"),
     arith.SubiOp: _arith_binary("sub"),
@@ -181,7 +188,6 @@ _VIEWS: dict[type[Operation], Callable[[Operation], IntOp | None]] = {
 
 #: literal ops: their views are what `Views` caches
 _LITERALS = (u.ConstOp, arith.ConstantOp)
-_UNSEEN = object()
 
 
 def has_view(op: Operation) -> bool:
@@ -205,13 +211,14 @@ class Views:
     def __init__(self) -> None:
         self._literals: dict[Operation, IntOp | None] = {}
 
-    def view(self, op: Operation | None) -> IntOp | None:
+    def view(self, op: Operation) -> IntOp | None:
         cls = type(op)
         if cls in _LITERALS:
-            found = self._literals.get(op, _UNSEEN)
-            if found is _UNSEEN:
+            try:
+                return self._literals[op]
+            except KeyError:  # each literal misses once
                 found = self._literals[op] = _VIEWS[cls](op)
-            return found
+                return found
         make = _VIEWS.get(cls)
         return make(op) if make is not None else None
 
@@ -234,16 +241,19 @@ class Views:
 
 
 #: the uop op of each binary kind the emitter builds (add, mul, max, floordiv, floormod)
-_UOP_BINARY = {info.int_view: info.op for info in u.OPS.values()
-               if info.group == "binary" and info.int_view and ":" not in info.int_view}
-_ARITH_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
-                 "floordiv": arith.FloorDivSIOp, "divs": arith.DivSIOp,
-                 "rems": arith.RemSIOp, "divu": arith.DivUIOp, "remu": arith.RemUIOp,
-                 "max": arith.MaxSIOp, "min": arith.MinSIOp}
+_UOP_BINARY: dict[str, type[Operation]] = {
+    info.int_view: info.op for info in u.OPS.values()
+    if info.group == "binary" and info.op is not None and info.int_view
+    and ":" not in info.int_view}
+_ARITH_BINARY: dict[str, type[Operation]] = {
+    "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
+    "floordiv": arith.FloorDivSIOp, "divs": arith.DivSIOp,
+    "rems": arith.RemSIOp, "divu": arith.DivUIOp, "remu": arith.RemUIOp,
+    "max": arith.MaxSIOp, "min": arith.MinSIOp}
 
 
 @lru_cache(maxsize=4096)
-def _splat(t: TensorType, value: int) -> DenseIntOrFPElementsAttr:
+def _splat(t: TensorType[IntegerType], value: int) -> DenseIntOrFPElementsAttr[IntegerType]:
     """A splat integer literal (cached: building and verifying one costs ~50 µs)."""
     return DenseIntOrFPElementsAttr.from_list(t, [bool(value)] if width_of(t) == 1 else [value])
 
@@ -283,10 +293,19 @@ class Emitter:
 
     def _literal(self, value: int, width: int, t: Attribute) -> SSAValue:
         if isinstance(t, TensorType):
-            return self.insert(u.ConstOp.of(_splat(t, value)))
+            # `const` found a width: a uop integer tensor (isinstance cannot narrow the
+            # element type parameter)
+            return self.insert(u.ConstOp.of(_splat(cast("TensorType[IntegerType]", t), value)))
         if width == 1:
             return self.insert(arith.ConstantOp(BoolAttr.from_bool(bool(value))))
+        assert isinstance(t, (IntegerType, IndexType))  # `const` found a width
         return self.insert(arith.ConstantOp.from_int_and_width(value, t))
+
+    @overload
+    def binary(self, kind: Literal["add", "mul"], a: SSAValue, b: SSAValue) -> SSAValue: ...
+
+    @overload
+    def binary(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue | None: ...
 
     def binary(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
         table = _UOP_BINARY if self.uop else _ARITH_BINARY

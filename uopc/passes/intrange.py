@@ -22,7 +22,8 @@ from __future__ import annotations
 from math import prod
 
 from xdsl.dialects import arith, scf
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from uopc.passes.intexpr import IntOp, Views, width_of
 from uopc.passes.intform import Interval, type_range
@@ -31,7 +32,10 @@ from uopc.uopdialect import ops as u
 #: ops whose elements are elements of their first operand: views, copies and index (pad
 #: also brings in zeros, stack and reduce combine operands: each has its own rule below)
 _SAME_AS_SOURCE = tuple(info.op for info in u.OPS.values()
-                        if info.group in ("movement", "staging", "index") and info is not u.OP.pad)
+                        if info.op is not None and info.group in ("movement", "staging", "index")
+                        and info is not u.OP.pad)
+#: ops whose bounds follow from their first operand's alone
+_FROM_FIRST_OPERAND: tuple[type[Operation], ...] = (*_SAME_AS_SOURCE, u.PadOp, u.ReduceOp)
 
 
 def _fit(lo: int, hi: int, width: int) -> Interval:
@@ -96,8 +100,7 @@ def _rems(a: Interval, d: Interval) -> Interval | None:
     return -m, m
 
 
-def _cast(v: IntOp, src: Interval, src_width: int) -> Interval:
-    width = v.width
+def _cast(v: IntOp, src: Interval, src_width: int, width: int) -> Interval:
     s0, s1 = src
     op = v.op
     if isinstance(op, u.CastOp) and width == 1:
@@ -158,13 +161,19 @@ class Bounds:
             memo[top] = self._compute(top, viewed.get(top))
         return memo[value]
 
+    def of_int(self, value: SSAValue) -> Interval:
+        """The bounds of a value its caller knows is an integer."""
+        found = self.of(value)
+        assert found is not None, f"{value.type} is not an integer type"
+        return found
+
     # ---- what a value's bounds depend on --------------------------------------------------
     def _inputs(self, value: SSAValue, v: IntOp | None) -> list[SSAValue]:
         owner = value.owner
-        if isinstance(owner, Block):
+        if isinstance(value, BlockArgument):
             loop = _loop_range(value)
             return [] if loop is None else [loop[0], loop[1]]
-        if isinstance(owner, (*_SAME_AS_SOURCE, u.PadOp, u.ReduceOp)):
+        if isinstance(owner, _FROM_FIRST_OPERAND):
             return [owner.operands[0]]
         if isinstance(owner, u.StackOp):
             return list(owner.operands)
@@ -176,28 +185,30 @@ class Bounds:
         assert width is not None
         full = type_range(width)
         owner = value.owner
-        if isinstance(owner, Block):
-            return self._induction_variable(value, full)
+        if isinstance(value, BlockArgument):
+            return self._induction_variable(value, full, width)
         if isinstance(owner, _SAME_AS_SOURCE):
             return self._memo[owner.operands[0]]
         if isinstance(owner, u.PadOp):
             lo, hi = self._memo[owner.operands[0]]
             return min(lo, 0), max(hi, 0)
         if isinstance(owner, u.StackOp):
-            found = [self._memo[o] for o in owner.operands]
-            return min(f[0] for f in found), max(f[1] for f in found)
+            parts = [self._memo[o] for o in owner.operands]
+            return min(f[0] for f in parts), max(f[1] for f in parts)
         if isinstance(owner, u.ReduceOp):
             lo, hi = self._memo[owner.src]
             if owner.kind() == "max":
                 return lo, hi
-            n = prod(owner.src.type.get_shape()[ax] for ax in owner.ints("axes"))
+            src_type = owner.src.type
+            assert isinstance(src_type, TensorType)  # verified: uop ops take tensors
+            n = prod(src_type.get_shape()[ax] for ax in owner.ints("axes"))
             return _fit(lo * n, hi * n, width) if n else (0, 0)
         if v is None:
             return full
         found = self._op(v, width)
         return full if found is None else found
 
-    def _induction_variable(self, value: BlockArgument, full: Interval) -> Interval:
+    def _induction_variable(self, value: BlockArgument, full: Interval, width: int) -> Interval:
         loop = _loop_range(value)
         if loop is None:
             return full
@@ -209,7 +220,7 @@ class Bounds:
             hi = lb0 + max(hi - lb0, 0) // step * step
         if hi < lb0:
             return lb0, lb0  # the body never runs; any interval is true
-        return _fit(lb0, max(hi, lb0), width_of(value.type))
+        return _fit(lb0, max(hi, lb0), width)
 
     def _op(self, v: IntOp, width: int) -> Interval | None:
         kind = v.kind
@@ -228,12 +239,18 @@ class Bounds:
                 return b
             return min(a[0], b[0]), max(a[1], b[1])
         if kind == "cast":
-            return None if args[0] is None else _cast(v, args[0], width_of(v.args[0].type))
-        if any(a is None for a in args):
+            # a source with bounds is an integer: only those are memoized
+            src_width = width_of(v.args[0].type)
+            if args[0] is None or src_width is None:
+                return None
+            return _cast(v, args[0], src_width, width)
+        a, b = args  # every other kind is binary
+        if a is None or b is None:
             return None
         if kind == "cmp":
-            return decide(v.pred, args[0], args[1], width_of(v.args[0].type))
-        a, b = args
+            src_width = width_of(v.args[0].type)
+            assert v.pred is not None and src_width is not None  # a compare of integers
+            return decide(v.pred, a, b, src_width)
         if kind == "add":
             return _fit(a[0] + b[0], a[1] + b[1], width)
         if kind == "sub":

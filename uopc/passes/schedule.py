@@ -175,20 +175,21 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
             plain = False
             continue  # the output is not this reduction's index space: no axis mapping
         kept = [a for a in range(len(src)) if a not in axes]
-        labels = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
+        labels: list[Label] = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
         for value, at, factor in _reads(op, labels):
             sig = sig_of(value.type)
             if not isinstance(value.owner, uop.ExpandOp):
                 wide = [a for a in range(len(at)) if sig.shape[a] > 1]
-                if wide and at[wide[-1]] is not None and at[wide[-1]] >= 0:
-                    columns.add(at[wide[-1]])  # a column sum: contiguous along an output axis
+                last = at[wide[-1]] if wide else None
+                if last is not None and last >= 0:
+                    columns.add(last)  # a column sum: contiguous along an output axis
                 continue
             before = sig_of(value.owner.src.type).shape
             if not factor or not sig.dtype.startswith("f") or not any(
                     at[a] == REDUCED and before[a] > 1 for a in range(len(at))):
                 continue  # a mask, or a value the reduce loop reads once: nothing shared
-            shared.update(at[a] for a in range(len(at))
-                          if at[a] is not None and at[a] >= 0 and before[a] == 1
+            shared.update(label for a, label in enumerate(at)
+                          if label is not None and label >= 0 and before[a] == 1
                           and sig.shape[a] > 1)
         inner.update(_inner_reduce_axes(op))
     return KernelShape(out, reduce, frozenset(shared), plain, exp, word_codes,

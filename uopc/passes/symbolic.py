@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.utils.exceptions import PassFailedException
@@ -101,6 +101,13 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
+def _width(v: IntOp) -> int:
+    """The width of a view of an integer-only kind (linear, division, compare operands):
+    such views are made only of integer ops."""
+    assert v.width is not None, f"{v.kind} view of a non-integer op"
+    return v.width
+
+
 class _ValueAtoms:
     """The algebra's view of SSA-value atoms: their `intrange` bounds, and the division
     and remainder ops by a positive constant as quotients of their dividend's form."""
@@ -111,9 +118,9 @@ class _ValueAtoms:
         self.rules = rules
 
     def bounds(self, value: SSAValue) -> Interval:
-        return self.rules.bounds.of(value)
+        return self.rules.bounds.of_int(value)
 
-    def quotient(self, value: SSAValue) -> Quotient | None:
+    def quotient(self, value: SSAValue) -> Quotient[SSAValue] | None:
         rules = self.rules
         v = rules.views.of_value(value)
         if v is None or v.kind not in _QUOTIENT_KINDS:
@@ -135,9 +142,9 @@ class SymbolicRules(RewritePattern):
         #: integer views, bounds and forms of this pass run (none outlive it)
         self.views = Views()
         self.bounds = Bounds(self.views)
-        self.forms: dict[SSAValue, Form] = {}
+        self.forms: dict[SSAValue, Form[SSAValue]] = {}
         self._atoms = _ValueAtoms(self)
-        self._algebras: dict[int, Algebra] = {}
+        self._algebras: dict[int, Algebra[SSAValue]] = {}
         self.rules = {
             "add": self._linear, "sub": self._linear, "mul": self._linear,
             "floordiv": self._divmod, "floormod": self._divmod, "divs": self._divmod,
@@ -187,7 +194,7 @@ class SymbolicRules(RewritePattern):
         lo, hi = type_range(width)
         return lo <= bounds[0] and bounds[1] <= hi
 
-    def algebra(self, width: int) -> Algebra:
+    def algebra(self, width: int) -> Algebra[SSAValue]:
         """The algebra of forms that wrap at `width` bits."""
         found = self._algebras.get(width)
         if found is None:
@@ -203,7 +210,7 @@ class SymbolicRules(RewritePattern):
                 return "literal folding", None
             return "literal folding", emit.insert(u.ConstOp.of(folded[0]))
         if v.width is not None:
-            lo, hi = self.bounds.of(root)
+            lo, hi = self.bounds.of_int(root)
             if lo == hi:
                 return "pinned bounds", emit.const(lo, root.type)
         return _RULE_FAMILY[v.kind], self.rules[v.kind](v, emit)
@@ -223,7 +230,7 @@ class SymbolicRules(RewritePattern):
                 return [v.args[1]]
         return None
 
-    def form(self, value: SSAValue) -> Form:
+    def form(self, value: SSAValue) -> Form[SSAValue]:
         """The linear form of `value` (iterative, memoized; atoms are checked for life)."""
         memo = self.forms
         stack = [value]
@@ -234,7 +241,7 @@ class SymbolicRules(RewritePattern):
                 continue
             v = self.views.of_value(top)
             children = self._linear_children(v)
-            if children is None:
+            if v is None or children is None:
                 memo[top] = Form(0, ((top, 1),))
                 stack.pop()
                 continue
@@ -256,8 +263,8 @@ class SymbolicRules(RewritePattern):
         del self.forms[value]
         return False
 
-    def _combine(self, top: SSAValue, v: IntOp) -> Form:
-        algebra = self.algebra(v.width)
+    def _combine(self, top: SSAValue, v: IntOp) -> Form[SSAValue]:
+        algebra = self.algebra(_width(v))
         if v.kind == "const":
             return algebra.constant(v.value)
         if v.kind == "mul":
@@ -265,7 +272,8 @@ class SymbolicRules(RewritePattern):
             x = v.args[0]
             if k is None:
                 k, x = self.views.const_value(v.args[0]), v.args[1]
-            parts = ((self.forms[x], k),)
+            assert k is not None  # `_linear_children` reads only products by a literal
+            parts: tuple[tuple[Form[SSAValue], int], ...] = ((self.forms[x], k),)
         else:
             parts = ((self.forms[v.args[0]], 1),
                      (self.forms[v.args[1]], 1 if v.kind == "add" else -1))
@@ -274,9 +282,9 @@ class SymbolicRules(RewritePattern):
             return algebra.atom(top)
         return found
 
-    def build(self, form: Form, t: object, emit: Emitter) -> SSAValue:
+    def build(self, form: Form[SSAValue], t: Attribute, emit: Emitter) -> SSAValue:
         """The canonical chain t1*k1 + t2*k2 + ... + c."""
-        acc = None
+        acc: SSAValue | None = None
         for atom, k in form.terms:
             term = atom if k == 1 else emit.binary("mul", atom, emit.const(k, t))
             acc = term if acc is None else emit.binary("add", acc, term)
@@ -285,7 +293,7 @@ class SymbolicRules(RewritePattern):
             acc = c if acc is None else emit.binary("add", acc, c)
         return acc
 
-    def _is_built(self, value: SSAValue, form: Form) -> bool:
+    def _is_built(self, value: SSAValue, form: Form[SSAValue]) -> bool:
         """Whether `value` already is the canonical chain of `form`."""
         items = form.terms
         if form.const:
@@ -315,7 +323,7 @@ class SymbolicRules(RewritePattern):
         form = self.form(root)
         if form.terms == ((root, 1),):
             return None  # not linear (x*y) or too long
-        lo, hi = self.algebra(v.width).bounds(form)
+        lo, hi = self.algebra(_width(v)).bounds(form)
         if lo == hi:
             return emit.const(lo, root.type)
         if self._is_built(root, form):
@@ -329,14 +337,16 @@ class SymbolicRules(RewritePattern):
         if d is None or d <= 0:
             return None
         family = _FAMILY[v.kind]
-        if family != FLOOR and d > 1 and self.bounds.of(x)[0] < 0:
+        if family != FLOOR and d > 1 and self.bounds.of_int(x)[0] < 0:
             return None  # truncating ops equal the floor ones only on non-negative values
         t, is_div = v.op.results[0].type, v.kind in _DIV_KINDS
-        algebra = self.algebra(v.width)
+        algebra = self.algebra(_width(v))
 
-        def build_quotient(q: Quotient) -> Form | None:
+        def build_quotient(q: Quotient[SSAValue]) -> Form[SSAValue] | None:
             """What is left to divide, as an op of q's family (visited again later)."""
-            dividend = q.source if q.source is not None else self.build(q.x, t, emit)
+            # a source is the SSA value `_ValueAtoms.quotient` named
+            dividend = (q.source if isinstance(q.source, SSAValue)
+                        else self.build(q.x, t, emit))
             # the rest of a split is divided by the op's own divisor
             reuse = q.source is None and q.d == d and q.is_div == is_div
             built = emit.binary(_KIND[q.family, q.is_div], dividend,
@@ -356,6 +366,7 @@ class SymbolicRules(RewritePattern):
     def _compare(self, v: IntOp, emit: Emitter) -> SSAValue | None:
         a, b = v.args
         pred, width = v.pred, width_of(a.type)
+        assert pred is not None and width is not None  # a compare view is of integers
         t = v.op.results[0].type
         if a is b and (width > 1 or pred in ("eq", "ne")):
             return emit.const(int(pred in ("eq", "sle", "sge", "ule", "uge")), t)
@@ -437,9 +448,10 @@ class SymbolicRules(RewritePattern):
             # i1 -> any -> i1 keeps the truth value; other round trips can round
             return y if width_of(t) == 1 else None
         middle = width_of(x.type)
-        y_lo, y_hi = self.bounds.of(y)
+        # a scalar cast is viewed only between integer types, as y (of type t) is
+        y_lo, y_hi = self.bounds.of_int(y)
         unsigned = isinstance(v.op, arith.ExtUIOp) or isinstance(inner.op, arith.ExtUIOp)
-        if (middle is not None and width_of(t) > 1 and self._fits((y_lo, y_hi), middle)
+        if (middle is not None and _width(v) > 1 and self._fits((y_lo, y_hi), middle)
                 and not (unsigned and y_lo < 0)):
             return y  # the value survives the narrower type, so the round trip is exact
         return None
@@ -450,7 +462,7 @@ class SymbolicRules(RewritePattern):
             return a
         if v.width is None:
             return None
-        (a0, a1), (b0, b1) = self.bounds.of(a), self.bounds.of(b)
+        (a0, a1), (b0, b1) = self.bounds.of_int(a), self.bounds.of_int(b)
         if v.kind == "max":
             if a0 >= b1:
                 return a
