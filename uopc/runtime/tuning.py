@@ -93,12 +93,14 @@ class TuningCache:
 
     def get(self, key: str) -> Schedule | None:
         entry = self.load().get(key)
+        if entry is None:
+            return None  # absent: search
         try:
             return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"],
                             entry["split"], tuple(entry.get("tile", ())),
                             bool(entry.get("pack", False)), bool(entry.get("approx", False)))
         except (TypeError, KeyError, ValueError):
-            return None  # absent or damaged: search again
+            return None  # damaged: search again
 
     def put(self, key: str, schedule: Schedule, seconds: float) -> None:
         data = self.load()

@@ -80,12 +80,12 @@ def program_failure(sandbox: Sandbox, program: Program, gradient: bool) -> tuple
             if got.shape != want.shape or np.any(excess > 0):
                 return "mismatch", _worst(f"gradient of input v{k}", got, want)
         return None
-    want = program.reference()
+    bounded = program.reference()
     (got,) = result.arrays
-    if got.shape != want.shape:
-        return "mismatch", f"result shape {got.shape}, expected {want.shape}"
-    if np.any(~(np.abs(got - want.value) <= 2 * want.err + 1e-30)):
-        return "mismatch", _worst("result", got, want.value, 2 * want.err)
+    if got.shape != bounded.shape:
+        return "mismatch", f"result shape {got.shape}, expected {bounded.shape}"
+    if np.any(~(np.abs(got - bounded.value) <= 2 * bounded.err + 1e-30)):
+        return "mismatch", _worst("result", got, bounded.value, 2 * bounded.err)
     return None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -56,7 +56,10 @@ SMOOTH_OPS = ("add", "sub", "mul", "div", "scale", "rsub", "neg", "exp", "log", 
               "sum", "mean", "reshape", "permute", "expand", "flip", "pad", "shrink", "slice",
               "cat", "matmul", "gram", "softmax", "log_softmax")
 
-_UNARY = {
+#: an elementwise function of float64 arrays (or a domain test of one)
+_Elementwise = Callable[[np.ndarray], np.ndarray]
+#: unary op -> (its function, the domain test its argument must pass, if any)
+_UNARY: dict[str, tuple[_Elementwise, _Elementwise | None]] = {
     "neg": (np.negative, None), "exp": (np.exp, None), "exp2": (np.exp2, None),
     "log": (np.log, lambda x: x > 0.05), "log2": (np.log2, lambda x: x > 0.05),
     "sqrt": (np.sqrt, lambda x: x > 0.05),

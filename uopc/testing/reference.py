@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 U = 2.0 ** -24  # unit roundoff of f32
 ROUNDING = 2.0  # units of U one f32 operation (plus a possible reassociation) may add
@@ -41,7 +42,7 @@ class Bounded:
     err: np.ndarray
 
     @staticmethod
-    def exact(value: np.ndarray) -> "Bounded":
+    def exact(value: npt.ArrayLike) -> "Bounded":
         value = np.asarray(value, np.float64)
         return Bounded(value, np.zeros_like(value))
 

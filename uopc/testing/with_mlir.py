@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -60,6 +61,14 @@ def tool(name: str) -> str | None:
         (p for p in [os.path.join(LLVM_DIR, "bin", name)] if os.access(p, os.X_OK)), None)
 
 
+def _installed(name: str) -> str:
+    """The path of MLIR tool `name`; MlirError if it is not installed."""
+    path = tool(name)
+    if path is None:
+        raise MlirError(f"{name} not found on PATH or in {LLVM_DIR}/bin: install mlir-22-tools")
+    return path
+
+
 def _call(args: Sequence[str], text: str) -> str:
     done = subprocess.run(list(args), input=text, capture_output=True, text=True,
                           timeout=TIMEOUT_S)
@@ -71,7 +80,7 @@ def _call(args: Sequence[str], text: str) -> str:
 
 def verify(text: str) -> None:
     """Raise MlirError unless `mlir-opt --verify-each` accepts `text`."""
-    _call([tool("mlir-opt"), "--verify-each", "-o", os.devnull], text)
+    _call([_installed("mlir-opt"), "--verify-each", "-o", os.devnull], text)
 
 
 def _runner_libraries() -> str:
@@ -99,7 +108,7 @@ def _literal(array: np.ndarray) -> str:
     """A dense literal of `array`, nested like its shape (as MLIR requires)."""
     def nested(a: np.ndarray) -> str:
         if a.ndim == 0:
-            return _element(a[()])
+            return _element(cast(np.generic, a[()]))  # a 0-d array indexes to a scalar
         return "[" + ", ".join(nested(row) for row in a) + "]"
 
     return f"dense<{nested(array)}>"
@@ -197,8 +206,8 @@ def _lower_and_run(program: str, pipeline: Sequence[str]) -> str:
         path = os.path.join(tmp, "program.mlir")
         with open(path, "w") as f:
             f.write(program)
-        llvm = _call([tool("mlir-opt"), path, *pipeline], "")
-        return _call([tool("mlir-runner"), "-e", "uopc_mlir_main", "-entry-point-result=void",
+        llvm = _call([_installed("mlir-opt"), path, *pipeline], "")
+        return _call([_installed("mlir-runner"), "-e", "uopc_mlir_main", "-entry-point-result=void",
                       f"-shared-libs={_runner_libraries()}"], llvm)
 
 

@@ -156,6 +156,7 @@ class UopcOptMain(xDSLOptMain):
         check_spec(self.args.passes, self.available_passes)
         super().setup_pipeline()
         verify_and_time = self.pipeline.callback
+        assert verify_and_time is not None  # xDSL's setup_pipeline always installs one
 
         def callback(previous: ModulePass | None, module: ModuleOp,
                      following: ModulePass | None) -> None:
@@ -177,7 +178,9 @@ class UopcOptMain(xDSLOptMain):
                 parser = LocatedParser(self.ctx, text, name, line_offset)
                 module = parser.parse_module(not self.args.no_implicit_module)
             else:
-                module = self.parse_chunk(BytesIO(text.encode()), file_extension, line_offset)
+                parsed = self.parse_chunk(BytesIO(text.encode()), file_extension, line_offset)
+                assert parsed is not None  # every xDSL frontend returns a module or raises
+                module = parsed
                 _shift_lines(module, line_offset)
         except MultipleSpansParseError as err:
             err.span = dataclasses.replace(err.span, line_offset=line_offset)

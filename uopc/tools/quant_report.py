@@ -149,8 +149,9 @@ def report(case: Case, formats: Sequence[str], out=sys.stdout) -> list[dict[str,
     reference = case.build()
     ref_layers, ref_final, ref_ms = _forward(case, reference)
     names = list(ref_layers) + ["output"]
-    rows = [{"format": "f32", "bytes": _weight_bytes(case.build()), "agree": 1.0,
-             "ms": ref_ms, "errors": {n: (0.0, 0.0) for n in names}}]
+    rows: list[dict[str, Any]] = [{"format": "f32", "bytes": _weight_bytes(case.build()),
+                                   "agree": 1.0, "ms": ref_ms,
+                                   "errors": {n: (0.0, 0.0) for n in names}}]
     for fmt in formats:
         model = case.build()
         quantize_model(model, fmt)
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         ap.error(f"unknown formats {unknown}: choose from {', '.join(FORMATS)}")
-    cases = {"mlp": [mnist_case], "gpt2": [gpt2_case], "both": [mnist_case, gpt2_case]}
+    cases: dict[str, list[Callable[[], Case]]] = {"mlp": [mnist_case], "gpt2": [gpt2_case],
+                                                  "both": [mnist_case, gpt2_case]}
     for make in cases[args.model]:
         report(make(), formats)
     return 0

@@ -41,6 +41,7 @@ from uopc.tools.failure import fail, out_of_memory
 def fill(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """The deterministic input data of `--fill` (see the module docstring)."""
     k = np.arange(int(np.prod(shape)), dtype=np.int64)
+    data: np.ndarray
     if dtype.kind == "f":
         data = (k % 13 - 6) / 4
     elif dtype.kind == "b":

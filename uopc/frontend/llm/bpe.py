@@ -128,7 +128,8 @@ class ByteLevelBPE:
         """The text of `ids`; byte sequences that are not valid UTF-8 (a multi-byte
         character cut between tokens) decode as U+FFFD."""
         special_ids = {i: s for s, i in self.special.items()}
-        text, symbols = [], []
+        text: list[str] = []
+        symbols: list[str] = []
         for i in ids:
             i = int(i)
             if i in special_ids:  # spelled as itself, not as byte symbols

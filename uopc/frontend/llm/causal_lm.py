@@ -30,9 +30,10 @@ class CausalLM(ABC):
         `last_only` logits at: every T up to `width` is then one graph (kv_cache)."""
 
     @abstractmethod
-    def forward(self, cache: KVCache, *inputs: np.ndarray, last_only: bool = False) -> Tensor:
+    def forward(self, cache: KVCache, *inputs: Any, **options: Any) -> Tensor:
         """The lazy logits of one step from its `step_inputs` (only the last position's
-        when `last_only`)."""
+        with `last_only=True`). Each model names the arrays it takes, so this signature
+        leaves them open (an override may spell them out)."""
 
     def __call__(self, ids: Any, cache: KVCache | None = None, last_only: bool = False) -> Tensor:
         """Logits of the tokens `ids` (B, T) following those already in `cache` (a fresh

@@ -87,7 +87,7 @@ class GPT2(CausalLM):
         config = {"n_layer": layers, "n_embd": dim, "n_head": heads, "n_positions": positions,
                   "vocab_size": vocab}
         rng = np.random.default_rng(seed)
-        shapes = {"wte.weight": (vocab, dim), "wpe.weight": (positions, dim)}
+        shapes: dict[str, tuple[int, ...]] = {"wte.weight": (vocab, dim), "wpe.weight": (positions, dim)}
         for i in range(layers):
             p = f"h.{i}."
             shapes |= {p + "attn.c_attn.weight": (dim, 3 * dim), p + "attn.c_attn.bias": (3 * dim,),

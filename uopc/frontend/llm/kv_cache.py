@@ -31,6 +31,7 @@ step can be captured (`uopc.capture`) and replayed without tracing (see `generat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -113,8 +114,8 @@ class KVCache:
         placement = np.zeros((size, width), np.float32)
         placement[real, np.arange(count)] = 1.0
         visible = np.arange(size)[None, :] <= positions[:, None]
-        self._pending = StepData(start, count, positions, placement,
-                                 placement.any(axis=1, keepdims=True), visible,
+        written = cast(np.ndarray, placement.any(axis=1, keepdims=True))  # keepdims: an array
+        self._pending = StepData(start, count, positions, placement, written, visible,
                                  np.array([count - 1], np.int32))
         return self._pending
 

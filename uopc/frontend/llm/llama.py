@@ -9,6 +9,7 @@ a new position reuses the compiled plan.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from uopc.frontend.llm.gguf_file import read_gguf
 from uopc.frontend.llm.kv_cache import KVCache, Step, pad_ids, select_last
 from uopc.frontend.llm.weights import Weights
 from uopc.frontend.tensor import Tensor
+from uopc.uopdialect.quant_formats import Packed
 
 
 class RMSNorm:
@@ -109,7 +111,7 @@ class LlamaShape:
 class Llama(CausalLM):
     """Token ids (B, T) -> next-token logits (B, T, vocab)."""
 
-    def __init__(self, config: dict[str, Any], state: dict[str, np.ndarray]):
+    def __init__(self, config: dict[str, Any], state: Mapping[str, np.ndarray | Packed]):
         if config.get("attention_bias") or config.get("mlp_bias"):
             raise ValueError("Llama with attention or MLP biases is not implemented")
         self.cfg = c = LlamaShape(config)

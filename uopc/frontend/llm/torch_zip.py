@@ -14,11 +14,10 @@ out, so tied weights and views with offsets come out as the values torch would g
 from __future__ import annotations
 
 import collections
-import io
 import pickle
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -85,7 +84,7 @@ class RestrictedUnpickler(pickle.Unpickler):
     pickle that would call anything else stops before it is called. Storages (persistent
     ids) are read from the archive by `load_storage(key, dtype, numel)`."""
 
-    def __init__(self, file: io.BufferedIOBase, load_storage: Any):
+    def __init__(self, file: IO[bytes], load_storage: Any):
         super().__init__(file)
         self._load_storage = load_storage
         self._storages: dict[str, np.ndarray] = {}
@@ -129,7 +128,7 @@ def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
         order = "little"
         if prefix + "byteorder" in names:
             order = archive.read(prefix + "byteorder").decode().strip()
-        endian = "<" if order == "little" else ">"
+        endian: Literal["<", ">"] = "<" if order == "little" else ">"
 
         def load_storage(key: str, dtype: np.dtype, numel: int) -> np.ndarray:
             record = f"{prefix}data/{key}"

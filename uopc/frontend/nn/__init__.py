@@ -139,7 +139,7 @@ class Linear(Module):
         if name == "weight":
             self.weight.assign(Tensor(np.ascontiguousarray(value.T)))
         else:
-            self.bias.assign(Tensor(value))
+            super()._load_own(name, value)
 
 
 class Conv2d(Module):
@@ -227,7 +227,7 @@ class GroupNorm(Module):
     def forward(self, x: Tensor) -> Tensor:
         n, c = x.shape[:2]
         y = x.reshape(n, self.num_groups, -1).layernorm(-1, self.eps).reshape(x.shape)
-        if self.weight is None:
+        if self.weight is None or self.bias is None:  # both or neither (affine)
             return y
         shape = (1, c) + (1,) * (x.ndim - 2)
         return y * self.weight.reshape(shape) + self.bias.reshape(shape)
@@ -272,7 +272,7 @@ class BatchNorm2d(Module):
             mean, var = self.running_mean, self.running_var
         shape = (1, c, 1, 1)
         y = (x - mean.reshape(shape)) * (var.reshape(shape) + self.eps).rsqrt()
-        if self.weight is None:
+        if self.weight is None or self.bias is None:  # both or neither (affine)
             return y
         return y * self.weight.reshape(shape) + self.bias.reshape(shape)
 
