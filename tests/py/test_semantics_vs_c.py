@@ -30,6 +30,7 @@ from uopc.uopdialect import semantics
 from uopc.passes.fold import UopFoldPass
 from uopc.runtime.csnippet import run_c
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 
 C_TYPE = {"i1": "bool", "i32": "int32_t", "f32": "float", "f16": "_Float16"}
@@ -49,7 +50,7 @@ def same_bits(ours: np.ndarray, c_bits: np.ndarray, dtype: str) -> np.ndarray:
     ours = np.asarray(ours)
     agree = bits_of(ours) == c_bits
     if dtype in ("f32", "f16"):
-        theirs = c_bits.astype(BITS[dtype]).view(semantics.NUMPY_DTYPE[dtype])
+        theirs = c_bits.astype(BITS[dtype]).view(DTYPES[dtype].numpy)
         agree |= np.isnan(ours) & np.isnan(theirs)
     return agree
 
@@ -189,7 +190,7 @@ def _operands(dtype: str, rng: np.random.Generator, n: int) -> tuple[np.ndarray,
         small = rng.integers(-20, 20, n).astype(np.int32)
         pool = np.concatenate([special, rand, small])
     else:
-        np_dtype = semantics.NUMPY_DTYPE[dtype]
+        np_dtype = DTYPES[dtype].numpy
         with np.errstate(over="ignore"):
             special = np.array(SPECIAL_F, dtype=np_dtype)
         raw = rng.integers(0, 2**16 if dtype == "f16" else 2**32, n, dtype=np.uint64)
@@ -298,7 +299,7 @@ def random_value(rng: random.Random, dtype: str):
         return round(rng.uniform(-100, 100), rng.randrange(4))
     bits = np.array(rng.getrandbits(16 if dtype == "f16" else 32),
                     dtype=np.uint16 if dtype == "f16" else np.uint32)
-    return bits.view(semantics.NUMPY_DTYPE[dtype]).item()
+    return bits.view(DTYPES[dtype].numpy).item()
 
 
 def random_tree(rng: random.Random, dtype: str, depth: int = 3):
@@ -430,7 +431,7 @@ def test_reduce_matches_a_sequential_c_loop(dtype):
         x = rng.integers(-(2**31), 2**31, (rows, n), dtype=np.int64).astype(np.int32)
     else:
         x = (rng.standard_normal((rows, n)) * rng.choice([1e-3, 1.0, 1e3], (rows, 1))).astype(
-            semantics.NUMPY_DTYPE[dtype])
+            DTYPES[dtype].numpy)
         x[0, 5], x[1, :] = np.nan, -0.0  # NaN propagates through max; an all -0.0 sum is +0.0
     t, w = C_TYPE[dtype], WIDTH[dtype]
     add = "uop_add_i32(acc, v)" if dtype == "i32" else "acc + v"
@@ -466,7 +467,7 @@ def _near_midpoints(dtype: str, rng: np.random.Generator, n: int) -> list[str]:
     from fractions import Fraction
 
     getcontext().prec = 220
-    np_dtype = semantics.NUMPY_DTYPE[dtype]
+    np_dtype = DTYPES[dtype].numpy
     bits = np.uint16 if dtype == "f16" else np.uint32
     top = 0x7BFF if dtype == "f16" else 0x7F7FFFFF
     texts = ["0.1", "1e-3", "-0.0", "65504.0", "65520.0", "65519.99", "3.4028235e38",

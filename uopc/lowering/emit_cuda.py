@@ -43,6 +43,7 @@ from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitError, CEmitter, c_function
 from uopc.lowering.gpu_map import PRIVATE, WMMA_ATTR, WORKGROUP, memory_space
 from uopc.lowering.gpu_schedule import constant_int
 from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
+from uopc.uopdialect.dtypes import DTYPES
 
 #: NVRTC compiles without the system's C headers: these stand in for the ones the shared
 #: C prelude includes (device code gets the math functions from CUDA itself); NAN and
@@ -58,14 +59,14 @@ CUDA_HEADERS: dict[str, str] = {
     "stdlib.h": "",
 }
 
-#: after the C helpers: half precision, restrict, and the f16 helpers the C prelude
-#: defines for `_Float16` only where the C compiler has it
+#: after the C helpers: half precision, restrict, the C spellings of the types CUDA spells
+#: otherwise, and the f16 helpers the C prelude defines for `_Float16` only where the C
+#: compiler has it
 CUDA_PRELUDE = EXTRA_PRELUDE + r"""
 #include <cuda_fp16.h>
 #include <mma.h>
 #define restrict __restrict__
-typedef __half _Float16;
-static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
+""" + "".join(f"typedef {d.cuda} {d.c};\n" for d in DTYPES.values() if d.cuda != d.c) + r"""static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
   const float x = a, y = b;
   return (x > y || x != x || (x == y && !signbit(x))) ? a : b;
 }

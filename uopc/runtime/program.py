@@ -40,8 +40,6 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
     Float64Type,
     IntegerType,
     MemRefType,
@@ -55,8 +53,8 @@ from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.scf_verifier import verify_program, verify_scf
-from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
-from uopc.uopdialect.types import NUMPY_DTYPES
+from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.shapes import Sig
 
 
 class ArgumentError(ValueError):
@@ -88,10 +86,8 @@ class BufferSpec:
 
 
 def _numpy_dtype(t: Attribute, what: str) -> np.dtype:
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float16Type):
-        return np.dtype(np.float16)
+    if t in BY_XDSL:
+        return BY_XDSL[t].numpy
     if isinstance(t, Float64Type):
         return np.dtype(np.float64)
     if isinstance(t, IntegerType):
@@ -357,8 +353,8 @@ def _find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
 def sample_inputs(sigs: Sequence[Sig], rng: np.random.Generator) -> list[np.ndarray]:
     """Arrays to time a kernel on: floats uniform in [0.5, 1.5) (no denormals, no zero
     divisors), integers and booleans all ones (valid indices and masks)."""
-    return [rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype])
-            if sig.dtype in FLOAT_DTYPES else np.ones(sig.shape, NUMPY_DTYPES[sig.dtype])
+    return [rng.uniform(0.5, 1.5, sig.shape).astype(DTYPES[sig.dtype].numpy)
+            if sig.dtype in FLOAT_DTYPES else np.ones(sig.shape, DTYPES[sig.dtype].numpy)
             for sig in sigs]
 
 

@@ -23,7 +23,7 @@ from typing import Any, Optional
 # `ops.OP` when a rule runs, never at import
 from uopc.uopdialect import ops
 from uopc.uopdialect.opinfo import GradientContext
-from uopc.uopdialect.shapes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 
 LN_2 = math.log(2.0)
 
