@@ -88,9 +88,9 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.uopdialect.locations import at_op
-from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
+from uopc.uopdialect.contract import AXIS_ATTR, ROW_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.schedule import Schedule, schedule_of
 from uopc.uopdialect.upstream import PrefetchOp
 
 INDEX = IndexType()

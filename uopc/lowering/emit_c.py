@@ -48,6 +48,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.passes.intrange import Bounds
+from uopc.uopdialect.contract import may_write, written_args
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.semantics import C_PRELUDE
@@ -254,7 +255,7 @@ class CEmitter:
                 f"C functions return at most one; pass out-parameters instead"
             )
         ret = c_type(ftype.outputs.data[0]) if ftype.outputs else "void"
-        written = _written_args(f)
+        written = written_args(f)
         params: list[str] = []
         ffi_params: list[str] = []
         used: set[str] = set()
@@ -742,10 +743,8 @@ def _free_values(op: Operation) -> list[SSAValue]:
 
 
 def _written_in(op: Operation, mem: SSAValue) -> bool:
-    """Does anything inside `op` store to `mem` or hand it to a call (which may)?"""
-    return any((isinstance(inner, memref.StoreOp) and inner.memref == mem)
-               or (isinstance(inner, func.CallOp) and mem in inner.operands)
-               for inner in op.walk())
+    """May anything inside `op` write `mem` (`may_write`)?"""
+    return any(mem in may_write(inner) for inner in op.walk())
 
 
 def _is_function_argument(v: SSAValue) -> bool:
@@ -792,25 +791,6 @@ def _byte_width(t: Attribute) -> int:
     if isinstance(t, IntegerType):  # i1 is stored as one byte
         return max(t.width.data // 8, 1)
     return 8  # f64, index
-
-
-def _written_args(f: func.FuncOp) -> set[int]:
-    """Positions of memref arguments the function may write (stores, calls, views)."""
-    if not f.body.blocks:
-        return set(range(len(f.function_type.inputs)))
-    args = f.body.block.args
-    written: set[int] = set()
-    for op in f.walk():
-        if isinstance(op, memref.StoreOp):
-            targets = [op.memref]
-        elif isinstance(op, (func.CallOp, memref.ViewOp)) or op.name == "memref.subview":
-            targets = list(op.operands)
-        else:
-            continue
-        for t in targets:
-            if t in args:
-                written.add(args.index(t))
-    return written
 
 
 def _ident(name: str) -> str:

@@ -40,9 +40,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.lowering.emit_c import EXTRA_PRELUDE, CEmitError, CEmitter, c_function_name, c_type
-from uopc.lowering.gpu_map import PRIVATE, WMMA_ATTR, WORKGROUP, memory_space
+from uopc.lowering.gpu_map import PRIVATE, WORKGROUP, memory_space
 from uopc.lowering.gpu_schedule import constant_int
-from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
+from uopc.uopdialect.contract import ARENA_ATTR, OUTPUTS_ATTR, WMMA_ATTR
 from uopc.uopdialect.dtypes import DTYPES
 
 #: NVRTC compiles without the system's C headers: these stand in for the ones the shared

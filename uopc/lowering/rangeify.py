@@ -78,10 +78,17 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.indexing import Clamp, Dynamic, Ix, LoopVar, flatten, unflatten
 from uopc.passes.intform import Quotient
-from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
+from uopc.uopdialect.contract import (
+    ARENA_ALIGN,
+    ARENA_ATTR,
+    AXIS_ATTR,
+    KERNEL_ATTR,
+    OUTPUTS_ATTR,
+    ROW_ATTR,
+)
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.types import sig_of
@@ -90,19 +97,9 @@ INDEX = IndexType()
 I1 = IntegerType(1)
 I8 = IntegerType(8)
 I32 = IntegerType(32)
-#: alignment of arena offsets; the runtime aligns the arena's start to it as well
-ARENA_ALIGN = 64
-
 #: the stack memory (per thread) a function's row buffers (`_row_buffered`) may use together
 ROW_BUFFER_BYTES = 64 * 1024
 
-#: attribute names of the calling convention
-OUTPUTS_ATTR = "uopc.outputs"
-ARENA_ATTR = "uopc.arena_bytes"
-#: on an scf.for of a result's loop nest: the output axis it iterates
-AXIS_ATTR = "uop.axis"
-#: on an scf.for that computes a row of `_row_cached`
-ROW_ATTR = "uop.row"
 
 
 class RangeifyError(DiagnosticException):

@@ -71,6 +71,7 @@ from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
 
 from uopc.passes.options import check_option
+from uopc.uopdialect.contract import KERNEL_ATTR
 from uopc.uopdialect.ops import (
     ALL_OPS,
     OPS,
@@ -88,8 +89,6 @@ from uopc.uopdialect.ops import (
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of
 
-#: discardable attribute that marks an outlined kernel function
-KERNEL_ATTR = "uop.kernel"
 
 _UOP_TYPES = frozenset(ALL_OPS)
 _MOVEMENT = tuple(info.op for info in OPS.values() if info.movement)

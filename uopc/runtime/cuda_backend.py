@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 from uopc.lowering.emit_cuda import CUDA_HEADERS, HostPlan, emit_cuda_unit
 from uopc.lowering.gpu_map import gpu_lowering
 from uopc.lowering.pipeline import run_pipeline
-from uopc.lowering.rangeify import ARENA_ALIGN
+from uopc.uopdialect.contract import ARENA_ALIGN
 from uopc.runtime.engine import strict_float
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, \

@@ -49,10 +49,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from uopc.lowering.pipeline import lower_to_loops
-from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
 from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.scf_verifier import verify_program, verify_scf
+from uopc.uopdialect.contract import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR, written_args
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.shapes import Sig
 
@@ -169,7 +169,7 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
             callee = SymbolTable.lookup_symbol(module, op.callee) if module else None
             if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
                 continue
-            written = [op.operands[k] for k in sorted(_written_args(callee, memo))]
+            written = [op.operands[k] for k in sorted(written_args(callee, True, memo))]
         else:
             written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
         temporaries += [views[v] for v in dict.fromkeys(written) if v in views]
@@ -186,7 +186,7 @@ def _is_callee_arena(user: Operation, index: int, module: Operation | None) -> b
 
 def _leading_written(fn: func.FuncOp) -> int:
     """How many leading arguments a hand-written function writes."""
-    written = _written_args(fn, {})
+    written = written_args(fn, follow_calls=True)
     n = 0
     while n in written:
         n += 1
@@ -196,30 +196,6 @@ def _leading_written(fn: func.FuncOp) -> int:
             f"not all arguments before them: put the output buffers first"
         )
     return n
-
-
-def _written_args(fn: func.FuncOp, memo: dict[str, set[int]]) -> set[int]:
-    """Positions of the arguments `fn` stores to, directly or through the functions it
-    calls (in the same module)."""
-    name = fn.sym_name.data
-    if name in memo:
-        return memo[name]
-    memo[name] = set()  # a recursive call adds nothing new
-    module = fn.parent_op()
-    args = list(fn.body.block.args)
-    written: set[int] = set()
-    for op in fn.walk():
-        if isinstance(op, memref.StoreOp) and op.memref in args:
-            written.add(args.index(op.memref))
-        elif isinstance(op, func.CallOp) and module is not None:
-            callee = SymbolTable.lookup_symbol(module, op.callee)
-            if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
-                continue
-            for k in _written_args(callee, memo):
-                if op.operands[k] in args:
-                    written.add(args.index(op.operands[k]))
-    memo[name] = written
-    return written
 
 
 class Program:

@@ -34,12 +34,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 
-from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
 from uopc.runtime.program import compile_entries, sample_inputs
-from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
+from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.schedule import Schedule
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.types import sig_of
 
