@@ -50,5 +50,5 @@ def test_followed_calls_count_only_the_positions_the_callee_writes():
     assert written_args(fns["main"], follow_calls=True) == {1}
     assert written_args(fns["ext"], follow_calls=True) == set()
     memo: dict[str, set[int]] = {}
-    written_args(fns["main"], True, memo)
+    written_args(fns["main"], follow_calls=True, memo=memo)
     assert memo == {"main": {1}, "kernel": {0}}

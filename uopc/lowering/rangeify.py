@@ -101,7 +101,6 @@ I32 = IntegerType(32)
 ROW_BUFFER_BYTES = 64 * 1024
 
 
-
 class RangeifyError(DiagnosticException):
     """A function cannot be lowered; the message names the op and the fix."""
 

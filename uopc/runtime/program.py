@@ -169,7 +169,8 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
             callee = SymbolTable.lookup_symbol(module, op.callee) if module else None
             if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
                 continue
-            written = [op.operands[k] for k in sorted(written_args(callee, True, memo))]
+            positions = written_args(callee, follow_calls=True, memo=memo)
+            written = [op.operands[k] for k in sorted(positions)]
         else:
             written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
         temporaries += [views[v] for v in dict.fromkeys(written) if v in views]

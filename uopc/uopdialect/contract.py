@@ -80,7 +80,7 @@ def written_args(fn: func.FuncOp, follow_calls: bool = False,
             callee = SymbolTable.lookup_symbol(module, op.callee)
             if not isinstance(callee, func.FuncOp):
                 continue
-            targets = [op.operands[k] for k in written_args(callee, True, memo)]
+            targets = [op.operands[k] for k in written_args(callee, follow_calls=True, memo=memo)]
         else:
             continue
         written.update(args.index(t) for t in targets if t in args)
