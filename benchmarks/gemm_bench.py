@@ -56,10 +56,10 @@ VARIANTS = {
 
 def bench(n: int, repeat: int) -> None:
     from uopc.pipelines import run_pipeline
-    from uopc.passes.kernel_graph import KERNEL_ATTR
     from uopc.runtime import compile_program, parse_program
     from uopc.testing.ir_programs import matmul_text
-    from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
+    from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+    from uopc.uopdialect.schedule import Schedule
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(np.float32)

@@ -8,7 +8,7 @@ import numpy as np
 from uopc.frontend.tensor import Tensor
 from uopc.targets.emit_c import CEmitter
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
-from uopc.lowering.rangeify import ARENA_ALIGN
+from uopc.uopdialect.contract import ARENA_ALIGN
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
 from uopc.runtime.c_backend import CBackend

@@ -23,8 +23,9 @@ from xdsl.printer import Printer
 from uopc.uopdialect.context import make_context
 from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect import ops as u
-from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig
-from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.shapes import ShapeError, Sig
+from uopc.uopdialect.types import sig_of, tensor_type
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
 MAX_ELEMENTS = 96
@@ -42,7 +43,7 @@ def random_array(rng: random.Random, sig: Sig) -> np.ndarray:
         data = [rng.choice(SPECIAL_FLOATS + [rng.uniform(-8, 8)]) for _ in range(n)]
     if n > 1 and rng.random() < 0.3:
         data = [data[0]] * n  # a splat
-    return np.array(data, dtype=NUMPY_DTYPES[sig.dtype]).reshape(sig.shape)
+    return np.array(data, dtype=DTYPES[sig.dtype].numpy).reshape(sig.shape)
 
 
 class ProgramGenerator:
@@ -242,7 +243,7 @@ def test_corpus_covers_every_op():
 def test_constants_keep_their_bits():
     """-0.0, inf and nan survive the text form in f32 and f16 (xDSL workarounds)."""
     for dtype in ("f32", "f16"):
-        values = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0], dtype=NUMPY_DTYPES[dtype])
+        values = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0], dtype=DTYPES[dtype].numpy)
         op = u.ConstOp.from_array(values, Sig((6,), dtype))
         block = Block()
         block.add_op(op)

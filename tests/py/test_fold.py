@@ -21,6 +21,7 @@ from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
 from uopc.passes.fold import UopFoldPass
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 
 CTX = make_context()
@@ -120,7 +121,7 @@ BINARY = ["add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod"]
 def test_dense_literals_fold_elementwise(op, dtype, shape, data):
     if op.startswith("floor") and dtype != "i32":
         dtype = "i32"
-    np_dtype = semantics.NUMPY_DTYPE[dtype]
+    np_dtype = DTYPES[dtype].numpy
     elements = st.integers(-100, 100) if dtype == "i32" else None
     a = data.draw(hnp.arrays(np_dtype, shape, elements=elements))
     b = data.draw(hnp.arrays(np_dtype, shape, elements=elements))

@@ -14,13 +14,13 @@ import pytest
 
 from uopc.frontend.tensor import Tensor
 from uopc.pipelines import run_pipeline
-from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime import engine as engine_module
 from uopc.runtime.engine import Engine
 from uopc.testing.ir_programs import matmul_text
-from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
+from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.schedule import Schedule
 
 RNG = np.random.default_rng(7)
 

@@ -30,10 +30,9 @@ from uopc.uopdialect import semantics
 from uopc.passes.fold import UopFoldPass
 from uopc.testing.csnippet import run_c
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 
-C_TYPE = {"i1": "bool", "i32": "int32_t", "f32": "float", "f16": "_Float16"}
-BITS = {"i1": np.uint8, "i32": np.uint32, "f32": np.uint32, "f16": np.uint16}
 HEADER = "#include <stdio.h>\n#include <string.h>\n#include <stdbool.h>\n" + semantics.C_PRELUDE
 
 
@@ -41,7 +40,7 @@ def bits_of(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype == np.bool_:
         return x.astype(np.uint64)
-    return x.view(BITS[semantics.dtype_name(x)]).astype(np.uint64)
+    return x.view(f"u{DTYPES[semantics.dtype_name(x)].itemsize}").astype(np.uint64)
 
 
 def same_bits(ours: np.ndarray, c_bits: np.ndarray, dtype: str) -> np.ndarray:
@@ -49,7 +48,7 @@ def same_bits(ours: np.ndarray, c_bits: np.ndarray, dtype: str) -> np.ndarray:
     ours = np.asarray(ours)
     agree = bits_of(ours) == c_bits
     if dtype in ("f32", "f16"):
-        theirs = c_bits.astype(BITS[dtype]).view(semantics.NUMPY_DTYPE[dtype])
+        theirs = c_bits.astype(f"u{DTYPES[dtype].itemsize}").view(DTYPES[dtype].numpy)
         agree |= np.isnan(ours) & np.isnan(theirs)
     return agree
 
@@ -80,29 +79,31 @@ def c_expr(op: str, dtype: str, args: list[str], arg_dtypes: list[str]) -> str:
     if op == "where":
         return f"({a} ? {args[1]} : {args[2]})"
     if op == "cast":
-        return f"({a} != 0)" if dtype == "i1" else f"({C_TYPE[dtype]}){a}"
+        return f"({a} != 0)" if dtype == "i1" else f"({DTYPES[dtype].c}){a}"
     f = {"recip": "1.0f / {}", "sqrt": "sqrtf({})", "exp2": "exp2f({})",
          "log2": "log2f({})", "sin": "sinf({})",
          "round": "rintf({})"}.get(op, op + "f({})")
     return f.format(f"(float){a}")
 
 
-WIDTH = {"i1": 8, "i32": 32, "f32": 32, "f16": 16}
+def _width(dtype: str) -> int:
+    """Bits of one element in a buffer (i1 takes a byte)."""
+    return 8 * DTYPES[dtype].itemsize
 
 
 def _load(dtype: str, name: str, source: str) -> str:
     """C that declares `name` of `dtype` from the raw bits in the expression `source`."""
     if dtype == "i1":
         return f"bool {name} = ({source}) != 0;"
-    w = WIDTH[dtype]
-    return (f"{C_TYPE[dtype]} {name}; {{ uint{w}_t b = (uint{w}_t)({source}); "
+    w = _width(dtype)
+    return (f"{DTYPES[dtype].c} {name}; {{ uint{w}_t b = (uint{w}_t)({source}); "
             f"memcpy(&{name}, &b, sizeof b); }}")
 
 
 def _print(dtype: str, name: str) -> str:
     if dtype == "i1":
         return f'printf("%x\\n", (unsigned){name});'
-    w = WIDTH[dtype]
+    w = _width(dtype)
     return f'{{ uint{w}_t b; memcpy(&b, &{name}, sizeof b); printf("%x\\n", (unsigned)b); }}'
 
 
@@ -132,7 +133,7 @@ class CProgram:
 
     def assign(self, dtype: str, text: str) -> str:
         name = self.fresh()
-        self.lines.append(f"{C_TYPE[dtype]} {name} = {text};")
+        self.lines.append(f"{DTYPES[dtype].c} {name} = {text};")
         return name
 
     def emit(self, name: str, dtype: str) -> None:
@@ -154,11 +155,11 @@ class CProgram:
         loads = []
         for j, (dtype, arr) in enumerate(zip(in_dtypes, arrays)):
             data = ", ".join(f"{int(b)}u" for b in bits_of(arr))
-            decls.append(f"static volatile uint{WIDTH[dtype]}_t in{k}_{j}[{n}] = {{{data}}};")
+            decls.append(f"static volatile uint{_width(dtype)}_t in{k}_{j}[{n}] = {{{data}}};")
             loads.append(_load(dtype, f"a{j}", f"in{k}_{j}[i]"))
         result = text([f"a{j}" for j in range(len(arrays))])
         body = (f"for (int i = 0; i < {n}; i++) {{ {' '.join(loads)} "
-                f"{C_TYPE[out_dtype]} r = {result}; {_print(out_dtype, 'r')} }}")
+                f"{DTYPES[out_dtype].c} r = {result}; {_print(out_dtype, 'r')} }}")
         self.functions.append("\n".join(decls) + "\n" + body)
 
     def run(self) -> np.ndarray:
@@ -189,7 +190,7 @@ def _operands(dtype: str, rng: np.random.Generator, n: int) -> tuple[np.ndarray,
         small = rng.integers(-20, 20, n).astype(np.int32)
         pool = np.concatenate([special, rand, small])
     else:
-        np_dtype = semantics.NUMPY_DTYPE[dtype]
+        np_dtype = DTYPES[dtype].numpy
         with np.errstate(over="ignore"):
             special = np.array(SPECIAL_F, dtype=np_dtype)
         raw = rng.integers(0, 2**16 if dtype == "f16" else 2**32, n, dtype=np.uint64)
@@ -298,7 +299,7 @@ def random_value(rng: random.Random, dtype: str):
         return round(rng.uniform(-100, 100), rng.randrange(4))
     bits = np.array(rng.getrandbits(16 if dtype == "f16" else 32),
                     dtype=np.uint16 if dtype == "f16" else np.uint32)
-    return bits.view(semantics.NUMPY_DTYPE[dtype]).item()
+    return bits.view(DTYPES[dtype].numpy).item()
 
 
 def random_tree(rng: random.Random, dtype: str, depth: int = 3):
@@ -430,9 +431,9 @@ def test_reduce_matches_a_sequential_c_loop(dtype):
         x = rng.integers(-(2**31), 2**31, (rows, n), dtype=np.int64).astype(np.int32)
     else:
         x = (rng.standard_normal((rows, n)) * rng.choice([1e-3, 1.0, 1e3], (rows, 1))).astype(
-            semantics.NUMPY_DTYPE[dtype])
+            DTYPES[dtype].numpy)
         x[0, 5], x[1, :] = np.nan, -0.0  # NaN propagates through max; an all -0.0 sum is +0.0
-    t, w = C_TYPE[dtype], WIDTH[dtype]
+    t, w = DTYPES[dtype].c, _width(dtype)
     add = "uop_add_i32(acc, v)" if dtype == "i32" else "acc + v"
     mx = "(v > acc ? v : acc)" if dtype == "i32" else f"uop_max_{dtype}(acc, v)"
     start_max = "INT32_MIN" if dtype == "i32" else f"({t})-INFINITY"
@@ -466,7 +467,7 @@ def _near_midpoints(dtype: str, rng: np.random.Generator, n: int) -> list[str]:
     from fractions import Fraction
 
     getcontext().prec = 220
-    np_dtype = semantics.NUMPY_DTYPE[dtype]
+    np_dtype = DTYPES[dtype].numpy
     bits = np.uint16 if dtype == "f16" else np.uint32
     top = 0x7BFF if dtype == "f16" else 0x7F7FFFFF
     texts = ["0.1", "1e-3", "-0.0", "65504.0", "65520.0", "65519.99", "3.4028235e38",
@@ -488,9 +489,9 @@ def test_literals_round_like_c(dtype):
     texts = _near_midpoints(dtype, np.random.default_rng(11), 400)
     suffix = "f" if dtype == "f32" else "f16"
     values = ", ".join(f"{t}{suffix}" for t in texts)
-    w = WIDTH[dtype]
+    w = _width(dtype)
     source = f"""{HEADER}
-static const {C_TYPE[dtype]} lits[] = {{{values}}};
+static const {DTYPES[dtype].c} lits[] = {{{values}}};
 int main(void) {{
   for (unsigned i = 0; i < sizeof lits / sizeof lits[0]; i++) {{
     uint{w}_t b; memcpy(&b, &lits[i], sizeof b); printf("%x\\n", (unsigned)b);

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from uopc.pipelines import run_pipeline
-from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime import parse_program, tuning
 from uopc.runtime.backend import default_backend
 from uopc.runtime.tuning import TuningCache, kernel_key, search_schedules
 from uopc.testing.ir_programs import matmul_text
-from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
+from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.schedule import Schedule, schedule_of
 
 MATMUL = matmul_text(16, 32, 16)
 

@@ -17,7 +17,8 @@ from uopc.uopdialect.context import make_context
 from uopc.passes.constprop import evaluate as evaluate_op
 from uopc.importers.uir import UirError, parse_uir
 from uopc.uopdialect import ops as u
-from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
+from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.types import sig_of
 
 
 def outer_reduce_program(n: int) -> str:
@@ -248,7 +249,7 @@ def test_float_literals_round_as_c_reads_them(text, dtype, want):
     literals = [op.as_array() for op in ops if isinstance(op, u.ConstOp)]
     assert len(literals) == 3
     for array in literals:
-        assert array.dtype == np.dtype(NUMPY_DTYPES[dtype])
+        assert array.dtype == DTYPES[dtype].numpy
         assert array.flat[0] == want
         assert array.flat[0] == semantics.literal(text, dtype)
 

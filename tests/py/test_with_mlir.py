@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
-from uopc.lowering.rangeify import ARENA_ATTR
+from uopc.uopdialect.contract import ARENA_ATTR
 from uopc.runtime import engine as engine_module
 from uopc.runtime.driver import compile_program, parse_program
 from uopc.testing import with_mlir

@@ -35,8 +35,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
-from uopc.gpu.map import PRIVATE, WMMA_ATTR, WORKGROUP, Emit, memory_space
+from uopc.gpu.map import PRIVATE, WORKGROUP, Emit, memory_space
 from uopc.gpu.schedule import constant_int
+from uopc.uopdialect.contract import WMMA_ATTR
 
 _INDEX = IndexType()
 _DIMS = ("x", "y", "z")

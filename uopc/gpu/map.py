@@ -49,12 +49,11 @@ from uopc.gpu.schedule import (
     constant_int,
     wmma_of,
 )
+from uopc.uopdialect.contract import WMMA_ATTR
 
 #: memory spaces of `memref.alloca` inside a launch (the NVVM numbering)
 WORKGROUP = 3
 PRIVATE = 5
-#: the attribute of a warp tile product's declaration: the layouts of A and B
-WMMA_ATTR = "uop.wmma"
 _INDEX = IndexType()
 
 

@@ -58,8 +58,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
-from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.passes.options import check_option
+from uopc.uopdialect.contract import KERNEL_ATTR
 
 #: the name of a kernel's GPU schedule attribute
 GPU_ATTR = "uop.gpu"

@@ -80,7 +80,8 @@ from uopc.uopdialect.locations import LineIndex
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
-from uopc.uopdialect.types import NUMPY_DTYPES, sig_of, tensor_type
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.types import sig_of, tensor_type
 
 class DecimalLiteral(float):
     """A float literal that keeps its source text: a constant of a float type is rounded
@@ -362,11 +363,11 @@ def _array(value: Value, dtype: str) -> np.ndarray:
     """A literal (checked by `_check_fits`) as a numpy array of `dtype`. Float elements are
     rounded from their decimal text as C rounds them (`semantics.literal`): through a
     Python float first, some decimals near a midpoint would be one unit off."""
-    if dtype not in shapes.FLOAT_DTYPES:
-        return np.array(value, dtype=NUMPY_DTYPES[dtype])
+    if dtype not in FLOAT_DTYPES:
+        return np.array(value, dtype=DTYPES[dtype].numpy)
     flat = [semantics.literal(v.text if isinstance(v, DecimalLiteral) else str(v), dtype)
             for v in _flatten(value)]
-    return np.array(flat, dtype=NUMPY_DTYPES[dtype]).reshape(_literal_shape(value))
+    return np.array(flat, dtype=DTYPES[dtype].numpy).reshape(_literal_shape(value))
 
 
 class _Importer:
@@ -470,11 +471,11 @@ class _Importer:
         lit = st.attrs.get("dtype")
         if lit is None:
             if default is None:
-                raise self.error(f"{st.op.text} needs dtype=: one of {', '.join(shapes.DTYPES)}")
+                raise self.error(f"{st.op.text} needs dtype=: one of {', '.join(DTYPES)}")
             return default
-        if not isinstance(lit.value, str) or lit.value not in shapes.DTYPES:
+        if not isinstance(lit.value, str) or lit.value not in DTYPES:
             raise self.error(f"unsupported dtype {lit.value}: expected one of "
-                             f"{', '.join(shapes.DTYPES)}", lit)
+                             f"{', '.join(DTYPES)}", lit)
         return lit.value
 
     def _ints(self, operand: Operand, what: str, depth: int = 1) -> tuple:

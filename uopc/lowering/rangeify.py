@@ -78,31 +78,27 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.lowering.indexing import Clamp, Dynamic, Ix, LoopVar, flatten, unflatten
 from uopc.passes.intform import Quotient
-from uopc.passes.kernelize import KERNEL_ATTR
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.shapes import FLOAT_DTYPES
+from uopc.uopdialect.contract import (
+    ARENA_ALIGN,
+    ARENA_ATTR,
+    AXIS_ATTR,
+    KERNEL_ATTR,
+    OUTPUTS_ATTR,
+    ROW_ATTR,
+)
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.locations import about, at_op
-from uopc.uopdialect.types import ELEMENT_TYPES, sig_of
+from uopc.uopdialect.types import sig_of
 
 INDEX = IndexType()
 I1 = IntegerType(1)
 I8 = IntegerType(8)
 I32 = IntegerType(32)
-#: alignment of arena offsets; the runtime aligns the arena's start to it as well
-ARENA_ALIGN = 64
-
 #: the stack memory (per thread) a function's row buffers (`_row_buffered`) may use together
 ROW_BUFFER_BYTES = 64 * 1024
-
-#: attribute names of the calling convention
-OUTPUTS_ATTR = "uopc.outputs"
-ARENA_ATTR = "uopc.arena_bytes"
-#: on an scf.for of a result's loop nest: the output axis it iterates
-AXIS_ATTR = "uop.axis"
-#: on an scf.for that computes a row of `_row_cached`
-ROW_ATTR = "uop.row"
 
 
 class RangeifyError(DiagnosticException):
@@ -426,7 +422,7 @@ class FunctionLowering:
 
     def zero(self, dtype: str) -> S:
         """0, 0.0 or false of element type `dtype` (pad's fill, a cast's "nonzero" test)."""
-        return self.const(0.0 if dtype in FLOAT_DTYPES else 0, ELEMENT_TYPES[dtype])
+        return self.const(0.0 if dtype in FLOAT_DTYPES else 0, DTYPES[dtype].xdsl)
 
     def index(self, ix: Ix) -> S:
         """An index-typed SSA value computing `ix`."""
@@ -574,7 +570,7 @@ class FunctionLowering:
         """SPEC §5 casts: float->int truncates, ->i1 is "nonzero", i1-> is 0 or 1."""
         if src == dst:
             return a
-        t = ELEMENT_TYPES[dst]
+        t = DTYPES[dst].xdsl
         if dst == "i1":
             zero = self.zero(src)
             if src in FLOAT_DTYPES:
@@ -587,7 +583,8 @@ class FunctionLowering:
             return self.put(arith.SIToFPOp(a.value, t), a)
         if dst == "i32":
             return self.put(arith.FPToSIOp(a.value, t), a)
-        op = arith.ExtFOp(a.value, t) if dst == "f32" else arith.TruncFOp(a.value, t)
+        widen = DTYPES[dst].bits > DTYPES[src].bits
+        op = arith.ExtFOp(a.value, t) if widen else arith.TruncFOp(a.value, t)
         return self.put(op, a)
 
     def _rule_reshape(self, op: uop.ReshapeOp, idx):
@@ -735,7 +732,7 @@ class FunctionLowering:
         saved = self.stack
         self.stack = saved[: first + 1]
         self.stack[-1:] = [_with_anchor(saved, first)]
-        row = memref.AllocaOp.get(ELEMENT_TYPES[sig.dtype], shape=shape)
+        row = memref.AllocaOp.get(DTYPES[sig.dtype].xdsl, shape=shape)
         self._insert(first, row)
         row_idx = []
         loops = []
@@ -787,7 +784,7 @@ class FunctionLowering:
         saved = self.stack
         self.stack = saved[: level + 1]
         self.stack[-1:] = [_with_anchor(saved, level)]
-        row = memref.AllocaOp.get(ELEMENT_TYPES[sig_of(v.type).dtype], shape=[var.size])
+        row = memref.AllocaOp.get(DTYPES[sig_of(v.type).dtype].xdsl, shape=[var.size])
         self._insert(level, row)
         frame = self._open_loop(var.size)
         frame.loop.attributes[ROW_ATTR] = UnitAttr()
@@ -812,7 +809,7 @@ class FunctionLowering:
                      deps: frozenset[LoopVar]) -> Steps:
         """The reduction loops at `level`, for result index `idx` (which depends on `deps`)."""
         sig = sig_of(op.src.type)
-        t = ELEMENT_TYPES[sig.dtype]
+        t = DTYPES[sig.dtype].xdsl
         kind = op.kind()
         axes = sorted(op.ints("axes"))
         acc = self.const(reduce_identity(kind, sig.dtype).item(), t)

@@ -26,11 +26,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
 
+from uopc.uopdialect.contract import KERNEL_ATTR
 from uopc.uopdialect.ops import ALL_OPS, OPS, ContiguousOp, DecodeOp, ExpandOp, ReduceOp
 from uopc.uopdialect.types import sig_of
 
 #: discardable attribute that marks an outlined kernel function
-KERNEL_ATTR = "uop.kernel"
 #: discardable attribute that marks a `uop.contiguous` inserted to stage a broadcast
 STAGED_ATTR = "uop.staged"
 

@@ -30,14 +30,11 @@ from xdsl.passes import ModulePass
 
 from uopc.passes.bound_depth import BoundDepthPass
 from uopc.passes.cut_kernels import CutKernelsPass
-from uopc.passes.kernel_graph import KERNEL_ATTR, plan_functions  # noqa: F401
+from uopc.passes.kernel_graph import plan_functions
 from uopc.passes.layout_copies import MIN_COPY_READS, LayoutCopiesPass
 from uopc.passes.merge_reduce_axes import MergeReduceAxesPass
 from uopc.passes.stage_broadcasts import StageBroadcastsPass
 
-# KERNEL_ATTR is imported only for uopc/lowering/rangeify.py and gpu_schedule.py, which
-# read it from here until their move to new packages (another branch) switches them to
-# uopc.passes.kernel_graph
 
 
 @dataclass(frozen=True)

@@ -68,12 +68,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.options import check_option
 from uopc.passes.strides import contiguous_strides, view_strides
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.quant_formats import CODES
-from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
+from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.schedule import Schedule
 from uopc.uopdialect.types import sig_of
 
 #: element operations from which a kernel runs on several threads (about 100 us of work

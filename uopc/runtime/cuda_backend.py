@@ -38,11 +38,11 @@ from typing import Any, Callable, ClassVar, cast
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc.targets.emit_cuda import HostPlan, emit_cuda_unit
-from uopc.targets.prelude import CUDA_HEADERS
 from uopc import settings
 from uopc.pipelines import gpu_tail
-from uopc.lowering.rangeify import ARENA_ALIGN
+from uopc.targets.emit_cuda import HostPlan, emit_cuda_unit
+from uopc.targets.prelude import CUDA_HEADERS
+from uopc.uopdialect.contract import ARENA_ALIGN
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, \
     file_digest, numbered

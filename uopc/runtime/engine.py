@@ -69,7 +69,8 @@ from uopc.uopdialect.graph_to_ir import build_module
 from uopc.uopdialect.ops import OP, ReduceOp
 from uopc.uopdialect.schedule import schedule_of
 from uopc.uopdialect.shapes import Sig
-from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
+from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.types import sig_of
 
 @contextmanager
 def reduce_fusion(enabled: bool = True) -> Iterator[None]:
@@ -358,7 +359,7 @@ def time_kernels(program: Program, kernels: list[KernelInfo],
         if fn is None or library.parameter_count(k.name) != 1 + len(k.inputs):
             times.append(None)
             continue
-        arrays = [np.empty(k.out.shape, NUMPY_DTYPES[k.out.dtype]),
+        arrays = [np.empty(k.out.shape, DTYPES[k.out.dtype].numpy),
                   *sample_inputs(k.inputs, rng)]
         pointers = [library.bind(a) for a in arrays]
         best = math.inf

@@ -54,7 +54,7 @@ from uopc.runtime.compiler import (
 )
 from uopc.runtime.engine import compile_mode
 from uopc.runtime.plan import Plan
-from uopc.uopdialect.types import NUMPY_DTYPES
+from uopc.uopdialect.dtypes import DTYPES
 
 
 class ExportError(ValueError):
@@ -134,7 +134,7 @@ def _outputs(plan: Plan, names: Sequence[str]) -> tuple[list[dict[str, Any]], li
         sig = plan.compiled_sigs[root.index]
         compiled_at[root.index] = k
         entries.append({"name": name, "shape": list(sig.shape),
-                        "dtype": np.dtype(NUMPY_DTYPES[sig.dtype]).name})
+                        "dtype": DTYPES[sig.dtype].numpy.name})
     return entries, compiled_at
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
-from uopc.uopdialect.types import NUMPY_DTYPES
 
 #: what a cached plan holds besides its arena and source texts: the loaded library's
 #: mapping, its cffi wrapper and the plan's records (measured: ~40 KB per plan of a small
@@ -98,7 +98,7 @@ class Plan:
     _spare: list[np.ndarray | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._dtypes = [np.dtype(NUMPY_DTYPES[s.dtype]) for s in self.compiled_sigs]
+        self._dtypes = [DTYPES[s.dtype].numpy for s in self.compiled_sigs]
         self._spare = [None] * len(self.compiled_sigs)
 
     @property

@@ -38,8 +38,6 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
     Float64Type,
     IntegerAttr,
     IntegerType,
@@ -49,12 +47,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from uopc.lowering.rangeify import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR
 from uopc.pipelines import run_pipeline
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.plan import MemoryPlan
-from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig
-from uopc.uopdialect.types import NUMPY_DTYPES
+from uopc.uopdialect.contract import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR, written_args
+from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.shapes import Sig
 
 
 class ArgumentError(ValueError):
@@ -86,10 +84,8 @@ class BufferSpec:
 
 
 def _numpy_dtype(t: Attribute, what: str) -> np.dtype:
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float16Type):
-        return np.dtype(np.float16)
+    if t in BY_XDSL:
+        return BY_XDSL[t].numpy
     if isinstance(t, Float64Type):
         return np.dtype(np.float64)
     if isinstance(t, IntegerType):
@@ -179,7 +175,8 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
             callee = SymbolTable.lookup_symbol(module, op.callee) if module else None
             if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
                 continue
-            written = [op.operands[k] for k in sorted(_written_args(callee, memo))]
+            positions = written_args(callee, follow_calls=True, memo=memo)
+            written = [op.operands[k] for k in sorted(positions)]
         else:
             written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
         temporaries += [views[v] for v in dict.fromkeys(written) if v in views]
@@ -196,7 +193,7 @@ def _is_callee_arena(user: Operation, index: int, module: Operation | None) -> b
 
 def _leading_written(fn: func.FuncOp) -> int:
     """How many leading arguments a hand-written function writes."""
-    written = _written_args(fn, {})
+    written = written_args(fn, follow_calls=True)
     n = 0
     while n in written:
         n += 1
@@ -206,30 +203,6 @@ def _leading_written(fn: func.FuncOp) -> int:
             f"not all arguments before them: put the output buffers first"
         )
     return n
-
-
-def _written_args(fn: func.FuncOp, memo: dict[str, set[int]]) -> set[int]:
-    """Positions of the arguments `fn` stores to, directly or through the functions it
-    calls (in the same module)."""
-    name = fn.sym_name.data
-    if name in memo:
-        return memo[name]
-    memo[name] = set()  # a recursive call adds nothing new
-    module = fn.parent_op()
-    args: list[SSAValue] = list(fn.body.block.args)
-    written: set[int] = set()
-    for op in fn.walk():
-        if isinstance(op, memref.StoreOp) and op.memref in args:
-            written.add(args.index(op.memref))
-        elif isinstance(op, func.CallOp) and module is not None:
-            callee = SymbolTable.lookup_symbol(module, op.callee)
-            if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
-                continue
-            for k in _written_args(callee, memo):
-                if op.operands[k] in args:
-                    written.add(args.index(op.operands[k]))
-    memo[name] = written
-    return written
 
 
 class Program:
@@ -358,8 +331,8 @@ def find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
 def sample_inputs(sigs: Sequence[Sig], rng: np.random.Generator) -> list[np.ndarray]:
     """Arrays to time a kernel on: floats uniform in [0.5, 1.5) (no denormals, no zero
     divisors), integers and booleans all ones (valid indices and masks)."""
-    return [rng.uniform(0.5, 1.5, sig.shape).astype(NUMPY_DTYPES[sig.dtype])
-            if sig.dtype in FLOAT_DTYPES else np.ones(sig.shape, NUMPY_DTYPES[sig.dtype])
+    return [rng.uniform(0.5, 1.5, sig.shape).astype(DTYPES[sig.dtype].numpy)
+            if sig.dtype in FLOAT_DTYPES else np.ones(sig.shape, DTYPES[sig.dtype].numpy)
             for sig in sigs]
 
 

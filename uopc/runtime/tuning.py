@@ -35,13 +35,14 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 
 from uopc import settings
-from uopc.passes.kernel_graph import KERNEL_ATTR
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
 from uopc.runtime.program import load_entries, sample_inputs
-from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule
-from uopc.uopdialect.types import NUMPY_DTYPES, sig_of
+from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.schedule import Schedule
+from uopc.uopdialect.types import sig_of
 
 #: timed runs per candidate
 REPEATS = 5
@@ -129,7 +130,7 @@ def measure(kernel: func.FuncOp, schedules: list[Schedule], backend: Backend,
     programs = load_entries(module, names, backend)
     inputs = sample_inputs([sig_of(t) for t in kernel.function_type.inputs.data],
                            np.random.default_rng(0))
-    outputs = [np.empty(sig_of(t).shape, NUMPY_DTYPES[sig_of(t).dtype])
+    outputs = [np.empty(sig_of(t).shape, DTYPES[sig_of(t).dtype].numpy)
                for t in kernel.function_type.outputs.data]
     times: list[list[float]] = [[] for _ in schedules]
     deadline = time.perf_counter() + seconds

@@ -34,8 +34,6 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
     Float64Type,
     FloatAttr,
     IndexType,
@@ -51,6 +49,8 @@ from xdsl.utils.target import Target
 
 from uopc.passes.intrange import Bounds
 from uopc.targets.prelude import EXTRA_PRELUDE
+from uopc.uopdialect.contract import may_write, written_args
+from uopc.uopdialect.dtypes import BY_XDSL, DTYPES
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.semantics import C_PRELUDE
 from uopc.uopdialect.upstream import PrefetchOp
@@ -67,6 +67,9 @@ class CEmitError(ValueError):
 
 
 def c_type(t: Attribute) -> str:
+    d = BY_XDSL.get(t)
+    if d is not None:
+        return d.c
     if isinstance(t, IndexType):
         return "int64_t"
     if isinstance(t, IntegerType):
@@ -75,10 +78,6 @@ def c_type(t: Attribute) -> str:
             return "bool"
         if width in (8, 16, 32, 64):
             return f"int{width}_t" if width != 8 else "uint8_t"
-    if isinstance(t, Float32Type):
-        return "float"
-    if isinstance(t, Float16Type):
-        return "_Float16"
     if isinstance(t, Float64Type):
         return "double"
     if isinstance(t, MemRefType):
@@ -98,10 +97,11 @@ def float_literal(value: float, t: Attribute) -> str:
     if math.isinf(value):
         return "INFINITY" if value > 0 else "(-INFINITY)"
     text = repr(value)  # the shortest decimal that reads back as the same double
-    if isinstance(t, Float32Type):
+    d = BY_XDSL.get(t)
+    if d is not None and d.widened_to:
+        text = f"({d.c}){text}f"
+    elif d is not None:
         text += "f"
-    elif isinstance(t, Float16Type):
-        text = f"(_Float16){text}f"
     return f"({text})" if value < 0 or text.startswith("-") else text
 
 
@@ -239,7 +239,7 @@ class CEmitter:
                 f"C functions return at most one; pass out-parameters instead"
             )
         ret = c_type(ftype.outputs.data[0]) if ftype.outputs else "void"
-        written = _written_args(f)
+        written = written_args(f)
         params: list[str] = []
         ffi_params: list[str] = []
         used: set[str] = set()
@@ -554,8 +554,9 @@ class CEmitter:
         t = op.result.type
         if type(op) in _WRAPPING and isinstance(t, IntegerType) and t.width.data == 32:
             return f"(int32_t)((uint32_t){a} {symbol} (uint32_t){b})"
-        if isinstance(t, Float16Type):
-            return f"(_Float16)({a} {symbol} {b})"
+        d = BY_XDSL.get(t)
+        if d is not None and d.widened_to:
+            return f"({d.c})({a} {symbol} {b})"
         if isinstance(t, IntegerType) and t.width.data == 1 and symbol in ("+", "*", "-"):
             return f"{a} {'&' if symbol == '*' else '^'} {b}"  # arithmetic modulo 2
         return f"{a} {symbol} {b}"
@@ -578,11 +579,11 @@ class CEmitter:
         a, b = self.name(op.lhs), self.name(op.rhs)
         t = op.result.type
         if isinstance(op, (arith.MaximumfOp, arith.MinimumfOp)):
-            suffix = {Float32Type: "f32", Float16Type: "f16"}.get(type(t))
-            if suffix is None:
+            d = BY_XDSL.get(t)
+            if d is None or not d.is_float:
                 raise CEmitError(f"C emitter: {op.name} on {t}: only f32 and f16")
             kind = "max" if isinstance(op, arith.MaximumfOp) else "min"
-            return f"uop_{kind}_{suffix}({a}, {b})"
+            return f"uop_{kind}_{d.name}({a}, {b})"
         if isinstance(op, (arith.MaxnumfOp, arith.MinnumfOp)):
             fn = "fmax" if isinstance(op, arith.MaxnumfOp) else "fmin"
             return f"({c_type(t)}){fn}f({a}, {b})"
@@ -640,10 +641,11 @@ class CEmitter:
         args = [self.name(v) for v in op.operands][:arity]
         if isinstance(t, Float64Type):
             return f"{fn}({', '.join(args)})"
-        if isinstance(t, Float16Type):
-            inner = ", ".join(f"(float){a}" for a in args)
-            return f"(_Float16){fn}f({inner})"
-        if not isinstance(t, Float32Type):
+        d = BY_XDSL.get(t)
+        if d is not None and d.widened_to:
+            inner = ", ".join(f"({DTYPES[d.widened_to].c}){a}" for a in args)
+            return f"({d.c}){fn}f({inner})"
+        if d is None or not d.is_float:
             raise CEmitError(f"C emitter: cannot emit {op.name} on {t}: float types only")
         if fn == "rsqrt":
             return f"1.0f / sqrtf({args[0]})"
@@ -667,7 +669,7 @@ _NO_LOOP_VECTORIZE = '__attribute__((optimize("no-tree-loop-vectorize"))) '
 def _tiles(op: Operation) -> list[scf.ForOp]:
     """The register tiles in `op`: loops carrying REGISTER_TILE float accumulators."""
     return [inner for inner in op.walk() if isinstance(inner, scf.ForOp) and sum(
-        isinstance(a.type, (Float32Type, Float16Type)) for a in inner.iter_args
+        a.type in BY_XDSL and BY_XDSL[a.type].is_float for a in inner.iter_args
     ) >= REGISTER_TILE]
 
 
@@ -725,10 +727,8 @@ def _free_values(op: Operation) -> list[SSAValue]:
 
 
 def _written_in(op: Operation, mem: SSAValue) -> bool:
-    """Does anything inside `op` store to `mem` or hand it to a call (which may)?"""
-    return any((isinstance(inner, memref.StoreOp) and inner.memref == mem)
-               or (isinstance(inner, func.CallOp) and mem in inner.operands)
-               for inner in op.walk())
+    """May anything inside `op` write `mem` (`may_write`)?"""
+    return any(mem in may_write(inner) for inner in op.walk())
 
 
 def _is_function_argument(v: SSAValue) -> bool:
@@ -770,28 +770,11 @@ def _overlapping_views(f: func.FuncOp) -> set[memref.ViewOp]:
 
 
 def _byte_width(t: Attribute) -> int:
+    if t in BY_XDSL:
+        return BY_XDSL[t].itemsize
     if isinstance(t, IntegerType):  # i1 is stored as one byte
         return max(t.width.data // 8, 1)
-    return {Float16Type: 2, Float32Type: 4, Float64Type: 8}.get(type(t), 8)
-
-
-def _written_args(f: func.FuncOp) -> set[int]:
-    """Positions of memref arguments the function may write (stores, calls, views)."""
-    if not f.body.blocks:
-        return set(range(len(f.function_type.inputs)))
-    args = f.body.block.args
-    written: set[int] = set()
-    for op in f.walk():
-        if isinstance(op, memref.StoreOp):
-            targets = [op.memref]
-        elif isinstance(op, (func.CallOp, memref.ViewOp)) or op.name == "memref.subview":
-            targets = list(op.operands)
-        else:
-            continue
-        for t in targets:
-            if t in args:
-                written.add(args.index(t))
-    return written
+    return 8  # f64, index
 
 
 def _ident(name: str) -> str:

@@ -40,11 +40,11 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
-from uopc.gpu.map import PRIVATE, WMMA_ATTR, WORKGROUP, memory_space
+from uopc.gpu.map import PRIVATE, WORKGROUP, memory_space
 from uopc.gpu.schedule import constant_int
-from uopc.lowering.rangeify import ARENA_ATTR, OUTPUTS_ATTR
 from uopc.targets.emit_c import CEmitError, CEmitter, c_function_name, c_type
 from uopc.targets.prelude import CUDA_PRELUDE
+from uopc.uopdialect.contract import ARENA_ATTR, OUTPUTS_ATTR, WMMA_ATTR
 
 #: the launch's 12 block arguments (MLIR's order) as CUDA expressions
 _LAUNCH_ARGS = tuple(f"(int64_t){base}.{d}" for base in ("blockIdx", "threadIdx",

@@ -7,6 +7,8 @@ Kept in one module because the CUDA prelude extends the C one: a helper added fo
 must compile on the device as well.
 """
 
+from uopc.uopdialect.dtypes import DTYPES
+
 #: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
 EXTRA_PRELUDE = r"""
 #include <stdbool.h>
@@ -40,14 +42,16 @@ CUDA_HEADERS: dict[str, str] = {
     "stdlib.h": "",
 }
 
-#: after the C helpers: half precision, restrict, and the f16 helpers the C prelude
-#: defines for `_Float16` only where the C compiler has it
+#: the C spellings of the element types CUDA spells otherwise, as its types
+_TYPEDEFS = "".join(f"typedef {d.cuda} {d.c};\n" for d in DTYPES.values() if d.cuda != d.c)
+
+#: after the C helpers: half precision, restrict, the typedefs, and the f16 helpers the C
+#: prelude defines for `_Float16` only where the C compiler has it
 CUDA_PRELUDE = EXTRA_PRELUDE + r"""
 #include <cuda_fp16.h>
 #include <mma.h>
 #define restrict __restrict__
-typedef __half _Float16;
-static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
+""" + _TYPEDEFS + r"""static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
   const float x = a, y = b;
   return (x > y || x != x || (x == y && !signbit(x))) ? a : b;
 }

@@ -21,8 +21,8 @@ from typing import Any, Optional
 
 # the op records hold these rules, so `ops` imports this module: find records by name
 # (`op_named`) when a rule runs
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.opinfo import GradientContext, op_named
-from uopc.uopdialect.shapes import FLOAT_DTYPES
 
 LN_2 = math.log(2.0)
 

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 from xdsl.ir import Attribute, Operation
 
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.shapes import Sig
 
 #: the groups an op can belong to (what kind of computation it is)
@@ -84,7 +85,7 @@ class ArithChoice:
     bool_op: type[Operation] | None = None  # i1 operands (None: the int op)
 
     def __call__(self, builder: ScalarBuilder, dtype: str, a: Any, b: Any) -> Any:
-        if dtype in ("f32", "f16"):
+        if dtype in FLOAT_DTYPES:
             op = self.float_op
         elif dtype == "i1" and self.bool_op is not None:
             op = self.bool_op
@@ -104,7 +105,7 @@ class CompareChoice:
     def __call__(self, builder: ScalarBuilder, dtype: str, a: Any, b: Any) -> Any:
         from xdsl.dialects import arith
 
-        if dtype in ("f32", "f16"):
+        if dtype in FLOAT_DTYPES:
             return builder.put(arith.CmpfOp(a.value, b.value, self.float_pred), a, b)
         pred = self.bool_pred if dtype == "i1" else self.int_pred
         return builder.put(arith.CmpiOp(a.value, b.value, pred), a, b)

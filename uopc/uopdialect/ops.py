@@ -55,10 +55,11 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 
 from uopc.uopdialect import gradients, semantics, shapes
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.quant_formats import CODES, Code
-from uopc.uopdialect.types import ELEMENT_TYPES, NUMPY_DTYPES, sig_of, tensor_type
+from uopc.uopdialect.types import sig_of, tensor_type
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
 I32_SCALAR = Sig((), "i32")
@@ -295,7 +296,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     @classmethod
     def from_array(cls, array: np.ndarray | float | int | bool, sig: Sig) -> "ConstOp":
         """A constant of type `sig` from a numpy array (or a scalar to splat)."""
-        values = np.asarray(array, dtype=NUMPY_DTYPES[sig.dtype])
+        values = np.asarray(array, dtype=DTYPES[sig.dtype].numpy)
         # a scalar is a splat of any size: never broadcast it (2**62 elements would not fit)
         flat = values.reshape(1) if values.ndim == 0 else splat_value(values)
         if flat is None:
@@ -375,14 +376,14 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         raw = self.value.data.data
         if dtype == "i1":
             return np.bool_(raw[0] != 0)
-        return np.frombuffer(raw, dtype=NUMPY_DTYPES[dtype])[0]
+        return np.frombuffer(raw, dtype=DTYPES[dtype].numpy)[0]
 
 
 def _same_bits(flat: np.ndarray) -> bool:
     """Splat only when every element has the same bits (0.0 and -0.0 stay distinct)."""
     if flat.dtype.kind != "f":
         return True
-    raw = flat.view(np.uint16 if flat.dtype == np.float16 else np.uint32)
+    raw = flat.view(f"u{flat.dtype.itemsize}")
     return bool(np.all(raw == raw[0]))
 
 
@@ -395,7 +396,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     if sig.dtype == "i1":
         arr = np.frombuffer(raw, dtype=np.uint8) != 0
     else:
-        arr = np.frombuffer(raw, dtype=NUMPY_DTYPES[sig.dtype])
+        arr = np.frombuffer(raw, dtype=DTYPES[sig.dtype].numpy)
     if arr.size == 1 and sig.numel != 1:
         return np.broadcast_to(arr.reshape(()), sig.shape)
     return np.array(arr.reshape(sig.shape))
@@ -876,7 +877,7 @@ def _lower_decode(builder, dtype: str, word, pos, *, arg: str):
     subnormal on the way); infinities and NaNs are selected apart. e8m0 is the exponent
     field itself, integers go through a mantissa (`_lower_int_code`)."""
     code = CODES[arg]
-    i32, f32 = ELEMENT_TYPES["i32"], ELEMENT_TYPES["f32"]
+    i32, f32 = DTYPES["i32"].xdsl, DTYPES["f32"].xdsl
 
     def k(value: int):
         return builder.const(value, i32)
@@ -919,7 +920,7 @@ def _lower_int_code(builder, code: Code, raw, k, op, bitcast):
     1536x576 matvec with vector lanes, streaming 100 matrices, went from 91 to 83 us."""
     offset = 2 ** (code.bits - 1) if code.signed else 0
     biased = bitcast(op(arith.XOrIOp, raw, k(_TWO_TO_23 | offset)))
-    bias = builder.const(float(2**23 + offset), ELEMENT_TYPES["f32"])
+    bias = builder.const(float(2**23 + offset), DTYPES["f32"].xdsl)
     return builder.put(arith.SubfOp(biased.value, bias.value), biased, bias)
 
 
@@ -932,7 +933,7 @@ def _lower_float_code(builder, code: Code, raw, k, op, bitcast, select, equals, 
         value = bitcast(op(arith.OrIOp, sign, placed))
     else:
         unsigned = _rebiased(builder, code, magnitude, placed, k, op, bitcast, select)
-        as_int = builder.put(arith.BitcastOp(unsigned.value, ELEMENT_TYPES["i32"]), unsigned)
+        as_int = builder.put(arith.BitcastOp(unsigned.value, DTYPES["i32"].xdsl), unsigned)
         value = bitcast(op(arith.OrIOp, as_int, sign))
     top = (2**code.exp - 1) << code.man  # the all-ones exponent
     if code.specials == "ieee" and code.exp != 8:
@@ -952,7 +953,7 @@ def _rebiased(builder, code: Code, magnitude, placed, k, op, bitcast, select):
     Never an f32 subnormal on the way: placing the fields at f32's own bias and scaling
     by 2^(127 - bias) made e2m1's 0.5 an f32 subnormal, which x86 multiplies in
     microcode (a 1536x576 mxfp4 matvec: 3.0 ms that way, 1.3 ms this way)."""
-    f32 = ELEMENT_TYPES["f32"]
+    f32 = DTYPES["f32"].xdsl
     normal = bitcast(op(arith.AddiOp, placed, k((127 - code.bias) << 23)))
     twice = builder.put(arith.AddfOp(normal.value, normal.value), normal)
     implicit = builder.const(2.0 ** (1 - code.bias), f32)

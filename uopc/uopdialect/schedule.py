@@ -66,8 +66,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-#: the name of a kernel's schedule attribute
-SCHEDULE_ATTR = "uop.schedule"
+from uopc.uopdialect.contract import SCHEDULE_ATTR
+
 #: the fields of `#uop.schedule<...>`
 FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "tile", "pack", "approx")
 

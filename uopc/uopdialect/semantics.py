@@ -6,7 +6,7 @@ all call it; the C side of the same definitions is `C_PRELUDE` below, so the C e
 can paste the helpers instead of re-deriving them.
 
 Values are numpy arrays of the dtype that matches the uop element type:
-`i1` -> bool, `i32` -> int32, `f32` -> float32, `f16` -> float16 (see `NUMPY_DTYPE`).
+`i1` -> bool, `i32` -> int32, `f32` -> float32, `f16` -> float16 (`DType.numpy`).
 Both operands of a binary op must have the same dtype and shape (the IR has no implicit
 broadcast, and neither has this module).
 
@@ -57,16 +57,10 @@ from typing import Any
 
 import numpy as np
 
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.opinfo import op_named
 from uopc.uopdialect.quant_formats import CODES
 
-NUMPY_DTYPE: dict[str, np.dtype] = {
-    "i1": np.dtype(np.bool_),
-    "i32": np.dtype(np.int32),
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-}
-_UOP_DTYPE = {v: k for k, v in NUMPY_DTYPE.items()}
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 
@@ -78,7 +72,7 @@ class UndefinedBehavior(ArithmeticError):
 def dtype_name(x: np.ndarray) -> str:
     """The uop dtype name of a numpy array ("i1", "i32", "f32", "f16")."""
     try:
-        return _UOP_DTYPE[x.dtype]
+        return BY_NUMPY[x.dtype].name
     except KeyError:
         raise TypeError(f"numpy dtype {x.dtype} is not a uop element type") from None
 
@@ -87,7 +81,7 @@ def array(value: Any, dtype: str) -> np.ndarray:
     """`value` as an array of the uop element type `dtype` (floats rounded once; a value
     beyond the type's range rounds to infinity, as a C literal does)."""
     with np.errstate(over="ignore"):
-        return np.asarray(value, dtype=NUMPY_DTYPE[dtype])
+        return np.asarray(value, dtype=DTYPES[dtype].numpy)
 
 
 def literal(text: str, dtype: str) -> np.ndarray:
@@ -96,12 +90,12 @@ def literal(text: str, dtype: str) -> np.ndarray:
     evaluated in float precision (C's FLT_EVAL_METHOD for _Float16 on x86), so they round
     to f32 first, then to f16. Going through a Python float (f64) first instead is one
     unit in the last place off for some decimals near a midpoint."""
-    if dtype not in ("f32", "f16"):
+    if dtype not in FLOAT_DTYPES:
         return array(int(text) if dtype == "i32" else text in ("true", "1"), dtype)
     word = text.strip().lower().lstrip("+")
     negative = word.startswith("-")
     word = word.lstrip("-")
-    np_dtype = NUMPY_DTYPE[dtype]
+    np_dtype = DTYPES[dtype].numpy
     if word in ("inf", "infinity", "nan"):
         value = np.float32(float(word))
     else:
@@ -301,7 +295,7 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
 def cast(a: np.ndarray, dtype: str) -> np.ndarray:
     """Convert to the uop element type `dtype`; undefined float -> i32 casts raise."""
     a = np.asarray(a)
-    target = NUMPY_DTYPE[dtype]
+    target = DTYPES[dtype].numpy
     if dtype == "i1":
         return a != 0
     if dtype == "i32" and _is_float(a):

@@ -15,14 +15,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Sequence
 
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES, INT_DTYPES
 from uopc.uopdialect.quant_formats import CODES
 
-#: element types of the uop dialect, by their MLIR spelling
-DTYPES = ("i1", "i32", "f32", "f16")
-FLOAT_DTYPES = frozenset({"f32", "f16"})
-INT_DTYPES = frozenset({"i32"})
-#: bytes per element of each dtype in a buffer (i1 is one byte)
-ITEMSIZE = {"i1": 1, "i32": 4, "f32": 4, "f16": 2}
 REDUCE_KINDS = ("add", "max")
 
 
@@ -47,7 +42,7 @@ class Sig(NamedTuple):
     @property
     def itemsize(self) -> int:
         """Bytes per element in a buffer."""
-        return ITEMSIZE[self.dtype]
+        return DTYPES[self.dtype].itemsize
 
 
 def fmt_shape(shape: Sequence[int]) -> str:

@@ -8,27 +8,21 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
-from uopc.uopdialect.shapes import DTYPES, ShapeError, Sig
+from uopc.uopdialect.dtypes import BY_XDSL, DTYPES
+from uopc.uopdialect.shapes import ShapeError, Sig
 
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "i1": IntegerType(1),
-    "i32": IntegerType(32),
-    "f32": Float32Type(),
-    "f16": Float16Type(),
-}
-_DTYPE_OF = {v: k for k, v in ELEMENT_TYPES.items()}
-
-#: numpy dtype names of the element types
-NUMPY_DTYPES = {"i1": "bool", "i32": "int32", "f32": "float32", "f16": "float16"}
+#: numpy dtype names of the element types, read by uopc.frontend.export until it reads
+#: `DTYPES[name].numpy` itself
+NUMPY_DTYPES = {d.name: d.numpy.name for d in DTYPES.values()}
 
 
 def dtype_of(element_type: Attribute) -> str:
     """The dtype name of an xDSL element type; ShapeError when uop has no such type."""
     try:
-        return _DTYPE_OF[element_type]
+        return BY_XDSL[element_type].name
     except KeyError:
         raise ShapeError(
             f"unsupported element type {element_type}: expected one of {', '.join(DTYPES)}"
@@ -48,4 +42,4 @@ def sig_of(t: Attribute) -> Sig:
 @lru_cache(maxsize=4096)
 def tensor_type(sig: Sig) -> TensorType:
     """The xDSL tensor type of a Sig (cached: building types costs ~20 µs each)."""
-    return TensorType(ELEMENT_TYPES[sig.dtype], sig.shape)
+    return TensorType(DTYPES[sig.dtype].xdsl, sig.shape)
