@@ -130,7 +130,7 @@ def test_version_names_uopc_and_xdsl(capsys):
 def test_inherited_targets_are_refused_clearly(tmp_path, capsys, target):
     rc, out, err = run_opt(tmp_path, capsys, LOOPS, "-t", target)
     assert rc == 1 and out == ""
-    assert f"target '{target}' is not available" in err and "c, cuda, mlir" in err
+    assert f"target '{target}' is not available" in err and "c, c-checked, cuda, mlir" in err
     assert "Traceback" not in err
 
 
@@ -138,7 +138,7 @@ def test_help_lists_only_working_targets(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "Available targets are: c,cuda,mlir" in help_text
+    assert "Available targets are: c,c-checked,cuda,mlir" in help_text
 
 
 def test_inherited_pass_then_c_target_is_a_diagnostic(tmp_path, capsys):

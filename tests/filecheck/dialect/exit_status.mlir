@@ -22,4 +22,4 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<6xf32> {
 // SPEC: uopc-opt: error: Error parsing pass pipeline specification:
 // SPEC-NOT: Traceback
 
-// TARGET: uopc-opt: error: target 'x86-asm' is not available: it prints xDSL dialects that uopc never produces; uopc-opt's targets are c, cuda, mlir
+// TARGET: uopc-opt: error: target 'x86-asm' is not available: it prints xDSL dialects that uopc never produces; uopc-opt's targets are c, c-checked, cuda, mlir
