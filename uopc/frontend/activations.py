@@ -22,12 +22,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from uopc.frontend.tensor_protocol import TensorMixin
+
 #: SELU's constants (Klambauer et al.), as PyTorch rounds them
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
-class Activations:
+class Activations(TensorMixin):
     """Activation methods; every one computes on `self._floating()` (f16 stays f16)."""
 
     __slots__ = ()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from uopc.frontend.tensor_protocol import TensorProtocol
 from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.shapes import FLOAT_DTYPES
@@ -25,7 +26,7 @@ class Context:
     """The `GradientContext` the rules compute with (see `uopc.uopdialect.opinfo`), making
     tensors of class `tensor_class`."""
 
-    def __init__(self, tensor_class: type) -> None:
+    def __init__(self, tensor_class: type[TensorProtocol]) -> None:
         self._tensor_class = tensor_class
 
     def tensor(self, node: UOp) -> Any:
@@ -36,14 +37,14 @@ class Context:
         return tensor.uop
 
     @staticmethod
-    def apply(op: OpInfo, tensor: Any, *others: Any, arg: Any = None) -> Any:
-        return tensor._apply(op, *others, arg=arg)
+    def apply(op: OpInfo, *tensors: Any, arg: Any = None) -> Any:
+        return tensors[0]._apply(op, *tensors[1:], arg=arg)
 
     def arange(self, n: int) -> Any:
         return self._tensor_class.arange(n)
 
 
-def gradients(tensor_class: type, root: UOp, wrt: list[UOp],
+def gradients(tensor_class: type[TensorProtocol], root: UOp, wrt: list[UOp],
               order: list[UOp] | None = None) -> dict[int, Any]:
     """Gradients of `root` (seeded with ones) for the nodes in `wrt`, by node id, as
     tensors of class `tensor_class`. `order` is `toposort([root])` when the caller has it
@@ -77,6 +78,8 @@ def gradients(tensor_class: type, root: UOp, wrt: list[UOp],
         if not any(need):
             continue
         rule = node.op.gradient
+        if rule is None:
+            raise TypeError(f"no gradient rule for op {node.op.name!r}")
         for src, wanted, contribution in zip(node.srcs, need, rule(context, node, g, need)):
             if wanted and contribution is not None:
                 seen = grads.get(src)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
@@ -41,7 +42,7 @@ def _resize_matrix(n_in: int, n_out: int, mode: str, align_corners: bool,
     return m
 
 
-class Functional:
+class Functional(TensorMixin):
     """layer_norm, rms_norm, scaled_dot_product_attention, dropout, interpolate."""
 
     __slots__ = ()

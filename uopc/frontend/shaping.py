@@ -19,6 +19,7 @@ import numpy as np
 
 from uopc.frontend.indexing import index_tensor
 from uopc.frontend.shape_args import normalize_axis
+from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
@@ -31,7 +32,7 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
 
 
-class Shaping:
+class Shaping(TensorMixin):
     """view, repeat, split, tril, gather, sort, cumsum, einsum, ..."""
 
     __slots__ = ()
@@ -324,7 +325,7 @@ class Shaping:
             output = "".join(sorted(c for c, k in counts.items() if k == 1))
         letters = sorted(set("".join(terms)), key=lambda c: (c not in output, output.find(c), c))
         sizes: dict[str, int] = {}
-        product = None
+        product: Any = None
         for term, t in zip(terms, operands):
             if len(term) != t.ndim:
                 raise ShapeError(f"einsum {equation!r}: term {term!r} for a tensor of shape "

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
@@ -38,7 +39,7 @@ def padding_of(padding: int | Sequence[int], what: str) -> tuple[tuple[int, int]
                      f"bottom), got {p}")
 
 
-class Spatial:
+class Spatial(TensorMixin):
     """conv2d, max_pool2d, avg_pool2d on (N, C, H, W) tensors."""
 
     __slots__ = ()
