@@ -103,3 +103,18 @@ def test_engine_compiles_through_its_backend_once_per_structure():
     assert (backend.emitted, backend.loaded) == (1, 1)
     (plan,) = eng.plans.values()
     assert plan.backend == "c-recorded"
+
+
+def test_split_i32_sums_count_every_element_and_wrap():
+    """A reduce split into partial i32 sums (from 64 elements). Written as
+    `(int32_t)((uint32_t)acc + (uint32_t)x)`, gcc 12.2 vectorized the split with vectors
+    wider than it (AVX-512: 16 lanes against 8 partials) and kept only some lanes: sums
+    and cross_entropy's count of labels came out halved. The C is now a plain `+` under
+    -fwrapv, which still wraps modulo 2^32 (SPEC §5)."""
+    for n in (64, 96, 256, 1024):
+        ints = np.arange(n, dtype=np.int32)
+        assert Tensor(ints).sum().item() == n * (n - 1) // 2, n
+        assert (Tensor(ints) != -100).cast("int32").sum().item() == n, n
+    big = np.full(64, 2**30, dtype=np.int32)  # 2^36 wraps to 0
+    assert Tensor(big).sum().item() == 0
+    assert (Tensor(big) * Tensor(np.full(64, 4, np.int32))).sum().item() == 0

@@ -53,7 +53,9 @@ FP_FLAGS = ("-ffp-contract=off", "-fexcess-precision=standard")
 #: Computed values are the same.
 DEFAULT_CFLAGS = ("-O2", "-march=native", "-fopenmp", *FP_FLAGS, "-fno-math-errno",
                   "-fno-trapping-math")
-ALWAYS_FLAGS = ("-shared", "-fPIC")
+#: -fwrapv: the C emitter prints i32 add, sub and mul plainly and relies on them wrapping
+#: (SPEC §5), whatever $CFLAGS says (`CEmitter.wraps`)
+ALWAYS_FLAGS = ("-shared", "-fPIC", "-fwrapv")
 LIBS = ("-lm",)
 #: the size of C source from which a library with sections builds in parallel units
 PARALLEL_MIN_CHARS = 64 * 1024
@@ -112,7 +114,7 @@ def numbered(source: str) -> str:
 def library_key(source: str) -> str:
     cc = tuple(compiler())
     h = hashlib.sha256()
-    for part in (source, compiler_identity(cc), shlex.join(cflags())):
+    for part in (source, compiler_identity(cc), shlex.join([*cflags(), *ALWAYS_FLAGS])):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

@@ -8,14 +8,14 @@
 - `scf.for` becomes a `for` loop whose `iter_args` are local accumulators, `scf.if` an
   if/else, and a generic `scf.parallel` an OpenMP `parallel for` over its loops;
 - scalars follow SPEC §5 with the helpers of `uopc.uopdialect.semantics.C_PRELUDE`: i32 add/sub/mul
-  wrap (computed on uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
+  wrap (plain operators under -fwrapv; shifts, and CUDA's arithmetic, on uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
   `arith.floordivsi` calls a floor-division helper only when an operand may be negative
   (the interval analysis of `uopc.passes.intrange`, which bounds loop variables by their
   loops, proves the common index case non-negative, which prints as plain `/`);
 - non-finite constants print as NAN/INFINITY, f16 is `_Float16` (math functions run in
   float and round back);
 - every SSA result is one named local, so each f16/f32 result is rounded where SPEC §5
-  says (compile with -fexcess-precision=standard -ffp-contract=off for bit-exactness).
+  says (compile with -fexcess-precision=standard -ffp-contract=off -fwrapv for bit-exactness).
 
 An op without a C form is an error naming the op; functions still on tensors ask for
 `-p uop-rangeify` first.
@@ -131,6 +131,11 @@ class CEmitter:
 
     #: the `uopc-opt -t` target that prints this emitter's C
     target: ClassVar[str] = "c"
+    #: whether the unit is compiled with -fwrapv (the runtime's `ALWAYS_FLAGS`), so that a
+    #: plain `a + b` on int32_t wraps: i32 add, sub and mul print plainly. gcc 12.2's loop
+    #: vectorizer summed only half the lanes of split i32 partial sums written through
+    #: uint32_t casts on AVX-512 (a 64-element count came out 32); plain adds it sums right
+    wraps: ClassVar[bool] = True
     #: C helpers printed after `C_PRELUDE`, before the module's globals and functions
     prelude: ClassVar[str] = EXTRA_PRELUDE
     #: whether `prelude` declares no state (only types and static inline functions), so
@@ -553,6 +558,8 @@ class CEmitter:
         symbol = _INFIX[type(op)]
         t = op.result.type
         if type(op) in _WRAPPING and isinstance(t, IntegerType) and t.width.data == 32:
+            if self.wraps and type(op) in _WRAPPED_BY_FLAG:
+                return f"{a} {symbol} {b}"
             return f"(int32_t)((uint32_t){a} {symbol} (uint32_t){b})"
         d = BY_XDSL.get(t)
         if d is not None and d.widened_to:
@@ -802,6 +809,9 @@ def _arg_name(arg: SSAValue | None, k: int, used: set[str], reserved: set[str]) 
 
 
 _WRAPPING = {arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp}
+#: what -fwrapv defines to wrap (shifts keep the unsigned form: C leaves a negative
+#: operand's left shift undefined, whatever the flag)
+_WRAPPED_BY_FLAG = {arith.AddiOp, arith.SubiOp, arith.MuliOp}
 _INFIX = {
     arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
     arith.RemSIOp: "%", arith.AndIOp: "&", arith.OrIOp: "|", arith.XOrIOp: "^",

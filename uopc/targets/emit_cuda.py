@@ -101,6 +101,7 @@ class CudaEmitter(CEmitter):
 
     prelude: ClassVar[str] = CUDA_PRELUDE
     outline_tiles: ClassVar[bool] = False  # a register tile stays in its kernel
+    wraps: ClassVar[bool] = False  # NVRTC has no -fwrapv: i32 wraps through uint32_t
 
     def __init__(self) -> None:
         super().__init__()

@@ -11,7 +11,7 @@
 // CHECK-NEXT:      const int64_t [[H:v[0-9]+]] = [[I]] / 2;
 // CHECK-NEXT:      const int32_t [[X:v[0-9]+]] = a[[[H]]];
 // CHECK-NEXT:      const int32_t [[D:v[0-9]+]] = uop_floordiv_i32([[X]], (-3));
-// CHECK-NEXT:      const int32_t [[S:v[0-9]+]] = (int32_t)((uint32_t)[[D]] + (uint32_t)[[X]]);
+// CHECK-NEXT:      const int32_t [[S:v[0-9]+]] = [[D]] + [[X]];
 // CHECK-NEXT:      q[[[I]]] = [[S]];
 func.func @divs(%q: memref<8xi32>, %a: memref<4xi32>) {
   %c0 = arith.constant 0 : index
