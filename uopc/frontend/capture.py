@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -106,6 +106,7 @@ def _record(fn: Callable, args: tuple) -> _Recording:
     arg_of = {id(a): k for k, arg in enumerate(args) if (a := _arg_array(arg)) is not None}
 
     def observe(tensors: list[Tensor], results: list[np.ndarray]) -> None:
+        assert engine.last is not None  # set by the realize being observed
         plan, inputs = engine.last
         rec.calls.append(_Realize(plan, list(inputs), list(tensors), list(results)))
 
@@ -155,7 +156,7 @@ class Captured:
     def __call__(self, *args: Any) -> Any:
         signature = _signature(args)
         if self._program is not None and signature == self._signature:
-            return self._replay(args)
+            return self._replay(self._program, args)
         if signature != self._signature:
             self.reset()
             self._signature = signature
@@ -243,17 +244,17 @@ class Captured:
         return locate(out)
 
     # ---- replaying ---------------------------------------------------------------------
-    def _replay(self, args: tuple) -> Any:
+    def _replay(self, program: list[tuple[_Realize, list[_Source]]], args: tuple) -> Any:
         results: list[list[np.ndarray]] = []
-        for call, sources in self._program:
-            inputs = []
+        for call, sources in program:
+            inputs: list[np.ndarray] = []
             for src in sources:
                 if src.kind == "arg":
-                    a = _arg_array(args[src.index])
+                    a = cast(np.ndarray, _arg_array(args[src.index]))
                     inputs.append(a if src.dtype is None else
                                   np.ascontiguousarray(a, dtype=src.dtype))
                 elif src.kind == "tensor":
-                    node = src.tensor.uop
+                    node = cast(Tensor, src.tensor).uop
                     if node.op is not OP.buffer:
                         raise CaptureError(
                             "capture: a tensor the step updates was given an unrealized "
@@ -262,7 +263,7 @@ class Captured:
                 elif src.kind == "result":
                     inputs.append(results[src.index][src.slot])
                 else:
-                    inputs.append(src.array)
+                    inputs.append(cast(np.ndarray, src.array))
             outs = call.plan.run(inputs)
             for t, array in zip(call.tensors, outs):
                 t._set_value(array)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +189,7 @@ def named_parameters(obj: Any, trainable_only: bool = True) -> dict[str, Tensor]
             if item.requires_grad or not trainable_only:
                 found[name] = item
             return
+        children: Iterable[tuple[Any, Any]]
         if isinstance(item, dict):
             children = item.items()
         elif isinstance(item, (list, tuple)):

@@ -10,7 +10,7 @@ vocabulary, kept apart from `tensor.py` so that neither has to import the other 
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, TypeGuard, Union
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def fit_data(array: np.ndarray, dt: str) -> np.ndarray:
     if dt in FLOAT_DTYPES and array.dtype.kind in "fiu" and array.size and (
             array.dtype != NUMPY_OF[dt]):  # the same type: nothing can overflow
         with np.errstate(over="ignore", invalid="ignore"):
-            out = array.astype(NUMPY_OF[dt])
+            out: np.ndarray = array.astype(NUMPY_OF[dt])
         grew = np.isinf(out) & np.isfinite(array)
         if grew.any():
             raise OverflowError(f"Tensor data {array[grew].flat[0]} is beyond the range of "
@@ -102,7 +102,8 @@ def promote(a: str, b: str) -> str:
     return a if _RANK[a] >= _RANK[b] else b
 
 
-def is_scalar(x: Any) -> bool:
+def is_scalar(x: Any) -> TypeGuard[Scalar]:
+    """A Python or numpy number (numpy's count as the Python kind they convert to)."""
     return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
 
 

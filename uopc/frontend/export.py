@@ -71,6 +71,7 @@ def export(fn: Callable[..., Any], example_inputs: Sequence[Any], path: str | Pa
     _check_value_independent(fn, arrays, tr, bindings)
     engine = default_engine()
     outputs = engine.realize(roots)
+    assert engine.last is not None  # set by the realize above
     plan, _ = engine.last
     ports = [deploy.Port(name, t.shape, np.dtype(NUMPY_DTYPES[t.dtype]))
              for name, t in zip(_input_names(fn, len(arrays), input_names), tensors)]

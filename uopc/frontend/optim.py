@@ -15,7 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class Optimizer:
         if missing:
             raise RuntimeError(f"parameters {missing} have no gradient: call "
                                f"loss.backward() before step()")
-        return [p.grad for p in self.params]
+        return cast(list[Tensor], [p.grad for p in self.params])
 
     def _state(self) -> list[Tensor]:
         """Optimizer-state tensors assigned by `_update` (realized with the parameters)."""

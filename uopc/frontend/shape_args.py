@@ -15,6 +15,9 @@ import numpy as np
 
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
+#: an argument of a method that takes sizes or axes as f(2, 3) or f((2, 3)) (see `shape_arg`)
+Dims = int | Sequence[int]
+
 #: broadcast results by (shape, shape): tracing a step broadcasts the same pairs each time
 _BROADCASTS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
 _BROADCAST_MEMO_LIMIT = 1 << 14
@@ -63,7 +66,7 @@ def normalize_axis(axis: int, ndim: int, what: str) -> int:
     return axis % ndim if ndim else 0
 
 
-def shape_arg(shape: tuple) -> tuple:
+def shape_arg(shape: tuple[Any, ...]) -> tuple[int, ...]:
     """Accept both f(2, 3) and f((2, 3))."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])

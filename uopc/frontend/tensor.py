@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ from uopc.frontend.functional import Functional
 from uopc.frontend.indexing import Indexing
 from uopc.frontend.losses import Losses
 from uopc.frontend.shape_args import (
-    axis_or_dim, broadcast_shape, normalize_axis, pad_pairs, shape_arg)
+    Dims, axis_or_dim, broadcast_shape, normalize_axis, pad_pairs, shape_arg)
 from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
 from uopc.runtime.backend import check_device
@@ -61,6 +61,10 @@ from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
 
 TensorLike = Union["Tensor", Scalar, np.ndarray, list, tuple]
+#: a TensorLike operand of a comparison or of a reflected product, declared Any: numpy's
+#: and list's stubs give `array < t` and `[1] * t` their own result types, while numpy
+#: hands these to Tensor (`__array_ufunc__`), so a precise type would "overlap unsafely"
+Operand = Any
 
 _rng = np.random.default_rng()
 
@@ -119,6 +123,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
     __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "_device", "__weakref__")
+    uop: UOp
+    _trace: UOp
+    _leaf: bool
+    _requires_grad: bool
+    grad: Tensor | None
+    _device: str | None
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False,
                  device: str | None = None):
@@ -138,7 +148,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         self._leaf = True
         self._requires_grad = False
         self.requires_grad = requires_grad
-        self.grad: Tensor | None = None
+        self.grad = None
 
     @staticmethod
     def _wrap(node: UOp, requires_grad: bool) -> "Tensor":
@@ -208,11 +218,11 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return t
 
     @staticmethod
-    def zeros(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
+    def zeros(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
         return Tensor.full(shape_arg(shape), 0, dtype, requires_grad)
 
     @staticmethod
-    def ones(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
+    def ones(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
         return Tensor.full(shape_arg(shape), 1, dtype, requires_grad)
 
     def full_like(self, value: Scalar, dtype: Any = None) -> "Tensor":
@@ -267,19 +277,19 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return Tensor(values, dtype=dtype)
 
     @staticmethod
-    def randn(*shape: int, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
+    def randn(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
         """Standard normal samples, drawn on the host (see `manual_seed`)."""
         data = _rng.standard_normal(shape_arg(shape), dtype=np.float32)
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
-    def uniform(*shape: int, low: float = 0.0, high: float = 1.0, dtype: Any = "f32",
+    def uniform(*shape: Dims, low: float = 0.0, high: float = 1.0, dtype: Any = "f32",
                 requires_grad: bool = False) -> "Tensor":
         data = _rng.uniform(low, high, shape_arg(shape)).astype(np.float32)
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
-    def kaiming(*shape: int, fan_in: int | None = None, requires_grad: bool = False) -> "Tensor":
+    def kaiming(*shape: Dims, fan_in: int | None = None, requires_grad: bool = False) -> "Tensor":
         """He-uniform initialization: U(-b, b) with b = sqrt(6 / fan_in).
 
         `fan_in` defaults to the product of all axes but the first (PyTorch's layout
@@ -374,7 +384,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         from uopc.runtime.engine import realize
 
         todo = list(pending.values())
-        devices = {t._device for t in todo} - {None}
+        devices = {t._device for t in todo if t._device is not None}
         if len(devices) > 1:
             raise ValueError(f"realize of tensors on different devices ({', '.join(sorted(devices))}): "
                              f"realize them separately, or make them on one device")
@@ -491,7 +501,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __mul__(self, other: TensorLike) -> "Tensor":
         return self._binary(OP.mul, other)
 
-    def __rmul__(self, other: TensorLike) -> "Tensor":
+    def __rmul__(self, other: Operand) -> "Tensor":
         return self._binary(OP.mul, other, reflected=True)
 
     def __neg__(self) -> "Tensor":
@@ -587,6 +597,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             bit = {"&": bit_a * bit_b, "|": bit_a + bit_b, "^": bit_a.ne(bit_b)}[what]
             term = bit.where(INT32_MIN if k == 31 else 1 << k, 0)
             out = term if out is None else out + term
+        assert out is not None  # 32 terms were added
         return out
 
     def __and__(self, other: TensorLike) -> "Tensor":
@@ -642,10 +653,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             if not 0 <= k <= 31:
                 raise ValueError(f"shift by {k}: shift amounts of i32 are 0..31")
             return by(k)
-        k = _as_tensor(amount, x).cast("i32")
+        amounts = _as_tensor(amount, x).cast("i32")
         out = x * 0
         for s in range(32):
-            out = k.eq(s).where(by(s), out)
+            out = amounts.eq(s).where(by(s), out)
         return out
 
     def __lshift__(self, amount: TensorLike) -> "Tensor":
@@ -680,16 +691,16 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __rpow__(self, base: TensorLike) -> "Tensor":
         return self._floating()._binary(OP.pow, base, reflected=True, what="pow")
 
-    def __lt__(self, other: TensorLike) -> "Tensor":
+    def __lt__(self, other: Operand) -> "Tensor":
         return self._binary(OP.cmplt, other, what="<")
 
-    def __gt__(self, other: TensorLike) -> "Tensor":
+    def __gt__(self, other: Operand) -> "Tensor":
         return self._binary(OP.cmplt, other, reflected=True, what=">")
 
-    def __le__(self, other: TensorLike) -> "Tensor":
+    def __le__(self, other: Operand) -> "Tensor":
         return self._binary(OP.cmple, other, what="<=")
 
-    def __ge__(self, other: TensorLike) -> "Tensor":
+    def __ge__(self, other: Operand) -> "Tensor":
         return self._binary(OP.cmple, other, reflected=True, what=">=")
 
     def __eq__(self, other: TensorLike) -> "Tensor":  # type: ignore[override]
@@ -743,7 +754,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         """`a` where this condition is true (nonzero), else `b`; all three broadcast.
         A Python scalar branch takes the other branch's type (as in arithmetic)."""
         cond = self.cast("i1")
-        branches = [v if is_scalar(v) else _as_tensor(v, cond) for v in (a, b)]
+        branches: list[Tensor | Scalar] = [v if is_scalar(v) else _as_tensor(v, cond)
+                                           for v in (a, b)]
         tensors = [v for v in branches if isinstance(v, Tensor)]
         if tensors:
             dtype = tensors[0].dtype
@@ -751,7 +763,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                 dtype = promote(dtype, v.dtype) if isinstance(v, Tensor) else \
                     scalar_operand_dtype(v, dtype)
         else:
-            dtype = promote(scalar_dtype(a), scalar_dtype(b))
+            dtype = promote(scalar_dtype(cast(Scalar, a)), scalar_dtype(cast(Scalar, b)))
         shape = cond.shape
         for v in tensors:
             shape = broadcast_shape(shape, v.shape, "where")
@@ -771,23 +783,6 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         """This tensor if it is float (f16 stays f16), else its f32 cast: what float math
         computes on."""
         return self if self.dtype in FLOAT_DTYPES else self.cast("f32")
-
-    def float(self) -> "Tensor":
-        """The f32 cast (from f16 too, as in PyTorch)."""
-        return self.cast("f32")
-
-    def half(self) -> "Tensor":
-        return self.cast("f16")
-
-    def bool(self) -> "Tensor":
-        return self.cast("i1")
-
-    def long(self) -> "Tensor":
-        """The i32 cast: uopc's integers are 32-bit (there is no int64)."""
-        return self.cast("i32")
-
-    def int(self) -> "Tensor":
-        return self.cast("i32")
 
     # ------------------------------------------------------------------ elementwise math
     def _unary(self, op: OpInfo) -> "Tensor":
@@ -954,7 +949,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return self.clamp(min, max)
 
     # ------------------------------------------------------------------ movement
-    def reshape(self, *shape: int) -> "Tensor":
+    def reshape(self, *shape: Dims) -> "Tensor":
         shape = shape_arg(shape)
         if shape.count(-1) > 1:
             raise ShapeError(f"reshape to {fmt_shape(shape)}: at most one size may be -1")
@@ -968,7 +963,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self
         return self._apply(OP.reshape, arg=shape)
 
-    def permute(self, *order: int) -> "Tensor":
+    def permute(self, *order: Dims) -> "Tensor":
         order = tuple(normalize_axis(a, self.ndim, "permute") for a in shape_arg(order))
         if order == tuple(range(self.ndim)):
             return self
@@ -985,7 +980,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def T(self) -> "Tensor":
         return self.permute(tuple(reversed(range(self.ndim))))
 
-    def expand(self, *shape: int) -> "Tensor":
+    def expand(self, *shape: Dims) -> "Tensor":
         """Broadcast to `shape`; -1 keeps a size; new leading axes may be added."""
         shape = shape_arg(shape)
         if len(shape) < self.ndim:
@@ -1085,7 +1080,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = Tensor.cat([p for p in (left, out, right) if p is not None], dim=axis)
         return out
 
-    def flip(self, *axes: int) -> "Tensor":
+    def flip(self, *axes: Dims) -> "Tensor":
         axes = tuple(sorted({normalize_axis(a, self.ndim, "flip") for a in shape_arg(axes)}))
         return self._apply(OP.flip, arg=axes) if axes else self
 
@@ -1100,7 +1095,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         from uopc.frontend.autograd import scatter_into
 
         if isinstance(index, Tensor) and index.dtype == "i1" and index.shape == self.shape \
-                and (is_scalar(value) or not value.shape):
+                and (is_scalar(value) or not np.shape(value)):
             new = index.where(value, self)  # t[mask] = v with a mask of t's shape: static
             self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
             return
@@ -1112,7 +1107,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         new = mask.where(placed, self)
         self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
 
-    def cat(self, *others: "Tensor", dim: int = 0) -> "Tensor":
+    def cat(self: Tensor | Sequence[Tensor], *others: "Tensor", dim: int = 0) -> "Tensor":
         """Concatenate along `dim` (also `Tensor.cat(a, b, c, dim=...)` and
         `Tensor.cat([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "cat")
@@ -1126,16 +1121,18 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                 raise ShapeError(f"cat along axis {d}: shapes {fmt_shape(self.shape)} and "
                                  f"{fmt_shape(p.shape)} differ off that axis")
         total = sum(p.shape[d] for p in parts)
-        out, offset = None, 0
+        out: Tensor | None = None
+        offset = 0
         for p in parts:
-            widths = [None] * self.ndim
+            widths: list[tuple[int, int] | None] = [None] * self.ndim
             widths[d] = (offset, total - offset - p.shape[d])
             offset += p.shape[d]
             piece = p.cast(dtype).pad(widths)
             out = piece if out is None else out + piece
+        assert out is not None  # _parts gives at least one part
         return out
 
-    def stack(self, *others: "Tensor", dim: int = 0) -> "Tensor":
+    def stack(self: Tensor | Sequence[Tensor], *others: "Tensor", dim: int = 0) -> "Tensor":
         """Stack along a new axis `dim` (also `Tensor.stack(a, b, c, dim=...)` and
         `Tensor.stack([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "stack")
@@ -1370,6 +1367,26 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         out = self @ weight
         return out if bias is None else out + bias
 
+    # ------------------------------------------------------------------ casts
+    # last in the class: below them, `float`, `bool` and `int` in annotations would name
+    # these methods instead of the types
+    def float(self) -> "Tensor":
+        """The f32 cast (from f16 too, as in PyTorch)."""
+        return self.cast("f32")
+
+    def half(self) -> "Tensor":
+        return self.cast("f16")
+
+    def bool(self) -> "Tensor":
+        return self.cast("i1")
+
+    def long(self) -> "Tensor":
+        """The i32 cast: uopc's integers are 32-bit (there is no int64)."""
+        return self.cast("i32")
+
+    def int(self) -> "Tensor":
+        return self.cast("i32")
+
 # ---------------------------------------------------------------------- helpers
 
 
@@ -1438,6 +1455,7 @@ def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
     if isinstance(a, Tensor):
         b = _as_tensor(b, a)
     else:
+        b = cast(Tensor, b)  # one of the two operands is a Tensor
         a = _as_tensor(a, b)
     if a.dtype != b.dtype:
         dt = promote(a.dtype, b.dtype)
