@@ -19,7 +19,7 @@ from typing import Any
 from uopc.frontend.tensor_protocol import TensorProtocol
 from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.shapes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 
 
 class Context:

@@ -65,7 +65,8 @@ from uopc import settings
 from uopc.frontend.optim import Optimizer
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.graph import UOp
-from uopc.uopdialect.shapes import FLOAT_DTYPES, Sig, fmt_shape
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.shapes import Sig, fmt_shape
 
 __all__ = ["DistributedError", "init_process_group", "is_initialized", "get_rank",
            "get_world_size", "data_parallel", "is_main_process", "barrier", "all_reduce",

@@ -10,17 +10,18 @@ vocabulary, kept apart from `tensor.py` so that neither has to import the other 
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypeGuard, Union
 
 import numpy as np
 
-from uopc.uopdialect.shapes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 
 Scalar = Union[bool, int, float]
 
-NUMPY_OF = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
-_RANK = {"i1": 0, "i32": 1, "f16": 2, "f32": 3}
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: the numpy scalar type of each element type
+NUMPY_OF = {name: d.numpy.type for name, d in DTYPES.items()}
+INT32_MIN, INT32_MAX = (int(v) for v in (np.iinfo(np.int32).min, np.iinfo(np.int32).max))
 
 
 def to_dtype(dtype: Any) -> str:
@@ -90,6 +91,12 @@ def numpy_dtype(dtype: str) -> type:
     return NUMPY_OF[dtype]
 
 
+def lowest(dtype: str) -> float:
+    """The identity of a running maximum in `dtype`: -inf for floats, else i32's minimum
+    (bools are counted as i32)."""
+    return -math.inf if dtype in FLOAT_DTYPES else INT32_MIN
+
+
 def scalar_dtype(value: Scalar) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "i1"
@@ -99,7 +106,7 @@ def scalar_dtype(value: Scalar) -> str:
 
 
 def promote(a: str, b: str) -> str:
-    return a if _RANK[a] >= _RANK[b] else b
+    return a if DTYPES[a].rank >= DTYPES[b].rank else b
 
 
 def is_scalar(x: Any) -> TypeGuard[Scalar]:
@@ -123,6 +130,7 @@ def scalar_operand_dtype(value: Scalar, tensor_dtype: str) -> str:
     """The type of a computation between a tensor and a Python scalar: the tensor's,
     unless the scalar is of a higher kind (a float with an integer tensor gives f32)."""
     dt = scalar_dtype(value)
-    if _RANK[dt] <= _RANK[tensor_dtype] or (dt == "f32" and tensor_dtype in FLOAT_DTYPES):
+    if DTYPES[dt].rank <= DTYPES[tensor_dtype].rank or (
+            dt == "f32" and tensor_dtype in FLOAT_DTYPES):
         return tensor_dtype
     return dt

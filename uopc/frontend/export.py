@@ -44,7 +44,7 @@ from uopc.frontend.tensor import Tensor
 from uopc.runtime.engine import Trace, default_engine, trace
 from uopc.runtime.export import Binding, Example, ExportError, Weight, write_artifact
 from uopc.uopdialect.ops import OP
-from uopc.uopdialect.types import NUMPY_DTYPES
+from uopc.uopdialect.dtypes import DTYPES
 
 __all__ = ["export", "ExportError"]
 
@@ -73,7 +73,7 @@ def export(fn: Callable[..., Any], example_inputs: Sequence[Any], path: str | Pa
     outputs = engine.realize(roots)
     assert engine.last is not None  # set by the realize above
     plan, _ = engine.last
-    ports = [deploy.Port(name, t.shape, np.dtype(NUMPY_DTYPES[t.dtype]))
+    ports = [deploy.Port(name, t.shape, DTYPES[t.dtype].numpy)
              for name, t in zip(_input_names(fn, len(arrays), input_names), tensors)]
     names = _output_names(len(roots), output_names, returns)
     example = Example([t.uop.arg for t in tensors], outputs)

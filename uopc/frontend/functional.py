@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from uopc.frontend.tensor_protocol import TensorMixin
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
@@ -75,7 +76,7 @@ class Functional(TensorMixin):
         x = self._floating()
         axes = tuple(range(x.ndim - len(shape), x.ndim))
         if eps is None:
-            eps = float(np.finfo(np.float16 if x.dtype == "f16" else np.float32).eps)
+            eps = float(np.finfo(DTYPES[x.dtype].numpy).eps)
         y = x * ((x * x).mean(axes, keepdim=True) + eps).rsqrt()
         return y if weight is None else y * weight
 

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from uopc.frontend.dtypes import lowest
 from uopc.frontend.indexing import index_tensor
 from uopc.frontend.shape_args import normalize_axis
 from uopc.frontend.tensor_protocol import TensorMixin
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
@@ -234,7 +236,7 @@ class Shaping(TensorMixin):
     def cummax(self, dim: int = 0) -> tuple[Any, Any]:
         """(values, indices): the running maximum and the last index where it occurs."""
         x = self.cast("i32") if self.dtype == "i1" else self
-        low = -math.inf if x.dtype in ("f32", "f16") else -(2**31)
+        low = lowest(x.dtype)
         values = x._scan(dim, low, "max")
         return values, x._last_index_of(values, dim)
 
@@ -251,7 +253,7 @@ class Shaping(TensorMixin):
         n = self.shape[d]
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n): x[j]
         r = running.transpose(d, -1).unsqueeze(-1)  # (..., n, 1): running[i]
-        same = x.eq(r) + (x.isnan() * r.isnan()) if self.dtype in ("f32", "f16") else x.eq(r)
+        same = x.eq(r) + (x.isnan() * r.isnan()) if self.dtype in FLOAT_DTYPES else x.eq(r)
         j = Tensor(np.arange(1, n + 1, dtype=np.int32))
         last = (tri * same).where(j, 0).max(-1) - 1
         return last.transpose(d, -1)
@@ -275,7 +277,7 @@ class Shaping(TensorMixin):
         a, b = x.unsqueeze(-1), x.unsqueeze(-2)  # a[i] vs b[j]: (..., n, n)
         before = b < a if not descending else b > a
         tie = b.eq(a)
-        if x.dtype in ("f32", "f16"):
+        if x.dtype in FLOAT_DTYPES:
             nan_a, nan_b = a.isnan(), b.isnan()
             before = (before + (nan_a * nan_b.logical_not())) if not descending else \
                 (before + (nan_b * nan_a.logical_not()))

@@ -8,10 +8,10 @@ uop ops and fuses the views into the kernels that read them. Keywords and defaul
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from uopc.frontend.dtypes import lowest
 from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
@@ -123,7 +123,7 @@ class Spatial(TensorMixin):
         if isinstance(padding, Sequence) and len(padding) != 2:
             raise ShapeError(f"max_pool2d: padding takes an int or (height, width), got "
                              f"{tuple(padding)}")
-        fill = -math.inf if self.dtype in ("f32", "f16") else -(2**31)
+        fill = lowest(self.dtype)
         x = self.cast("i32") if self.dtype == "i1" else self
         args = (kernel, strides, pads, fill, "max_pool2d",
                 pair(dilation, "max_pool2d dilation"), ceil_mode)

@@ -58,7 +58,8 @@ from uopc.runtime.backend import check_device
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
-from uopc.uopdialect.shapes import FLOAT_DTYPES, ShapeError, Sig, fmt_shape
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.shapes import ShapeError, Sig, fmt_shape
 
 TensorLike = Union["Tensor", Scalar, np.ndarray, list, tuple]
 #: a TensorLike operand of a comparison or of a reflected product, declared Any: numpy's

@@ -49,6 +49,12 @@ class DType:
     def is_float(self) -> bool:
         return self.kind == "float"
 
+    @property
+    def rank(self) -> tuple[int, int]:
+        """Where the type stands in promotion (PyTorch's order): bool, then integers, then
+        floats, each by width; two operands compute in the higher-ranked type."""
+        return ("bool", "int", "float").index(self.kind), self.bits
+
 
 #: the element types by IR name, in the order error messages list them
 DTYPES: dict[str, DType] = {d.name: d for d in (

@@ -14,11 +14,6 @@ from xdsl.ir import Attribute
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES
 from uopc.uopdialect.shapes import ShapeError, Sig
 
-#: numpy dtype names of the element types, read by uopc.frontend.export until it reads
-#: `DTYPES[name].numpy` itself
-NUMPY_DTYPES = {d.name: d.numpy.name for d in DTYPES.values()}
-
-
 def dtype_of(element_type: Attribute) -> str:
     """The dtype name of an xDSL element type; ShapeError when uop has no such type."""
     try:
