@@ -44,9 +44,9 @@ def block_of(op: Operation) -> Block:
 
 
 def terminator(block: Block) -> Operation:
-    """The last op of `block`: a loop body's yield."""
+    """The last op of `block`: a loop body's yield, a function's return."""
     op = block.last_op
-    assert op is not None, "a loop body ends with its yield"
+    assert op is not None, "a loop or function body ends with its terminator"
     return op
 
 
