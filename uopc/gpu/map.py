@@ -316,8 +316,8 @@ class _Mapper:
         if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
             raise self.error(f"grid {grid} exceeds CUDA's {MAX_GRID_YZ} blocks along .y/.z")
         e = self.launch(_Config(grid, (t, t, 1)))
-        stage = {op: e.alloca([t, t], op.res.type, WORKGROUP)
-                 for op in (*gemm.a_loads, *gemm.b_loads)}
+        stage: dict[Operation, SSAValue] = {
+            op: e.alloca([t, t], op.res.type, WORKGROUP) for op in (*gemm.a_loads, *gemm.b_loads)}
         acc_type = red.loop.iter_args[0].type
         accbuf = e.alloca([1], acc_type, PRIVATE)
 
@@ -354,12 +354,10 @@ class _Mapper:
         mapping[acc_var] = acc
         a_set, b_set = set(gemm.a_loads), set(gemm.b_loads)
         for op in loop_ops[:-1]:
-            if not isinstance(op, memref.LoadOp):
-                inner.clone([op], mapping)
-            elif op in a_set:
-                mapping[op.res] = inner.add(memref.LoadOp.get(stage[op], [ty, kk]))
+            if op in a_set:
+                mapping[op.results[0]] = inner.add(memref.LoadOp.get(stage[op], [ty, kk]))
             elif op in b_set:
-                mapping[op.res] = inner.add(memref.LoadOp.get(stage[op], [kk, tx]))
+                mapping[op.results[0]] = inner.add(memref.LoadOp.get(stage[op], [kk, tx]))
             else:
                 inner.clone([op], mapping)
         inner.put(scf.YieldOp(mapping[loop_ops[-1].operands[0]]))

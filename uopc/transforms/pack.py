@@ -101,8 +101,8 @@ def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, in
     return sorted(ops, key=order.__getitem__), leaves
 
 
-def _packed_copy(nest: scf.ForOp, src: SSAValue[memref.MemRefType], load: memref.LoadOp, ops: list[Operation],
-                 ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
+def _packed_copy(nest: scf.ForOp, src: SSAValue[memref.MemRefType], load: memref.LoadOp,
+                 ops: list[Operation], ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
     """A stack buffer of `shape`, filled before `nest` by a loop nest over `ivs`' ranges
     with what `load` reads at each of their iterations."""
     buf = memref.AllocaOp.get(src.type.get_element_type(), shape=shape)
