@@ -30,13 +30,14 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, f32
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, StringAttr, f32
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from uopc.gpu.map import PRIVATE, WORKGROUP, Emit, memory_space
 from uopc.gpu.schedule import constant_int
+from uopc.transforms.loops import block_of
 from uopc.uopdialect.contract import WMMA_ATTR
 
 _INDEX = IndexType()
@@ -66,7 +67,7 @@ def _nest(block: Block, sizes: tuple[int, int, int]) -> tuple[list[SSAValue], Bl
     """Loops over `sizes` (z outermost, x innermost; a size-1 axis is the constant 0)
     appended to `block`: the variables by axis, the innermost body, and the bodies that
     still need their `scf.yield` once filled (innermost first)."""
-    ivs: list[SSAValue] = [None, None, None]
+    ivs: dict[int, SSAValue] = {}
     bodies: list[Block] = []
     for d in (2, 1, 0):
         if sizes[d] == 1:
@@ -77,7 +78,7 @@ def _nest(block: Block, sizes: tuple[int, int, int]) -> tuple[list[SSAValue], Bl
                                [], body))
         ivs[d], block = body.args[0], body
         bodies.insert(0, body)
-    return ivs, block, bodies
+    return [ivs[0], ivs[1], ivs[2]], block, bodies
 
 
 def _close(bodies: list[Block]) -> None:
@@ -104,13 +105,15 @@ class _Launch:
         return GpuEmulationError(f"uop-gpu-emulate: cannot run this gpu.launch on the CPU: {why}")
 
 
-def _sizes(launch: gpu.LaunchOp) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _sizes(launch: gpu.LaunchOp) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     values = [constant_int(v) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ,
                                         launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
-    if any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if len(known) != len(values):
         raise GpuEmulationError("uop-gpu-emulate: a gpu.launch with non-constant grid or "
                                 "block sizes: give constant sizes (uop-gpu-map does)")
-    return tuple(values[:3]), tuple(values[3:])
+    gx, gy, gz, bx, by, bz = known
+    return (gx, gy, gz), (bx, by, bz)
 
 
 def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
@@ -118,7 +121,7 @@ def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
     names the module's warp tile products."""
     grid, block = _sizes(op)
     state = _Launch(op, grid, block, wmma)
-    parent = op.parent_block()
+    parent = block_of(op)
     holder = Block()
     ids, outer, opened = _nest(holder, grid)
     state.block_ids = tuple(ids)
@@ -138,7 +141,7 @@ def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
 
 
 def _phases(state: _Launch, ops: list[Operation], out: Block,
-            mapping: dict[SSAValue, SSAValue], thread_args: set[SSAValue]) -> None:
+            mapping: dict[SSAValue, SSAValue], thread_args: set[BlockArgument]) -> None:
     """Emit `ops` (one region's, in order) into `out`: uniform ops once, the ops between
     two barriers in loops over the block's threads."""
     segment: list[Operation] = []
@@ -207,7 +210,7 @@ def _phases(state: _Launch, ops: list[Operation], out: Block,
 
 
 def _threads(state: _Launch, segment: list[Operation], out: Block,
-             mapping: dict[SSAValue, SSAValue], thread_args: set[SSAValue]) -> None:
+             mapping: dict[SSAValue, SSAValue], thread_args: set[BlockArgument]) -> None:
     """One phase: the segment's ops in loops over every thread of the block."""
     tids, body, opened = _nest(out, state.block)
     local = dict(mapping)
@@ -221,22 +224,23 @@ def _threads(state: _Launch, segment: list[Operation], out: Block,
     for op in [inner for clone in clones for inner in clone.walk()]:
         if isinstance(op, gpu.ThreadIdOp):
             op.result.replace_all_uses_with(tids[_DIMS.index(op.dimension.data.value)])
-            op.parent_block().erase_op(op)
+            block_of(op).erase_op(op)
         elif isinstance(op, gpu.BlockIdOp):
             op.result.replace_all_uses_with(state.block_ids[_DIMS.index(op.dimension.data.value)])
-            op.parent_block().erase_op(op)
+            block_of(op).erase_op(op)
         elif isinstance(op, func.CallOp) and op.callee.string_value() in state.wmma:
             _tile_product(op, state.wmma[op.callee.string_value()], tids[0])
         elif isinstance(op, (memref.LoadOp, memref.StoreOp)) and op.memref in state.private:
+            assert linear is not None  # there are private copies
             indices = [linear, *op.indices]
             if isinstance(op, memref.LoadOp):
-                new = memref.LoadOp.get(op.memref, indices)
-                op.parent_block().insert_op_before(new, op)
-                op.res.replace_all_uses_with(new.res)
+                load = memref.LoadOp.get(op.memref, indices)
+                block_of(op).insert_op_before(load, op)
+                op.res.replace_all_uses_with(load.res)
             else:
-                new = memref.StoreOp.get(op.value, op.memref, indices)
-                op.parent_block().insert_op_before(new, op)
-            op.parent_block().erase_op(op)
+                store = memref.StoreOp.get(op.value, op.memref, indices)
+                block_of(op).insert_op_before(store, op)
+            block_of(op).erase_op(op)
     _close(opened)
 
 
@@ -244,7 +248,7 @@ def _tile_product(call: func.CallOp, layouts: tuple[str, str], lane: SSAValue) -
     """Replace a warp's tensor-core tile product by what it computes, run by the warp's
     lane 0: tiles[warp, r, c] = sum over k of A(i0 + r, k) * B(k, j0 + c), in f32."""
     tiles, warp, a, b, i0, j0, k = call.operands
-    block = call.parent_block()
+    block = block_of(call)
     at = Emit(Block())
     first = at.guarded(at.add(arith.CmpiOp(lane, at.index(0), "eq")))
     _, rows, (r,) = first.loop(first.index(0), first.index(16), first.index(1))
@@ -255,10 +259,10 @@ def _tile_product(call: func.CallOp, layouts: tuple[str, str], lane: SSAValue) -
     x = dot.add(memref.LoadOp.get(a, [i, q] if layouts[0] == "row" else [q, i]))
     y = dot.add(memref.LoadOp.get(b, [q, j] if layouts[1] == "row" else [j, q]))
     product = dot.add(arith.MulfOp(dot.add(arith.ExtFOp(x, f32)), dot.add(arith.ExtFOp(y, f32))))
-    dot.add(scf.YieldOp(dot.add(arith.AddfOp(acc, product))))
-    cols.add(memref.StoreOp.get(dot_op.results[0], tiles, [warp, r, c]))
+    dot.put(scf.YieldOp(dot.add(arith.AddfOp(acc, product))))
+    cols.put(memref.StoreOp.get(dot_op.results[0], tiles, [warp, r, c]))
     for inner in (cols, rows, first):
-        inner.add(scf.YieldOp())
+        inner.put(scf.YieldOp())
     for moved in list(at.block.ops):
         at.block.detach_op(moved)
         block.insert_op_before(moved, call)
@@ -268,11 +272,21 @@ def _tile_product(call: func.CallOp, layouts: tuple[str, str], lane: SSAValue) -
 def _linear(block: Block, tids: list[SSAValue], sizes: tuple[int, int, int]) -> SSAValue:
     """(z * by + y) * bx + x: the thread's row in the private copies."""
     bx, by, _ = sizes
-    zy = arith.AddiOp(arith.MuliOp(tids[2], _index(block, by)), tids[1])
-    block.add_ops([zy.lhs.owner, zy])
-    flat = arith.AddiOp(arith.MuliOp(zy.result, _index(block, bx)), tids[0])
-    block.add_ops([flat.lhs.owner, flat])
+    z_rows = arith.MuliOp(tids[2], _index(block, by))
+    zy = arith.AddiOp(z_rows, tids[1])
+    block.add_ops([z_rows, zy])
+    zy_rows = arith.MuliOp(zy.result, _index(block, bx))
+    flat = arith.AddiOp(zy_rows, tids[0])
+    block.add_ops([zy_rows, flat])
     return flat.result
+
+
+def _layouts(decl: func.FuncOp) -> tuple[str, str]:
+    """The operand layouts that uop-gpu-map wrote on a tile product's declaration."""
+    attr = decl.attributes[WMMA_ATTR]
+    assert isinstance(attr, StringAttr), f"{WMMA_ATTR} holds the layouts as a string"
+    a, b = attr.data.split(",")
+    return a, b
 
 
 @dataclass(frozen=True)
@@ -283,8 +297,7 @@ class UopGpuEmulate(ModulePass):
     name = "uop-gpu-emulate"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        wmma = {f.sym_name.data: tuple(f.attributes[WMMA_ATTR].data.split(","))
-                for f in op.body.block.ops
+        wmma = {f.sym_name.data: _layouts(f) for f in op.body.block.ops
                 if isinstance(f, func.FuncOp) and WMMA_ATTR in f.attributes}
         for launch in [o for o in op.walk() if isinstance(o, gpu.LaunchOp)]:
             emulate(launch, wmma)

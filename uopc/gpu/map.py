@@ -26,6 +26,7 @@ The CUDA emitter (`uopc.targets.emit_cuda`) prints the result as a `__global__` 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -49,6 +50,7 @@ from uopc.gpu.schedule import (
     constant_int,
     wmma_of,
 )
+from uopc.transforms.loops import block_of, terminator
 from uopc.uopdialect.contract import WMMA_ATTR
 
 #: memory spaces of `memref.alloca` inside a launch (the NVVM numbering)
@@ -72,7 +74,11 @@ class Emit:
 
     def add(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
-        return op.results[0] if op.results else None
+        return op.results[0]
+
+    def put(self, op: Operation) -> None:
+        """Append an op without a result (a store, a yield, a barrier)."""
+        self.block.add_op(op)
 
     def index(self, n: int) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(n, _INDEX)))
@@ -96,7 +102,7 @@ class Emit:
         return self.add(memref.AllocaOp.get(element, shape=shape, memory_space=t.memory_space))
 
     def loop(self, lb: SSAValue, ub: SSAValue, step: SSAValue,
-             inits: list[SSAValue] = ()) -> tuple[scf.ForOp, Emit, list[SSAValue]]:
+             inits: Sequence[SSAValue] = ()) -> tuple[scf.ForOp, Emit, list[SSAValue]]:
         """An empty scf.for appended here; the caller fills the body and its yield."""
         body = Block(arg_types=[_INDEX, *[v.type for v in inits]])
         op = scf.ForOp(lb, ub, step, list(inits), body)
@@ -163,15 +169,15 @@ class _Mapper:
         """Replace the output nest by an empty gpu.launch; its body's builder."""
         f = self.f
         top = f.body.block
-        terminator = top.last_op
+        end = terminator(top)
         sizes = []
         for n in (*config.grid, *config.block):
             c = arith.ConstantOp(IntegerAttr(n, _INDEX))
-            top.insert_op_before(c, terminator)
+            top.insert_op_before(c, end)
             sizes.append(c.result)
         body = Block(arg_types=[_INDEX] * 12)
         launch = gpu.LaunchOp(Region(body), sizes[:3], sizes[3:])
-        top.insert_op_before(launch, terminator)
+        top.insert_op_before(launch, end)
         return Emit(body)
 
     def erase_nest(self, old: list[Operation]) -> None:
@@ -231,8 +237,8 @@ class _Mapper:
             inner = e.guarded(cond)
         inner.clone(element_ops, mapping)
         if guards:
-            inner.add(scf.YieldOp())
-        e.add(gpu.TerminatorOp())
+            inner.put(scf.YieldOp())
+        e.put(gpu.TerminatorOp())
 
     def _grid_ivs(self, e: Emit) -> list[SSAValue]:
         """One block per output element: its trip indices from the block ids."""
@@ -269,9 +275,9 @@ class _Mapper:
         mapping[red.loop.body.block.args[1]] = acc
         loop_ops = list(red.loop.body.block.ops)
         body.clone(loop_ops[:-1], mapping)
-        body.add(scf.YieldOp(mapping[loop_ops[-1].operands[0]]))
-        e.add(memref.StoreOp.get(partial.results[0], partials, [tid]))
-        e.add(gpu.BarrierOp())
+        body.put(scf.YieldOp(mapping[loop_ops[-1].operands[0]]))
+        e.put(memref.StoreOp.get(partial.results[0], partials, [tid]))
+        e.put(gpu.BarrierOp())
         # the tree: log2(b) halving steps
         half = b // 2
         while half >= 1:
@@ -283,34 +289,34 @@ class _Mapper:
             a, c = red.combine.operands
             both = {a: mine, c: other}
             step.clone([red.combine], both)
-            step.add(memref.StoreOp.get(step.block.last_op.results[0], partials, [tid]))
-            step.add(scf.YieldOp())
-            e.add(gpu.BarrierOp())
+            step.put(memref.StoreOp.get(both[red.combine.results[0]], partials, [tid]))
+            step.put(scf.YieldOp())
+            e.put(gpu.BarrierOp())
             half //= 2
         # thread 0 finishes the element
         mapping = self.element(e, self._grid_ivs(e), red)
         first = e.guarded(e.add(arith.CmpiOp(e.thread("x"), e.index(0), "eq")))
         mapping[red.loop.results[0]] = first.add(memref.LoadOp.get(partials, [first.index(0)]))
         first.clone(red.after, mapping)
-        first.add(scf.YieldOp())
-        e.add(gpu.TerminatorOp())
+        first.put(scf.YieldOp())
+        e.put(gpu.TerminatorOp())
 
     def gemm(self) -> None:
         (t, t2) = self.schedule.block
-        red = reduction_of(self.nest)
-        gemm = gemm_of(self.nest, red, t)
+        gemm = gemm_of(self.nest, reduction_of(self.nest), t)
         if gemm is None:
             raise self.error(f"it is not a matmul whose two innermost output axes and "
                              f"reduction divide by {t} (operands read along k with i or "
                              f"with j, not both); use kind = \"reduce\" or \"threads\"")
+        red = gemm.reduction
         sizes = self.nest.sizes
         batch = sizes[:-2]
         grid = (sizes[-1] // t, sizes[-2] // t, math.prod(batch))
         if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
             raise self.error(f"grid {grid} exceeds CUDA's {MAX_GRID_YZ} blocks along .y/.z")
         e = self.launch(_Config(grid, (t, t, 1)))
-        stage = {op: e.alloca([t, t], op.res.type, WORKGROUP)
-                 for op in (*gemm.a_loads, *gemm.b_loads)}
+        stage: dict[Operation, SSAValue] = {
+            op: e.alloca([t, t], op.res.type, WORKGROUP) for op in (*gemm.a_loads, *gemm.b_loads)}
         acc_type = red.loop.iter_args[0].type
         accbuf = e.alloca([1], acc_type, PRIVATE)
 
@@ -323,7 +329,7 @@ class _Mapper:
 
         mapping, _, _ = element(e)
         init = red.loop.iter_args[0]
-        e.add(memref.StoreOp.get(mapping.get(init, init), accbuf, [e.index(0)]))
+        e.put(memref.StoreOp.get(mapping.get(init, init), accbuf, [e.index(0)]))
         _, tiles, (k0,) = e.loop(e.index(0), e.index(red.length), e.index(t))
         k_var, acc_var = red.loop.body.block.args
         loop_ops = list(red.loop.body.block.ops)
@@ -336,8 +342,8 @@ class _Mapper:
                 staged = dict(mapping)
                 staged[k_var] = k
                 tiles.clone([op for op in loop_ops if op in needed], staged)
-                tiles.add(memref.StoreOp.get(staged[load.res], stage[load], [ty, tx]))
-        tiles.add(gpu.BarrierOp())
+                tiles.put(memref.StoreOp.get(staged[load.res], stage[load], [ty, tx]))
+        tiles.put(gpu.BarrierOp())
         # accumulate the tile from shared memory
         mapping, tx, ty = element(tiles)
         start = tiles.add(memref.LoadOp.get(accbuf, [tiles.index(0)]))
@@ -348,30 +354,30 @@ class _Mapper:
         a_set, b_set = set(gemm.a_loads), set(gemm.b_loads)
         for op in loop_ops[:-1]:
             if op in a_set:
-                mapping[op.res] = inner.add(memref.LoadOp.get(stage[op], [ty, kk]))
+                mapping[op.results[0]] = inner.add(memref.LoadOp.get(stage[op], [ty, kk]))
             elif op in b_set:
-                mapping[op.res] = inner.add(memref.LoadOp.get(stage[op], [kk, tx]))
+                mapping[op.results[0]] = inner.add(memref.LoadOp.get(stage[op], [kk, tx]))
             else:
                 inner.clone([op], mapping)
-        inner.add(scf.YieldOp(mapping[loop_ops[-1].operands[0]]))
-        tiles.add(memref.StoreOp.get(inner_op.results[0], accbuf, [tiles.index(0)]))
-        tiles.add(gpu.BarrierOp())
-        tiles.add(scf.YieldOp())
+        inner.put(scf.YieldOp(mapping[loop_ops[-1].operands[0]]))
+        tiles.put(memref.StoreOp.get(inner_op.results[0], accbuf, [tiles.index(0)]))
+        tiles.put(gpu.BarrierOp())
+        tiles.put(scf.YieldOp())
         # the epilogue, every thread its own element
         mapping, _, _ = element(e)
         mapping[red.loop.results[0]] = e.add(memref.LoadOp.get(accbuf, [e.index(0)]))
         e.clone(red.after, mapping)
-        e.add(gpu.TerminatorOp())
+        e.put(gpu.TerminatorOp())
 
 
     def wmma(self) -> None:
-        red = reduction_of(self.nest)
-        w = wmma_of(self.nest, red)
+        w = wmma_of(self.nest, reduction_of(self.nest))
         if w is None:
             raise self.error(f"it is not a matmul of f16 operands read as a[i, k] or a[k, i] "
                              f"and b[k, j] or b[j, k] (rows a multiple of 16) accumulated in "
                              f"f32, with both output axes divisible by {WMMA_TILE} and k by "
                              f"{WMMA_TILE}; use kind = \"gemm\"")
+        red = w.reduction
         top = self.f.body.block
         for load in (w.a, w.b):
             if not (load.memref.owner is top or (isinstance(load.memref.owner, Operation)
@@ -394,9 +400,9 @@ class _Mapper:
         # each warp: its tile of the product, through the tensor cores, into shared memory
         warp, i0, j0 = corner(e)
         callee = self.declare_wmma(w, tiles.type)
-        e.add(func.CallOp(callee, [tiles, warp, w.a.memref, w.b.memref, i0, j0,
+        e.put(func.CallOp(callee, [tiles, warp, w.a.memref, w.b.memref, i0, j0,
                                    e.index(red.length)], []))
-        e.add(gpu.BarrierOp())
+        e.put(gpu.BarrierOp())
         # every lane: the epilogue of 8 elements of its warp's tile
         warp, i0, j0 = corner(e)
         lane = e.thread("x")
@@ -408,8 +414,8 @@ class _Mapper:
                                       body.add(arith.AddiOp(j0, c))], red)
         mapping[red.loop.results[0]] = body.add(memref.LoadOp.get(tiles, [warp, r, c]))
         body.clone(red.after, mapping)
-        body.add(scf.YieldOp())
-        e.add(gpu.TerminatorOp())
+        body.put(scf.YieldOp())
+        e.put(gpu.TerminatorOp())
 
     def declare_wmma(self, w: Wmma, tiles: Attribute) -> str:
         """A private declaration `@uop_wmma_<kernel>` for the warp's tile product, its
@@ -419,7 +425,7 @@ class _Mapper:
         decl = func.FuncOp.external(name, [tiles, _INDEX, w.a.memref.type, w.b.memref.type,
                                            _INDEX, _INDEX, _INDEX], [])
         decl.attributes[WMMA_ATTR] = StringAttr(layout)
-        module_block = self.f.parent_block()
+        module_block = block_of(self.f)
         module_block.insert_op_before(decl, self.f)
         return name
 

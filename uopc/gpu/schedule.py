@@ -48,17 +48,19 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     StringAttr,
     f16,
     f32,
     i64,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from uopc.passes.options import check_option
+from uopc.transforms.loops import terminator
 from uopc.uopdialect.contract import KERNEL_ATTR
 
 #: the name of a kernel's GPU schedule attribute
@@ -181,10 +183,10 @@ class Nest:
 
 
 def _trip_count(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
-    lb, ub, step = (constant_int(v) for v in (lb, ub, step))
-    if lb is None or ub is None or step is None or step <= 0:
+    start, stop, by = (constant_int(v) for v in (lb, ub, step))
+    if start is None or stop is None or by is None or by <= 0:
         return None
-    return max(0, -(-(ub - lb) // step))
+    return max(0, -(-(stop - start) // by))
 
 
 def _loop_axes(op: Operation) -> list[Axis] | None:
@@ -264,11 +266,12 @@ def reduction_of(nest: Nest) -> Reduction | None:
     if len(with_regions) != 1 or not isinstance(with_regions[0], scf.ForOp):
         return None
     loop = with_regions[0]
+    length = constant_int(loop.ub)
     if (len(loop.iter_args) != 1 or constant_int(loop.lb) != 0 or constant_int(loop.step) != 1
-            or constant_int(loop.ub) is None):
+            or length is None):
         return None
     acc = loop.body.block.args[1]
-    yielded = loop.body.block.last_op.operands[0]
+    yielded = terminator(loop.body.block).operands[0]
     combine = yielded.owner
     if (not isinstance(combine, (arith.AddfOp, arith.MaximumfOp, arith.AddiOp, arith.MaxSIOp))
             or combine.parent_block() is not loop.body.block or acc not in combine.operands
@@ -278,7 +281,7 @@ def reduction_of(nest: Nest) -> Reduction | None:
     before, after = ops[:k], ops[k + 1:]
     if any(isinstance(op, memref.StoreOp) for op in before):
         return None  # the phases recompute `before` in every thread
-    return Reduction(loop, combine, constant_int(loop.ub), before, after)
+    return Reduction(loop, combine, length, before, after)
 
 
 def depends_on(v: SSAValue, targets: set[SSAValue], memo: dict[SSAValue, frozenset]) -> frozenset:
@@ -291,7 +294,9 @@ def depends_on(v: SSAValue, targets: set[SSAValue], memo: dict[SSAValue, frozens
             continue
         if isinstance(x, BlockArgument):
             memo[x] = frozenset({x} & targets)
-        elif ready:
+            continue
+        assert isinstance(x, OpResult)  # not a block argument
+        if ready:
             memo[x] = frozenset().union(*(memo[o] for o in x.owner.operands))
         else:
             stack.append((x, True))
@@ -363,7 +368,7 @@ def _extended_f16(v: SSAValue, load: memref.LoadOp) -> bool:
 
 def wmma_of(nest: Nest, reduction: Reduction | None) -> Wmma | None:
     """The tensor-core view of a kernel (see `Wmma`), when it is one."""
-    if len(nest.axes) != 2:
+    if reduction is None or len(nest.axes) != 2:
         return None
     gemm = gemm_of(nest, reduction, WMMA_TILE)
     if gemm is None or len(gemm.a_loads) != 1 or len(gemm.b_loads) != 1:
@@ -387,8 +392,11 @@ def wmma_of(nest: Nest, reduction: Reduction | None) -> Wmma | None:
     if a_ix not in ([i, k], [k, i]) or b_ix not in ([k, j], [j, k]):
         return None
     # fragments load from 32-byte aligned rows: leading dimensions in multiples of 16
-    if any(load.memref.type.get_shape()[1] % 16 for load in (a, b)):
-        return None
+    for load in (a, b):
+        t = load.memref.type
+        assert isinstance(t, MemRefType), "a load reads a memref"
+        if t.get_shape()[1] % 16:
+            return None
     return Wmma(reduction, a, b, a_ix == [i, k], b_ix == [k, j])
 
 

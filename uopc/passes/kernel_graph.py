@@ -35,11 +35,13 @@ from uopc.uopdialect.types import sig_of
 STAGED_ATTR = "uop.staged"
 
 _UOP_TYPES = frozenset(ALL_OPS)
-MOVEMENT = tuple(info.op for info in OPS.values() if info.movement)
+MOVEMENT: tuple[type[Operation], ...] = tuple(
+    info.op for info in OPS.values() if info.movement and info.op is not None)
 #: views that read each element of their operand at most once (all but expand)
 ONCE_VIEWS = tuple(op for op in MOVEMENT if op is not ExpandOp)
 #: elementwise ops that compute (as opposed to moving data)
-ALU_OPS = tuple(info.op for info in OPS.values() if info.elementwise)
+ALU_OPS: tuple[type[Operation], ...] = tuple(
+    info.op for info in OPS.values() if info.elementwise and info.op is not None)
 
 
 def is_kernel(fn: func.FuncOp) -> bool:
@@ -105,9 +107,11 @@ def decodes(value: SSAValue) -> bool:
 
 def materialize(value: SSAValue) -> Operation:
     """Insert a `uop.contiguous` of `value` right after its op and read it instead."""
+    owner = value.owner
+    assert isinstance(owner, Operation), "a block argument is read from memory already"
     copy = ContiguousOp.make(value)
-    Rewriter.insert_op(copy, InsertPoint.after(value.owner))
-    value.replace_uses_with_if(copy.result, lambda use: use.operation is not copy)
+    Rewriter.insert_op(copy, InsertPoint.after(owner))
+    value.replace_uses_with_if(copy.results[0], lambda use: use.operation is not copy)
     return copy
 
 
@@ -151,8 +155,9 @@ def _check_straight_line(fn: func.FuncOp, pass_name: str) -> None:
               "kernelize expects a straight-line function body (one block); "
               "lower control flow first")
     for op in fn.body.walk():
-        if is_uop(op) and op.parent_op() is not fn:
-            _fail(op, pass_name, f"{op.name} is nested inside {op.parent_op().name}",
+        parent = op.parent_op()
+        if is_uop(op) and parent is not fn and parent is not None:
+            _fail(op, pass_name, f"{op.name} is nested inside {parent.name}",
                   "kernelize cuts straight-line function bodies; move tensor ops out of "
                   "regions or into a function of their own")
 

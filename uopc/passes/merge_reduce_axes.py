@@ -52,7 +52,7 @@ def merge_reduce_axes(block: Block) -> None:
         flat = ReshapeOp.make(op.src, result=Sig(tuple(merged_shape), sig_of(op.src.type).dtype))
         reduce = ReduceOp.make(flat, kind=op.kind(), axes=merged_axes)
         Rewriter.insert_op([flat, reduce], InsertPoint.before(op))
-        op.result.replace_all_uses_with(reduce.result)
+        op.result.replace_all_uses_with(reduce.results[0])
         Rewriter.erase_op(op)
 
 

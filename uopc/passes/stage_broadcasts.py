@@ -51,10 +51,8 @@ def _fused_alu_cost(value: SSAValue, cap: int) -> int:
     stack = [value]
     while stack and cost < cap:
         v = stack.pop()
-        if is_buffer(v):
-            continue
         owner = uop_owner(v)
-        if owner in seen:
+        if owner is None or is_buffer(v) or owner in seen:
             continue
         seen.add(owner)
         if isinstance(owner, ALU_OPS):

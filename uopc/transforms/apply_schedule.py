@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.transforms.approx import approximate
 from uopc.transforms.epilogue import split_epilogue
-from uopc.transforms.loops import ScheduleError, constant_of, innermost_reduce_loops, \
+from uopc.transforms.loops import ScheduleError, constant_of, constant_ub, innermost_reduce_loops, \
     tagged_loops, trip_count
 from uopc.transforms.max_keys import is_f32_max, max_keys
 from uopc.transforms.pack import pack
@@ -82,7 +82,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         approximate(fn)
     blocks = tile(fn, name, schedule)
     if blocks and schedule.pack:
-        pack(fn, loops[min(a for a in loops if constant_of(loops[a][0].ub) > 1)][0])
+        pack(fn, loops[min(a for a in loops if constant_ub(loops[a][0]) > 1)][0])
     innermost = loops[max(loops)] if loops else []
     for loop in innermost_reduce_loops(fn):
         if is_f32_max(loop):

@@ -12,6 +12,8 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, f64, i64
 from xdsl.ir import Operation, SSAValue
 
+from uopc.transforms.loops import block_of
+
 #: the degree of the Taylor polynomial of 2^f on |f| <= 1/2: its error,
 #: (ln 2 / 2)^9 / 9! * sqrt(2) < 3e-10, is 0.005 of an f32 ulp
 EXP2_DEGREE = 8
@@ -119,11 +121,12 @@ _APPROXIMATIONS = {
 def approximate(fn: func.FuncOp) -> None:
     """Replace every f32 math.exp2, math.exp and math.tanh of `fn` by the ops of
     `exp2_ops` and `tanh_ops`."""
-    for op in [op for op in fn.walk() if type(op) in _APPROXIMATIONS]:
+    unary = mathd.FloatingPointLikeUnaryMathOperation
+    for op in [op for op in fn.walk() if isinstance(op, unary) and type(op) in _APPROXIMATIONS]:
         if op.result.type != f32:
             continue
         ops, result = _APPROXIMATIONS[type(op)](op.operand)
-        op.parent_block().insert_ops_before(ops, op)
+        block_of(op).insert_ops_before(ops, op)
         op.result.replace_all_uses_with(result)
         op.detach()
         op.erase()

@@ -10,7 +10,7 @@ from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import f32
 
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
-from uopc.transforms.loops import constant_of
+from uopc.transforms.loops import block_of, constant_of, terminator
 
 #: the largest row of results that `split_epilogue` stages, in bytes (a stack array)
 EPILOGUE_BYTES = 16 * 1024
@@ -41,10 +41,10 @@ def split_epilogue(loop: scf.ForOp) -> None:
     if any(isinstance(op, memref.StoreOp) for op in list(body.ops)[:-1] if op not in after):
         return
     row = memref.AllocaOp.get(f32, shape=[n])
-    loop.parent_block().insert_op_before(row, loop)
+    block_of(loop).insert_op_before(row, loop)
     # the epilogue loop: the whole body again, the reduced value read from the row
     rest = loop.clone()
-    loop.parent_block().insert_op_after(rest, loop)
+    block_of(loop).insert_op_after(rest, loop)
     rest.attributes.pop(AXIS_ATTR, None)
     rest.attributes.pop(ROW_ATTR, None)
     (reduce_copy,) = [op for op in rest.body.block.ops if isinstance(op, scf.ForOp)]
@@ -57,4 +57,4 @@ def split_epilogue(loop: scf.ForOp) -> None:
     for op in reversed(after):
         op.detach()
         op.erase(safe_erase=False)
-    body.insert_op_before(memref.StoreOp.get(acc, row.memref, [body.args[0]]), body.last_op)
+    body.insert_op_before(memref.StoreOp.get(acc, row.memref, [body.args[0]]), terminator(body))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from xdsl.dialects import memref, scf
 from xdsl.ir import Block, Operation, SSAValue
 
-from uopc.transforms.loops import INDEX
+from uopc.transforms.loops import INDEX, terminator
 
 
 def _shareable(op: Operation) -> bool:
@@ -58,7 +58,7 @@ def _jam_loop(loop: scf.ForOp, operands: list[list[SSAValue]],
         inner.update(zip(old.args[1:], body.args[1 + c * carried: 1 + (c + 1) * carried]))
         inner_maps.append(inner)
     jam(list(old.ops)[:-1], inner_maps, body)
-    yielded = old.last_op.operands
+    yielded = terminator(old).operands
     body.add_op(scf.YieldOp(*(inner.get(v, v) for inner in inner_maps for v in yielded)))
     lb, ub, step = operands[0][:3]
     new = scf.ForOp(lb, ub, step, [v for o in operands for v in o[3:]], body)

@@ -29,6 +29,27 @@ def constant_of(v: SSAValue) -> int | None:
     return None
 
 
+def constant_ub(loop: scf.ForOp) -> int:
+    """The upper bound of a loop that rangeify built (to a constant)."""
+    n = constant_of(loop.ub)
+    assert n is not None, "rangeify's loops run to a constant"
+    return n
+
+
+def block_of(op: Operation) -> Block:
+    """The block holding `op` (the transforms rewrite ops inside a function body)."""
+    block = op.parent_block()
+    assert block is not None, f"{op.name} is in no block"
+    return block
+
+
+def terminator(block: Block) -> Operation:
+    """The last op of `block`: a loop body's yield, a function's return."""
+    op = block.last_op
+    assert op is not None, "a loop or function body ends with its terminator"
+    return op
+
+
 def trip_count(loop: scf.ForOp, what: str) -> int:
     """The trip count of a loop from 0 by 1 to a constant (as rangeify builds them)."""
     lb, ub, step = (constant_of(v) for v in (loop.lb, loop.ub, loop.step))
@@ -48,7 +69,7 @@ def index_const(block: Block, value: int) -> SSAValue:
 
 def insert_const(before: Operation, value: int) -> SSAValue:
     c = arith.ConstantOp(IntegerAttr(value, INDEX))
-    before.parent_block().insert_op_before(c, before)
+    block_of(before).insert_op_before(c, before)
     return c.result
 
 
@@ -66,7 +87,7 @@ def replace_body(loop: scf.ForOp, body: Block, step: int) -> None:
     old = loop.body.block
     body.args[0].name_hint = old.args[0].name_hint
     step_op = arith.ConstantOp(IntegerAttr(step, INDEX))
-    loop.parent_block().insert_op_before(step_op, loop)
+    block_of(loop).insert_op_before(step_op, loop)
     loop.operands = [loop.lb, loop.ub, step_op.result, *loop.iter_args]
     loop.body.detach_block(old)
     loop.body.add_block(body)
@@ -79,7 +100,9 @@ def tagged_loops(fn: func.FuncOp) -> dict[int, list[scf.ForOp]]:
     found: dict[int, list[scf.ForOp]] = {}
     for op in fn.walk():
         if isinstance(op, scf.ForOp) and AXIS_ATTR in op.attributes:
-            found.setdefault(op.attributes[AXIS_ATTR].value.data, []).append(op)
+            axis = op.attributes[AXIS_ATTR]
+            assert isinstance(axis, IntegerAttr), "rangeify tags a loop with its axis number"
+            found.setdefault(axis.value.data, []).append(op)
     return found
 
 

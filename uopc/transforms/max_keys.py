@@ -9,7 +9,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, f32, i32
 from xdsl.ir import Block, Operation, SSAValue
 
-from uopc.transforms.loops import INDEX
+from uopc.transforms.loops import INDEX, block_of
 from uopc.transforms.split import split_combiner
 
 #: f32 bits: all but the sign, and +inf (a magnitude above it is a NaN's)
@@ -41,10 +41,11 @@ def _float_key(x: SSAValue) -> tuple[list[Operation], SSAValue]:
 def _key_float(key: SSAValue) -> tuple[list[Operation], SSAValue]:
     """Ops giving the f32 whose `_float_key` is `key` (the flip undone; a NaN's key gives
     a NaN)."""
-    ops: list[Operation] = [arith.ConstantOp(IntegerAttr(31, i32)),
-                            arith.ConstantOp(IntegerAttr(_MAGNITUDE, i32))]
-    ops.append(arith.ShRSIOp(key, ops[0].result))
-    ops.append(arith.AndIOp(ops[-1].results[0], ops[1].result))
+    shift = arith.ConstantOp(IntegerAttr(31, i32))
+    magnitude = arith.ConstantOp(IntegerAttr(_MAGNITUDE, i32))
+    ops: list[Operation] = [shift, magnitude]
+    ops.append(arith.ShRSIOp(key, shift.result))
+    ops.append(arith.AndIOp(ops[-1].results[0], magnitude.result))
     ops.append(arith.XOrIOp(key, ops[-1].results[0]))
     ops.append(arith.BitcastOp(ops[-1].results[0], f32))
     return ops, ops[-1].results[0]
@@ -77,7 +78,7 @@ def max_keys(loop: scf.ForOp) -> None:
     new = scf.ForOp(loop.lb, loop.ub, loop.step, [start.result], body)
     new.attributes.update(loop.attributes)
     back, value = _key_float(new.results[0])
-    loop.parent_block().insert_ops_before([start, new, *back], loop)
+    block_of(loop).insert_ops_before([start, new, *back], loop)
     loop.results[0].replace_all_uses_with(value)
     loop.detach()
     loop.erase(safe_erase=False)

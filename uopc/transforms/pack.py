@@ -15,7 +15,7 @@ import math
 from xdsl.dialects import func, memref, scf
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from uopc.transforms.loops import INDEX, constant_of, insert_const
+from uopc.transforms.loops import INDEX, block_of, constant_of, constant_ub, insert_const, terminator
 
 #: the largest packed copy of an operand, in bytes: it is a stack array of the thread
 #: running the block (a 2048-deep panel of 16 f32 columns)
@@ -48,7 +48,7 @@ def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
         if (nest.body.block.args[0] in leaves or not ivs
                 or any(a in inner_args for a in leaves - {l.body.block.args[0] for l in ivs})):
             continue  # read differently per element of `nest`, a scalar, or by an accumulator
-        shape = [constant_of(loop.ub) for loop in ivs]
+        shape = [constant_ub(loop) for loop in ivs]
         elt = src.type.get_element_type()
         if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
             continue
@@ -56,7 +56,7 @@ def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
         if key not in copies:
             copies[key] = _packed_copy(nest, src, load, ops, ivs, shape)
         new = memref.LoadOp.get(copies[key], [loop.body.block.args[0] for loop in ivs])
-        load.parent_block().insert_op_before(new, load)
+        block_of(load).insert_op_before(new, load)
         load.results[0].replace_all_uses_with(new.results[0])
         load.detach()
         load.erase()
@@ -86,10 +86,12 @@ def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, in
     while stack:
         v = stack.pop()
         if isinstance(v, BlockArgument):
-            if nest.is_ancestor(v.block.parent_op()) or v.block.parent_op() is nest:
+            owner = v.block.parent_op()
+            if owner is not None and (nest.is_ancestor(owner) or owner is nest):
                 leaves.add(v)
             continue
         op = v.owner
+        assert isinstance(op, Operation)  # not a block argument: an op's result
         if op in ops or not nest.is_ancestor(op):
             continue
         if op.regions or op.dialect_name() != "arith":
@@ -99,12 +101,12 @@ def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, in
     return sorted(ops, key=order.__getitem__), leaves
 
 
-def _packed_copy(nest: scf.ForOp, src: SSAValue, load: memref.LoadOp, ops: list[Operation],
-                 ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
+def _packed_copy(nest: scf.ForOp, src: SSAValue[memref.MemRefType], load: memref.LoadOp,
+                 ops: list[Operation], ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
     """A stack buffer of `shape`, filled before `nest` by a loop nest over `ivs`' ranges
     with what `load` reads at each of their iterations."""
     buf = memref.AllocaOp.get(src.type.get_element_type(), shape=shape)
-    nest.parent_block().insert_op_before(buf, nest)
+    block_of(nest).insert_op_before(buf, nest)
     zero, one = insert_const(nest, 0), insert_const(nest, 1)
     mapping: dict[SSAValue, SSAValue] = {}
     where: Block | None = None
@@ -112,15 +114,16 @@ def _packed_copy(nest: scf.ForOp, src: SSAValue, load: memref.LoadOp, ops: list[
         body = Block([scf.YieldOp()], arg_types=[INDEX])
         copy = scf.ForOp(zero, loop.ub, one, [], body)
         if where is None:
-            nest.parent_block().insert_op_before(copy, nest)
+            block_of(nest).insert_op_before(copy, nest)
         else:
-            where.insert_op_before(copy, where.last_op)
+            where.insert_op_before(copy, terminator(where))
         where = body
         mapping[loop.body.block.args[0]] = body.args[0]
+    assert where is not None  # the load depends on at least one loop of `ivs`
     for op in ops:
-        where.insert_op_before(op.clone(value_mapper=mapping), where.last_op)
+        where.insert_op_before(op.clone(value_mapper=mapping), terminator(where))
     value = memref.LoadOp.get(src, [mapping.get(v, v) for v in load.indices])
-    where.insert_op_before(value, where.last_op)
+    where.insert_op_before(value, terminator(where))
     where.insert_op_before(memref.StoreOp.get(value, buf, [mapping[loop.body.block.args[0]]
-                                                           for loop in ivs]), where.last_op)
+                                                           for loop in ivs]), terminator(where))
     return buf.memref

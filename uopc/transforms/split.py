@@ -16,30 +16,35 @@ what the lanes will read `PREFETCH_BYTES` ahead in the largest kernel argument t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import FixedBitwidthType, FloatAttr, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from uopc.transforms.jam import jam
-from uopc.transforms.loops import INDEX, constant_of, copy_ivs, index_const
+from uopc.transforms.loops import INDEX, block_of, constant_ub, copy_ivs, index_const, terminator
 from uopc.uopdialect.upstream import PrefetchOp
 
 #: combining ops whose partial results may be computed apart: the identity each partial
 #: starts from, by op (float sums reassociate; the others are exact)
-_SPLITTABLE = {arith.AddfOp: (0.0, -0.0), arith.AddiOp: (0,), arith.MaximumfOp: (-math.inf,),
-               arith.MaxSIOp: (-(2**31), -(2**63))}
+_SPLITTABLE: dict[type[Operation], tuple[float, ...]] = {
+    arith.AddfOp: (0.0, -0.0), arith.AddiOp: (0,), arith.MaximumfOp: (-math.inf,),
+    arith.MaxSIOp: (-(2**31), -(2**63))}
+#: what the _SPLITTABLE ops are: binary ops built from their two operands
+_Combiner = arith.FloatingPointLikeBinaryOperation | arith.SignlessIntegerBinaryOperation
 
 
-def split_combiner(loop: scf.ForOp) -> Operation | None:
+def split_combiner(loop: scf.ForOp) -> _Combiner | None:
     """The op that folds each element into the loop's one accumulator, when the loop can
     be split: one accumulator, started at the op's identity, combined by a _SPLITTABLE op."""
     if len(loop.iter_args) != 1:
         return None
     acc = loop.body.block.args[1]
-    (value,) = loop.body.block.last_op.operands
+    (value,) = terminator(loop.body.block).operands
     op = value.owner
-    if type(op) not in _SPLITTABLE or acc not in op.operands or len(list(acc.uses)) != 1:
+    if (not isinstance(op, _Combiner) or type(op) not in _SPLITTABLE or acc not in op.operands
+            or len(list(acc.uses)) != 1):
         return None
     init = loop.iter_args[0].owner
     if not isinstance(init, arith.ConstantOp):
@@ -53,6 +58,7 @@ def split(loop: scf.ForOp, parts: int) -> None:
     """Accumulate reduce loop `loop` into `parts` partial results (element p into partial
     p mod parts), combined in order after the loop."""
     combiner = split_combiner(loop)
+    assert combiner is not None, "split only loops that split_combiner accepts"
     old = loop.body.block
     body = Block(arg_types=[INDEX, *([old.args[1].type] * parts)])
     body.args[0].name_hint = old.args[0].name_hint
@@ -60,26 +66,27 @@ def split(loop: scf.ForOp, parts: int) -> None:
     # divisions by a divisor of `parts` simplify (the word of a packed code, its shift)
     first = arith.MuliOp(body.args[0], index_const(body, parts))
     body.add_op(first)
-    maps = [{old.args[0]: iv, old.args[1]: body.args[1 + c]}
-            for c, iv in enumerate(copy_ivs(body, first.result, parts))]
+    maps: list[dict[SSAValue, SSAValue]] = [
+        {old.args[0]: iv, old.args[1]: body.args[1 + c]}
+        for c, iv in enumerate(copy_ivs(body, first.result, parts))]
     jam(list(old.ops)[:-1], maps, body)
-    (yielded,) = old.last_op.operands
+    (yielded,) = terminator(old).operands
     body.add_op(scf.YieldOp(*(m[yielded] for m in maps)))
-    groups = arith.ConstantOp(IntegerAttr(constant_of(loop.ub) // parts, INDEX))
+    groups = arith.ConstantOp(IntegerAttr(constant_ub(loop) // parts, INDEX))
     step = arith.ConstantOp(IntegerAttr(1, INDEX))
     new = scf.ForOp(loop.lb, groups, step, [loop.iter_args[0]] * parts, body)
-    block = loop.parent_block()
+    block = block_of(loop)
     block.insert_op_before(groups, loop)
     block.insert_op_before(step, loop)
     block.insert_op_before(new, loop)
     _replace_by_partials(loop, combiner, new, [([], r) for r in new.results])
 
 
-def _replace_by_partials(loop: scf.ForOp, combiner: Operation, after: Operation,
-                         partials: list[tuple[list[Operation], SSAValue]]) -> None:
+def _replace_by_partials(loop: scf.ForOp, combiner: _Combiner, after: Operation,
+                         partials: Sequence[tuple[Sequence[Operation], SSAValue]]) -> None:
     """Replace reduce loop `loop` by its partial results folded in order by `combiner`'s
     op, computed after `after` (each partial with the ops that produce it)."""
-    block = loop.parent_block()
+    block = block_of(loop)
     total: SSAValue | None = None
     for ops, partial in partials:
         if total is not None:
@@ -89,6 +96,7 @@ def _replace_by_partials(loop: scf.ForOp, combiner: Operation, after: Operation,
             block.insert_op_after(op, after)
             after = op
         total = partial
+    assert total is not None  # there is at least one partial
     loop.results[0].replace_all_uses_with(total)
     loop.detach()
     loop.erase(safe_erase=False)
@@ -97,8 +105,8 @@ def _replace_by_partials(loop: scf.ForOp, combiner: Operation, after: Operation,
 def _counted_loop(count: int, body: Block) -> list[Operation]:
     """A loop from 0 by 1 to `count` without accumulators over `body`, after the
     constants of its bounds."""
-    bounds = [arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1)]
-    return [*bounds, scf.ForOp(*(b.result for b in bounds), [], body)]
+    lb, ub, step = (arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1))
+    return [lb, ub, step, scf.ForOp(lb.result, ub.result, step.result, [], body)]
 
 
 def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
@@ -114,10 +122,11 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
     instead (across rows, gathering every element). With `group` the codes one word
     of packed weights holds, the lanes load consecutive words."""
     combiner = split_combiner(loop)
+    assert combiner is not None, "split only loops that split_combiner accepts"
     old = loop.body.block
     acc_type = old.args[1].type
     row = memref.AllocaOp.get(acc_type, shape=[parts])
-    outer = loop.parent_block()
+    outer = block_of(loop)
     start = Block(arg_types=[INDEX])
     start.add_ops([memref.StoreOp.get(loop.iter_args[0], row.memref, [start.args[0]]),
                    scf.YieldOp()])
@@ -141,11 +150,12 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
         m: dict[SSAValue, SSAValue] = {old.args[0]: iv, old.args[1]: value}
         for op in list(old.ops)[:-1]:
             lane.add_op(op.clone(value_mapper=m))
-        value = m.get(old.last_op.operands[0], old.last_op.operands[0])
+        yielded = terminator(old).operands[0]
+        value = m.get(yielded, yielded)
     lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
     _prefetch_stream(lane, blocks, parts)
     blocks.add_ops([*_counted_loop(parts, lane), scf.YieldOp()])
-    for op in _counted_loop(constant_of(loop.ub) // (parts * group), blocks):
+    for op in _counted_loop(constant_ub(loop) // (parts * group), blocks):
         outer.insert_op_before(op, loop)
     partials = []
     for p in range(parts):
@@ -165,8 +175,20 @@ def _kernel_argument(v: SSAValue) -> bool:
     return isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), func.FuncOp)
 
 
+def _memref_type(v: SSAValue) -> memref.MemRefType:
+    t = v.type
+    assert isinstance(t, memref.MemRefType), "a load reads a memref"
+    return t
+
+
+def _element_bits(t: memref.MemRefType) -> int:
+    elt = t.get_element_type()
+    assert isinstance(elt, FixedBitwidthType), f"{elt} has no bit width"
+    return elt.bitwidth
+
+
 def _memref_bytes(t: memref.MemRefType) -> int:
-    return math.prod(t.get_shape()) * t.get_element_type().bitwidth // 8
+    return math.prod(t.get_shape()) * _element_bits(t) // 8
 
 
 def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
@@ -179,8 +201,8 @@ def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
              and _kernel_argument(op.memref)]
     if not loads:
         return
-    load = max(loads, key=lambda op: _memref_bytes(op.memref.type))
-    width = parts * load.memref.type.get_element_type().bitwidth // 8
+    load = max(loads, key=lambda op: _memref_bytes(_memref_type(op.memref)))
+    width = parts * _element_bits(_memref_type(load.memref)) // 8
     ahead = arith.AddiOp(blocks.args[0], index_const(blocks, -(-PREFETCH_BYTES // width)))
     blocks.add_op(ahead)
     mapping: dict[SSAValue, SSAValue] = {blocks.args[0]: ahead.result,

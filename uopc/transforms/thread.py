@@ -8,14 +8,16 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Region
 
+from uopc.transforms.loops import block_of, terminator
+
 
 def thread(loop: scf.ForOp) -> None:
     """Turn output loop `loop` into an `scf.parallel` over the same range (its body
     moves over as it is, ending in scf.reduce instead of scf.yield)."""
     body = loop.body.detach_block(loop.body.block)
-    body.last_op.detach()
+    terminator(body).detach()
     body.add_op(scf.ReduceOp())
     par = scf.ParallelOp([loop.lb], [loop.ub], [loop.step], Region(body))
-    loop.parent_block().insert_op_before(par, loop)
+    block_of(loop).insert_op_before(par, loop)
     loop.detach()
     loop.erase(safe_erase=False)

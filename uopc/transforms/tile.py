@@ -11,9 +11,18 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.ir import Block, Operation
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from uopc.lowering.rangeify import AXIS_ATTR
-from uopc.transforms.loops import INDEX, ScheduleError, insert_const, tagged_loops, trip_count
+from uopc.transforms.loops import (
+    INDEX,
+    ScheduleError,
+    block_of,
+    insert_const,
+    tagged_loops,
+    terminator,
+    trip_count,
+)
 from uopc.uopdialect.schedule import Schedule
 
 #: the tag of a block loop made by `tile` (consumed by uop-apply-schedule, like the axis tags)
@@ -64,17 +73,19 @@ def tile(fn: func.FuncOp, name: str, schedule: Schedule) -> dict[int, scf.ForOp]
         block = scf.ForOp(zero, point.ub, size, [], body)
         block.attributes[BLOCK_ATTR] = point.attributes[AXIS_ATTR]
         if where is None:
-            outermost.parent_block().insert_op_before(block, outermost)
+            block_of(outermost).insert_op_before(block, outermost)
         else:
-            where.insert_op_before(block, where.last_op)
+            where.insert_op_before(block, terminator(where))
         where = body
         blocks[axis] = block
         # the point loop runs over one block: its element is the block's start plus its iv
         iv = point.body.block.args[0]
         start = arith.AddiOp(body.args[0], iv)
-        iv.replace_uses_with_if(start.result, lambda use, start=start: use.operation is not start)
-        point.body.block.insert_op_before(start, point.body.block.first_op)
+        # replace_uses_with_if calls the test at once, so it sees this iteration's `start`
+        iv.replace_uses_with_if(start.result, lambda use: use.operation is not start)  # noqa: B023
+        Rewriter.insert_op(start, InsertPoint.at_start(point.body.block))
         point.operands = [point.lb, size, *point.operands[2:]]
+    assert where is not None  # `tiled` is not empty
     outermost.detach()
-    where.insert_op_before(outermost, where.last_op)
+    where.insert_op_before(outermost, terminator(where))
     return blocks

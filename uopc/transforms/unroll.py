@@ -8,7 +8,7 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Block, SSAValue
 
-from uopc.transforms.loops import copy_ivs, replace_body
+from uopc.transforms.loops import copy_ivs, replace_body, terminator
 
 
 def unroll(loop: scf.ForOp, factor: int) -> None:
@@ -21,6 +21,6 @@ def unroll(loop: scf.ForOp, factor: int) -> None:
         m: dict[SSAValue, SSAValue] = {old.args[0]: iv, **dict(zip(old.args[1:], carried))}
         for op in list(old.ops)[:-1]:
             body.add_op(op.clone(value_mapper=m))
-        carried = [m.get(v, v) for v in old.last_op.operands]
+        carried = [m.get(v, v) for v in terminator(old).operands]
     body.add_op(scf.YieldOp(*carried))
     replace_body(loop, body, factor)

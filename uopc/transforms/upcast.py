@@ -10,22 +10,22 @@ still computed by exactly the ops, in exactly the order, of the naive nest.
 from __future__ import annotations
 
 from xdsl.dialects import scf
-from xdsl.ir import Block
+from xdsl.ir import Block, SSAValue
 
 from uopc.transforms.jam import jam
-from uopc.transforms.loops import INDEX, constant_of, copy_ivs, index_const, insert_const, \
-    replace_body
+from uopc.transforms.loops import INDEX, block_of, constant_ub, copy_ivs, index_const, \
+    insert_const, replace_body
 
 
 def upcast(loop: scf.ForOp, factor: int) -> None:
     """Step `loop` (an output loop from 0 by 1: no accumulators) by `factor`, its body
     jammed copies; a remainder loop after it runs the last n mod factor elements with the
     body as it was."""
-    n = constant_of(loop.ub)
+    n = constant_ub(loop)
     rest = n % factor
     if rest:
         tail = loop.clone()
-        loop.parent_block().insert_op_after(tail, loop)
+        block_of(loop).insert_op_after(tail, loop)
         tail.operands = [insert_const(tail, n - rest), *tail.operands[1:]]
         loop.operands = [loop.lb, insert_const(loop, n - rest), *loop.operands[2:]]
     old = loop.body.block
@@ -33,7 +33,7 @@ def upcast(loop: scf.ForOp, factor: int) -> None:
     # a loop that now runs once counts from the constant 0, so that the copies' indices
     # are constants: neighbouring loads then have visibly neighbouring addresses
     first = body.args[0] if n - rest > factor else index_const(body, 0)
-    maps = [{old.args[0]: iv} for iv in copy_ivs(body, first, factor)]
+    maps: list[dict[SSAValue, SSAValue]] = [{old.args[0]: iv} for iv in copy_ivs(body, first, factor)]
     jam(list(old.ops)[:-1], maps, body)
     body.add_op(scf.YieldOp())
     replace_body(loop, body, factor)
