@@ -18,9 +18,9 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
 from uopc.uopdialect.context import make_context
-from uopc.passes.eval import UopEvalPass
-from uopc.passes.fold import UopFoldPass
-from uopc.passes.symbolic import UopSymbolicPass
+from uopc.passes.eval import EvalPass
+from uopc.passes.fold import FoldPass
+from uopc.passes.symbolic import SymbolicPass
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
@@ -114,12 +114,12 @@ def index_blocks(n: int) -> ModuleOp:
 
 
 CASES: list[tuple[str, Callable[[int], ModuleOp], ModulePass]] = [
-    ("uop-fold      f32 const chain", const_chain, UopFoldPass()),
-    ("uop-eval      f32 const chain", const_chain, UopEvalPass()),
-    ("uop-eval      movement chain", movement_chain, UopEvalPass()),
-    ("uop-symbolic  f32 chain (no-op)", const_chain, UopSymbolicPass()),
-    ("uop-symbolic  i32 x+3+3+...", uop_int_chain, UopSymbolicPass()),
-    ("uop-symbolic  index loop body", index_blocks, UopSymbolicPass()),
+    ("uop-fold      f32 const chain", const_chain, FoldPass()),
+    ("uop-eval      f32 const chain", const_chain, EvalPass()),
+    ("uop-eval      movement chain", movement_chain, EvalPass()),
+    ("uop-symbolic  f32 chain (no-op)", const_chain, SymbolicPass()),
+    ("uop-symbolic  i32 x+3+3+...", uop_int_chain, SymbolicPass()),
+    ("uop-symbolic  index loop body", index_blocks, SymbolicPass()),
 ]
 
 

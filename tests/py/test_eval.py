@@ -9,7 +9,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from uopc.uopdialect.context import make_context
-from uopc.passes.eval import UopEvalPass
+from uopc.passes.eval import EvalPass
 from uopc.importers.uir import parse_uir
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
@@ -19,7 +19,7 @@ CTX = make_context()
 
 
 def evaluate(module: ModuleOp) -> ModuleOp:
-    UopEvalPass().apply(CTX, module)
+    EvalPass().apply(CTX, module)
     module.verify()
     return module
 

@@ -19,13 +19,13 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 
 from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
-from uopc.passes.fold import UopFoldPass
+from uopc.passes.fold import FoldPass
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 
 CTX = make_context()
-PASSES = {"uop-fold": UopFoldPass(), "canonicalize": CanonicalizePass()}
+PASSES = {"uop-fold": FoldPass(), "canonicalize": CanonicalizePass()}
 
 
 def run(text: str, pass_name: str) -> ModuleOp:
@@ -135,7 +135,7 @@ def test_dense_literals_fold_elementwise(op, dtype, shape, data):
     r = u.BINARY_BY_NAME[op].make(ca, cb)
     block.add_ops([ca, cb, r, func.ReturnOp(r)])
     module = ModuleOp([func.FuncOp("f", ([], [r.results[0].type]), Region(block))])
-    UopFoldPass().apply(CTX, module)
+    FoldPass().apply(CTX, module)
     (folded,) = returned_ops(module)
     if expected is None:
         assert folded.name == r.name

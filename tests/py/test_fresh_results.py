@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uopc.passes.fresh_results import UopFreshResultsPass
+from uopc.passes.fresh_results import FreshResultsPass
 from uopc.runtime import compile_program, parse_program
 from uopc.uopdialect.context import make_context
 from uopc.uopdialect.ops import ContiguousOp
@@ -19,7 +19,7 @@ func.func @main(%a: tensor<3xi32>) -> (tensor<3xi32>, tensor<3xi32>, tensor<3xi3
 
 def _fresh(text: str):
     module = parse_program(text)
-    UopFreshResultsPass().apply(make_context(), module)
+    FreshResultsPass().apply(make_context(), module)
     module.verify()
     return module
 

@@ -209,3 +209,11 @@ def test_a_compile_leaves_the_callers_gc_state_as_it_was():
     frozen, enabled = gc.get_freeze_count(), gc.isenabled()
     Engine().realize(_debug3_graph())
     assert (gc.get_freeze_count(), gc.isenabled()) == (frozen, enabled)
+
+
+def test_pass_classes_have_one_naming_form():
+    # `<What it does>Pass`, in the module of its stage, for every pass uopc registers
+    for name, path in PASSES.items():
+        module, _, cls = path.rpartition(".")
+        assert cls.endswith("Pass") and not cls.startswith("Uop"), (name, path)
+        assert available_passes()[name]().__name__ == cls

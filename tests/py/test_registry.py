@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from uopc.importers import uir
 from uopc.targets.emit_c import emit_c
-from uopc.lowering.rangeify import UopRangeify, rule_for
+from uopc.lowering.rangeify import RangeifyPass, rule_for
 from uopc.passes import intexpr
 from uopc.uopdialect import Uop
 from uopc.uopdialect.context import make_context
@@ -131,7 +131,7 @@ def test_every_elementwise_op_reaches_c(info):
         op = info.op.make(*fn.body.block.args, result=node.sig, **info.params_of(node.arg))
         fn.body.block.add_ops([op, func.ReturnOp(op.results[0])])
         module = ModuleOp([fn])
-        UopRangeify().apply(make_context(), module)
+        RangeifyPass().apply(make_context(), module)
         assert f"op_{info.name}(" in emit_c(module), info.name
         emitted += 1
     assert emitted, f"{info.name}: no element type accepted"

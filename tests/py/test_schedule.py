@@ -239,11 +239,11 @@ def test_bad_opt_level_is_an_error(monkeypatch):
 
 def test_an_unknown_mode_is_refused_when_the_pass_is_built():
     from uopc.passes.options import PassOptionError
-    from uopc.passes.schedule import UopSchedulePass
+    from uopc.passes.schedule import SchedulePass
 
     with pytest.raises(PassOptionError, match='uop-schedule: option mode="fast" is not '
                                               'allowed: expected one of rules, none'):
-        UopSchedulePass(mode="fast")
+        SchedulePass(mode="fast")
 
 
 ROW_SUM = """

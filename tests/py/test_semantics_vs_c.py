@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
 from uopc.uopdialect import semantics
-from uopc.passes.fold import UopFoldPass
+from uopc.passes.fold import FoldPass
 from uopc.testing.csnippet import run_c
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.dtypes import DTYPES
@@ -398,7 +398,7 @@ def test_folded_expressions_match_c(dtype):
     block.add_op(func.ReturnOp(*roots))
     types = [r.type for r in roots]
     module = ModuleOp([func.FuncOp("exprs", ([], types), Region(block))])
-    UopFoldPass().apply(None, module)
+    FoldPass().apply(None, module)
     results = list(block.last_op.operands)
 
     prog = CProgram()

@@ -20,10 +20,10 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from uopc.lowering.rangeify import UopRangeify
+from uopc.lowering.rangeify import RangeifyPass
 from uopc.passes import gc_frozen
-from uopc.passes.eval import UopEvalPass
-from uopc.passes.fold import UopFoldPass
+from uopc.passes.eval import EvalPass
+from uopc.passes.fold import FoldPass
 from uopc.runtime import compile_program, parse_program
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.context import make_context
@@ -72,7 +72,7 @@ def closed_chain() -> ModuleOp:
     return ModuleOp([func.FuncOp("main", ([], [F32]), Region(block))])
 
 
-@pytest.mark.parametrize("pass_", [UopFoldPass(), UopEvalPass()], ids=lambda p: p.name)
+@pytest.mark.parametrize("pass_", [FoldPass(), EvalPass()], ids=lambda p: p.name)
 def test_passes_do_not_touch_the_freeze(unfrozen, pass_):
     pass_.apply(CTX, closed_chain())
     assert gc.get_freeze_count() == 0  # nothing frozen by the pass
@@ -112,7 +112,7 @@ def test_twenty_thousand_op_chain_rangeifies_at_the_default_limit(fixed_recursio
         v = op.result
     block.add_ops([*ops, func.ReturnOp(v)])
     module = ModuleOp([func.FuncOp("main", ([F32], [F32]), Region(block))])
-    UopRangeify().apply(CTX, module)
+    RangeifyPass().apply(CTX, module)
     assert lowered_ops(module, "arith.addf") == lowered_ops(module, "arith.mulf") == 10000
 
 
@@ -138,7 +138,7 @@ def nested_reductions(depth: int) -> ModuleOp:
 
 def test_nested_materialized_reductions_rangeify_at_the_default_limit(fixed_recursion_limit):
     module = nested_reductions(1000)  # 4,000 ops, materializations nested 1,000 deep
-    UopRangeify().apply(CTX, module)
+    RangeifyPass().apply(CTX, module)
     assert lowered_ops(module, "memref.view") == 1000
 
 
@@ -166,7 +166,7 @@ def test_deep_call_chain_rangeifies_at_the_default_limit(fixed_recursion_limit):
         block.add_op(func.ReturnOp(*results))
         funcs.append(func.FuncOp(f"f{k}", ([t], [t]), Region(block)))
     module = ModuleOp(funcs)
-    UopRangeify().apply(CTX, module)
+    RangeifyPass().apply(CTX, module)
     assert lowered_ops(module, "func.call") == depth - 1
     assert lowered_ops(module, "memref.store") == 1  # only the innermost copies its input
 

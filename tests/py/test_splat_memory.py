@@ -13,8 +13,8 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc import Tensor
-from uopc.passes.eval import UopEvalPass
-from uopc.passes.fold import UopFoldPass
+from uopc.passes.eval import EvalPass
+from uopc.passes.fold import FoldPass
 from uopc.runtime import compile_program, parse_program
 from uopc.uopdialect.context import make_context
 from uopc.uopdialect.ops import OP, ConstOp
@@ -64,7 +64,7 @@ def _splat_program() -> tuple[func.FuncOp, ModuleOp]:
 
 
 def test_folding_and_evaluating_splats_keeps_them_splats():
-    for apply in (UopFoldPass().apply, UopEvalPass().apply):
+    for apply in (FoldPass().apply, EvalPass().apply):
         fn, module = _splat_program()
         peak = peak_bytes(lambda: apply(make_context(), module))
         literals = [op for op in fn.walk() if isinstance(op, ConstOp)]

@@ -39,9 +39,9 @@ from xdsl.parser import Parser
 from uopc import Tensor
 from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
-from uopc.passes.eval import UopEvalPass
+from uopc.passes.eval import EvalPass
 from uopc.passes.intexpr import view
-from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicRules, UopSymbolicPass
+from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicRules, SymbolicPass
 from uopc.tools.opt import main as uopc_opt
 from uopc.uopdialect import ops as u
 from uopc.uopdialect.shapes import Sig
@@ -70,7 +70,7 @@ def time_limit(seconds: float, what: str) -> Iterator[None]:
 def symbolic(module: ModuleOp) -> None:
     """Run uop-symbolic on `module` under the time limit."""
     with time_limit(PASS_TIME_LIMIT, "uop-symbolic"):
-        UopSymbolicPass().apply(CTX, module)
+        SymbolicPass().apply(CTX, module)
 
 
 def simplify(text: str) -> ModuleOp:
@@ -281,7 +281,7 @@ def test_rules_that_keep_firing_exhaust_the_budget_and_name_the_family(monkeypat
                         lambda self, v, emit: emit.select(*v.args))
     module = Parser(CTX, SELECT_PROGRAM).parse_module()
     with pytest.raises(RewriteBudgetExceeded) as err, time_limit(PASS_TIME_LIMIT, "the pass"):
-        UopSymbolicPass(rewrites_per_op=2).apply(CTX, module)
+        SymbolicPass(rewrites_per_op=2).apply(CTX, module)
     message = str(err.value)
     # module, function, select, return: 2 rewrites per op + the allowance of 1000
     assert "rewrite budget of 1008 exhausted: the select rules fired 1009 times on " \
@@ -480,7 +480,7 @@ def test_random_uop_expressions_keep_their_value_under_wraparound(seed):
         c = u.ConstOp.from_array(env[name], SIG)
         block.insert_op_before(c, block.first_op)
         arg.replace_all_uses_with(c.result)
-    UopEvalPass().apply(CTX, module)
+    EvalPass().apply(CTX, module)
     value = block.last_op.operands[0]
     assert isinstance(value.owner, u.ConstOp), f"{tree}\n{module}"
     assert value.owner.as_array().tolist() == expected.tolist(), f"{tree}\n{module}"

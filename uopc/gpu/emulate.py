@@ -290,7 +290,7 @@ def _layouts(decl: func.FuncOp) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class UopGpuEmulate(ModulePass):
+class GpuEmulatePass(ModulePass):
     """`uop-gpu-emulate`: every `gpu.launch` becomes loops over its blocks and, between
     barriers, over its threads, so that the C target runs it (module docstring)."""
 

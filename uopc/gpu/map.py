@@ -447,7 +447,7 @@ def _slice(load: memref.LoadOp, block: Block) -> set[Operation]:
 
 
 @dataclass(frozen=True)
-class UopGpuMap(ModulePass):
+class GpuMapPass(ModulePass):
     """`uop-gpu-map`: replace the output loop nest of every kernel that carries a
     `uop.gpu` schedule by a `gpu.launch` (module docstring); kernels without one are
     left alone."""

@@ -428,7 +428,7 @@ def rules(f: func.FuncOp, mode: str = "rules", strict: bool = False) -> GpuSched
 
 
 @dataclass(frozen=True)
-class UopGpuSchedulePass(ModulePass):
+class GpuSchedulePass(ModulePass):
     """`uop-gpu-schedule`: give every loop-level kernel (`uop.kernel`, after
     `uop-to-loops`, or a hand-written loop function that calls nothing) without a
     `uop.gpu` attribute a GPU schedule by the rules of this module; `mode=threads` gives every kernel the barrier-free `threads` kind, and

@@ -687,7 +687,7 @@ def import_linalg(module: ModuleOp) -> None:
 
 
 @dataclass(frozen=True)
-class UopFromLinalg(ModulePass):
+class FromLinalgPass(ModulePass):
     """Convert upstream MLIR tensor IR (linalg on tensors, tensor, arith/math) to uop ops.
 
     Runs in front of the uop pipelines: `-p 'uop-from-linalg,uop-to-c'`. Functions that

@@ -949,7 +949,7 @@ def _callee_first(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
     return order
 
 
-class UopRangeify(ModulePass):
+class RangeifyPass(ModulePass):
     """Lower every func.func on tensors to loops on memrefs (see the module docstring)."""
 
     name = "uop-rangeify"

@@ -26,7 +26,7 @@ from uopc.passes.constprop import ConstantPropagation, is_computable
 
 
 @dataclass(frozen=True)
-class UopEvalPass(ModulePass):
+class EvalPass(ModulePass):
     """Evaluate uop programs on constants, calls included (SPEC §6 "eval")."""
 
     name = "uop-eval"

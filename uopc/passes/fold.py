@@ -23,7 +23,7 @@ from uopc.passes.constprop import ConstantPropagation, is_alu
 
 
 @dataclass(frozen=True)
-class UopFoldPass(ModulePass):
+class FoldPass(ModulePass):
     """Fold uop ALU ops on constants (SPEC §5, §6 "fold")."""
 
     name = "uop-fold"

@@ -52,7 +52,7 @@ class CopyReusedResults(RewritePattern):
 
 
 @dataclass(frozen=True)
-class UopFreshResultsPass(ModulePass):
+class FreshResultsPass(ModulePass):
     """Give every returned tensor of every function a value of its own (a copy where
     simplification made it an argument or a repeated value)."""
 

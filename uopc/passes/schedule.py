@@ -448,7 +448,7 @@ def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
 
 
 @dataclass(frozen=True)
-class UopSchedulePass(ModulePass):
+class SchedulePass(ModulePass):
     """Give each kernel without a schedule one (see the module docstring)."""
 
     name: ClassVar[str] = "uop-schedule"

@@ -479,7 +479,7 @@ class SymbolicRules(RewritePattern):
 
 
 @dataclass(frozen=True)
-class UopSymbolicPass(ModulePass):
+class SymbolicPass(ModulePass):
     """Simplify integer expressions (uop and arith) with bounds (SPEC §6 "symbolic")."""
 
     name = "uop-symbolic"

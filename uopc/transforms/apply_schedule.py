@@ -134,7 +134,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         thread(tagged_loops(fn)[schedule.thread][0])
 
 
-class UopApplySchedule(ModulePass):
+class ApplySchedulePass(ModulePass):
     """Apply every lowered kernel's `uop.schedule` to its output loop nest (see the
     module docstring)."""
 
