@@ -18,7 +18,7 @@ def register_uopc_dialects(ctx: Context) -> None:
 
     if "uop" not in ctx.registered_dialect_names:
         ctx.register_dialect("uop", lambda: Uop)
-    if PrefetchOp.name not in ctx.loaded_ops:
+    if PrefetchOp not in ctx.loaded_ops:
         ctx.load_op(PrefetchOp)  # an upstream memref op xDSL lacks (`upstream`)
 
 

@@ -63,13 +63,13 @@ def written_args(fn: func.FuncOp, follow_calls: bool = False,
     if not fn.body.blocks:
         return set() if follow_calls else set(range(len(fn.function_type.inputs)))
     name = fn.sym_name.data
+    memo = {} if memo is None else memo
     if follow_calls:
-        memo = {} if memo is None else memo
         if name in memo:
             return memo[name]
         memo[name] = set()  # a recursive call adds nothing new
     module = fn.parent_op()
-    args = list(fn.body.block.args)
+    args: list[SSAValue] = list(fn.body.block.args)
     written: set[int] = set()
     for op in fn.walk():
         if not follow_calls:

@@ -44,6 +44,7 @@ _MEMO_LIMIT = 1 << 16
 
 def result_sig(op: OpInfo, srcs: Sequence["UOp"], arg: Any) -> Sig:
     """The result type of `op` on `srcs` (raises ShapeError; failures are not memoized)."""
+    key: tuple[Any, ...]
     if len(srcs) == 1:  # most ops: no list to build and unpack
         key = (op, arg, srcs[0].sig)
     elif len(srcs) == 2:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects import builtin, func
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from uopc.uopdialect.graph import UOp
-from uopc.uopdialect.ops import OP, ConstOp
+from uopc.uopdialect.ops import OP, ConstOp, UopOp
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 
@@ -38,12 +38,15 @@ def build_module(nodes: Sequence[UOp], roots: Sequence[UOp], slot_of: Mapping[in
             values[id(node)] = block.args[slot_of[id(node)]]
             continue
         if info is OP.const:
-            op = ConstOp.from_array(node.arg, node.sig)
+            op: Operation = ConstOp.from_array(node.arg, node.sig)
         else:
+            op_class = info.op
+            if op_class is None or not issubclass(op_class, UopOp):
+                raise TypeError(f"{info.name} has no uop builder")
             # reshape, expand and cast take their target from the node's type; the other
             # builders compute it with the rule that typed the node
-            op = info.op.make(*[values[id(s)] for s in node.srcs], result=node.sig,
-                              **info.params_of(node.arg))
+            op = op_class.make(*[values[id(s)] for s in node.srcs], result=node.sig,
+                               **info.params_of(node.arg))
         block.add_op(op)
         values[id(node)] = op.results[0]
     block.add_op(func.ReturnOp(*(values[id(r)] for r in roots)))

@@ -19,10 +19,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn, TypeVar
+from typing import AnyStr, NoReturn, TypeVar
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, IRNode, Operation, SSAValue
+from xdsl.ir import AttributeInvT, IRNode, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import ParseError
@@ -38,18 +38,23 @@ class LineIndex:
     """Line and column (both 1-based) of offsets into one text, in O(log n) each."""
 
     def __init__(self, content: str | bytes, line_offset: int = 0):
-        newline = b"\n" if isinstance(content, bytes) else "\n"
-        starts = [0]
-        at = content.find(newline)
-        while at >= 0:
-            starts.append(at + 1)
-            at = content.find(newline, at + 1)
-        self.starts = starts
+        self.starts = (_line_starts(content, b"\n") if isinstance(content, bytes)
+                       else _line_starts(content, "\n"))
         self.line_offset = line_offset
 
     def line_col(self, offset: int) -> tuple[int, int]:
         k = bisect.bisect_right(self.starts, offset) - 1
         return k + 1 + self.line_offset, offset - self.starts[k] + 1
+
+
+def _line_starts(content: AnyStr, newline: AnyStr) -> list[int]:
+    """The offset of each line of `content`."""
+    starts = [0]
+    at = content.find(newline)
+    while at >= 0:
+        starts.append(at + 1)
+        at = content.find(newline, at + 1)
+    return starts
 
 
 class LocatedParser(Parser):
@@ -64,7 +69,8 @@ class LocatedParser(Parser):
         self._lines = LineIndex(input, line_offset)
         self._first_use: dict[str, Span] = {}
 
-    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+    def resolve_operand(self, operand: UnresolvedOperand,
+                        type: AttributeInvT) -> SSAValue[AttributeInvT]:
         if operand.operand_name not in self.ssa_values:  # a use before (or without) a def
             self._first_use.setdefault(operand.operand_name, operand.span)
         return super().resolve_operand(operand, type)
@@ -144,8 +150,8 @@ def op_errors() -> Iterator[None]:
     if Diagnostic.raise_exception is _raise_about_op:
         yield
         return
-    Diagnostic.raise_exception = _raise_about_op
+    setattr(Diagnostic, "raise_exception", _raise_about_op)  # noqa: B010 (mypy rejects assigning to a method)
     try:
         yield
     finally:
-        Diagnostic.raise_exception = _xdsl_raise_exception
+        setattr(Diagnostic, "raise_exception", _xdsl_raise_exception)  # noqa: B010

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.shapes import Sig
@@ -74,15 +75,18 @@ Lowering = Callable[..., Any]
 #: a gradient rule: (context, node, gradient of the result, which sources need one)
 #: -> one gradient tensor (or None) per source
 GradientRule = Callable[[GradientContext, Any, Any, list[bool]], list[Any]]
+#: the class of an arith/math op, called as its builder on operand values
+BinaryBuilder = Callable[[SSAValue, SSAValue], Operation]
+UnaryBuilder = Callable[[SSAValue], Operation]
 
 
 @dataclass(frozen=True)
 class ArithChoice:
     """A lowering that is one `arith` op chosen by the element type."""
 
-    int_op: type[Operation]
-    float_op: type[Operation]
-    bool_op: type[Operation] | None = None  # i1 operands (None: the int op)
+    int_op: BinaryBuilder
+    float_op: BinaryBuilder
+    bool_op: BinaryBuilder | None = None  # i1 operands (None: the int op)
 
     def __call__(self, builder: ScalarBuilder, dtype: str, a: Any, b: Any) -> Any:
         if dtype in FLOAT_DTYPES:
@@ -115,7 +119,7 @@ class CompareChoice:
 class MathCall:
     """A lowering that is one `math` dialect op on a float scalar."""
 
-    op: type[Operation]
+    op: UnaryBuilder
 
     def __call__(self, builder: ScalarBuilder, dtype: str, a: Any) -> Any:
         return builder.put(self.op(a.value), a)
@@ -173,6 +177,8 @@ class OpInfo:
         """The graph `arg` of an IR op of this kind (see the module docstring)."""
         if self.target is not None:
             t = op.results[0].type
+            if not isinstance(t, TensorType):
+                raise TypeError(f"{op.name}: the result is {t}, not a tensor")
             shape, element = t.get_shape(), t.get_element_type()
             if self.target == "shape":
                 return tuple(shape)
@@ -181,9 +187,15 @@ class OpInfo:
             return dtype_of(element)
         if not self.params:
             return None
-        values = [op.properties[p].data if p == "kind" else tuple(op.properties[p].get_values())
-                  for p in self.params]
+        values = [_property_value(op.properties[p]) for p in self.params]
         return values[0] if len(values) == 1 else tuple(values)
+
+    def compute(self, arrays: Sequence[np.ndarray], arg: Any) -> np.ndarray:
+        """The reference semantics (`evaluate`) on operand arrays; TypeError for the graph
+        input and literals, which have none."""
+        if self.evaluate is None:
+            raise TypeError(f"{self.name} has no reference semantics")
+        return self.evaluate(arrays, arg)
 
     def params_of(self, arg: Any) -> dict[str, Any]:
         """The builder's keyword parameters for a graph `arg`."""
@@ -195,6 +207,15 @@ class OpInfo:
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
+
+
+def _property_value(attr: Attribute) -> Any:
+    """A uop op property's graph value: its string (a kind) or its integers."""
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType):
+        return tuple(attr.get_values())
+    raise TypeError(f"{attr} is no uop op property")
 
 
 #: the records `ops` has bound, by op name (`uopc.uopdialect.ops.OPS` adds the graph input)

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     i64,
@@ -144,11 +145,12 @@ class UopOp(IRDLOperation):
 
     def ints(self, name: str) -> tuple[int, ...]:
         props = getattr(self, "_probe_props", None) or self.properties
-        return tuple(props[name].get_values())
+        return tuple(cast(DenseArrayBase[IntegerType], props[name]).get_values())
 
     def kind(self) -> str:
+        """The `KIND` property (only ops that declare one have it)."""
         props = getattr(self, "_probe_props", None) or self.properties
-        return props[self.KIND].data
+        return cast(StringAttr, props[cast(str, self.KIND)]).data
 
     # ---- building --------------------------------------------------------------------
     @classmethod
@@ -162,7 +164,7 @@ class UopOp(IRDLOperation):
         values = [SSAValue.get(o) for o in operands]
         props: dict[str, Attribute] = {}
         for name in cls.LISTS:
-            props[name] = _int_list(params[name])
+            props[name] = _int_list(cast(Sequence[int], params[name]))
         if cls.KIND is not None:
             props[cls.KIND] = StringAttr(str(params[cls.KIND]))
         sig = cls.implied([sig_of(v.type) for v in values], props, result)
@@ -305,7 +307,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
             if flat.size > 1 and np.all(flat == flat[0]) and _same_bits(flat):
                 flat = flat[:1]
         data = [bool(v) if sig.dtype == "i1" else v.item() for v in flat]
-        t = tensor_type(sig)
+        t: TensorType[Any] = tensor_type(sig)  # any element type: from_list's overloads take one
         if len(data) == 1 and sig.numel > 1:
             return cls.of(splat_attr(t, data[0]))
         return cls.of(DenseIntOrFPElementsAttr.from_list(t, data))
@@ -402,7 +404,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     return np.array(arr.reshape(sig.shape))
 
 
-def splat_attr(t: TensorType, value: bool | int | float) -> DenseIntOrFPElementsAttr:
+def splat_attr(t: TensorType[Any], value: bool | int | float) -> DenseIntOrFPElementsAttr:
     """A splat literal stored as its one element, as MLIR stores splats: xDSL's `from_list`
     repeats the element once per element of the type (8 GiB for ones(2**31))."""
     one = DenseIntOrFPElementsAttr.from_list(TensorType(t.get_element_type(), []), [value])
@@ -418,7 +420,7 @@ def compact_splat(attr: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
     rows = np.frombuffer(raw, dtype=np.uint8).reshape(count, len(raw) // count)
     if not (rows == rows[0]).all():  # bitwise: 0.0 and -0.0 are different elements
         return attr
-    return DenseIntOrFPElementsAttr(attr.get_type(), BytesAttr(bytes(rows[0])))
+    return DenseIntOrFPElementsAttr(attr.type, BytesAttr(bytes(rows[0])))
 
 
 def splat_value(values: np.ndarray) -> np.ndarray | None:
@@ -448,7 +450,7 @@ def fold_alu(op: "UopOp") -> tuple[DenseIntOrFPElementsAttr] | None:
     if not all(isinstance(v.owner, ConstOp) for v in op.operands):
         return None
     try:
-        result = evaluate(op, [v.owner.as_array() for v in op.operands])
+        result = evaluate(op, [cast(ConstOp, v.owner).as_array() for v in op.operands])
     except semantics.UndefinedBehavior:
         return None
     return (ConstOp.from_array(result, sig_of(op.results[0].type)).value,)
@@ -465,12 +467,12 @@ def evaluate(op: "UopOp", arrays: Sequence[np.ndarray]) -> np.ndarray:
     arg = info.arg_of(op)
     moves = info.group == "staging" or (info.movement and info is not PadOp.INFO)
     if info.elementwise or moves:
-        ones = [splat_value(a) for a in arrays]
-        if ones and all(one is not None for one in ones):
-            one = ones[0] if moves else info.evaluate(ones, arg)
-            shape = tuple(op.results[0].type.get_shape())
+        ones = [s for a in arrays if (s := splat_value(a)) is not None]
+        if ones and len(ones) == len(arrays):
+            one = ones[0] if moves else info.compute(ones, arg)
+            shape = tuple(cast(TensorType, op.results[0].type).get_shape())
             return np.broadcast_to(one.reshape(()), shape)
-    return info.evaluate(arrays, arg)
+    return info.compute(arrays, arg)
 
 
 def _binary(name: str, rule, lower, gradient=None, int_view: str | None = None,
@@ -1186,7 +1188,9 @@ ALL_OPS: tuple[type[Operation], ...] = tuple(_DEFINED)
 def _register(op_class: type[Operation]) -> OpInfo:
     """Link an op class and its record; a record's properties are its class's (KIND, then
     LISTS), in the order its `arg` lists them."""
-    info = op_class.INFO
+    info = getattr(op_class, "INFO", None)
+    if not isinstance(info, OpInfo):
+        raise TypeError(f"{op_class.name} has no INFO record")
     kind = getattr(op_class, "KIND", None)
     info.bind(op_class, ((kind,) if kind else ()) + tuple(getattr(op_class, "LISTS", ())))
     return info

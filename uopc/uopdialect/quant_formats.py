@@ -446,6 +446,7 @@ def from_gguf(data: np.ndarray, fmt: str | Format, shape: tuple[int, int]) -> Pa
         raise QuantError(f"{fmt.name} is not a GGUF block format")
     rows, cols = shape
     g = fmt.block
+    assert g is not None  # every GGUF format has a fixed block
     head = 4 if fmt.scale == "q4_1" else 2
     size = head + g * fmt.bits // 8
     raw = np.asarray(data, dtype=np.uint8).reshape(-1)

@@ -28,7 +28,7 @@ def run_graph(nodes: Sequence[UOp], roots: Sequence[UOp],
         elif node.op is OP.const:
             value = np.full(node.sig.shape, semantics.array(node.arg, node.sig.dtype))
         else:
-            value = node.op.evaluate([values[id(s)] for s in node.srcs], node.arg)
+            value = node.op.compute([values[id(s)] for s in node.srcs], node.arg)
         values[id(node)] = value
     return [np.array(values[id(r)]) for r in roots]
 

@@ -181,18 +181,19 @@ class ScheduleAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        fields: dict[str, object] = {}
+        ints: dict[str, int] = {}
+        lists: dict[str, list[int]] = {}
 
         def field() -> None:
             key = parser.parse_keyword_in(FIELDS, " in #uop.schedule")
-            if key in fields:
+            if key in ints or key in lists:
                 parser.raise_error(f"#uop.schedule: field '{key}' given twice")
             parser.parse_punctuation("=")
             if key in ("upcast", "tile"):
-                fields[key] = parser.parse_comma_separated_list(
+                lists[key] = parser.parse_comma_separated_list(
                     parser.Delimiter.SQUARE, parser.parse_integer)
             else:
-                fields[key] = parser.parse_integer()
+                ints[key] = parser.parse_integer()
 
         with parser.in_angle_brackets():
             if parser._current_token.kind != MLIRTokenKind.GREATER:  # `<>`: no schedule
@@ -201,13 +202,13 @@ class ScheduleAttr(ParametrizedAttribute):
                     field()
         try:
             for flag in ("pack", "approx"):
-                if fields.get(flag, 0) not in (0, 1):
+                if ints.get(flag, 0) not in (0, 1):
                     parser.raise_error(
-                        f"#uop.schedule: {flag} = {fields[flag]}: {flag} is 0 or 1")
-            schedule = Schedule(tuple(fields.get("upcast", ())), fields.get("unroll", 1),
-                                fields.get("thread"), fields.get("split", 1),
-                                tuple(fields.get("tile", ())), bool(fields.get("pack", 0)),
-                                bool(fields.get("approx", 0)), fields.get("lanes", 0))
+                        f"#uop.schedule: {flag} = {ints[flag]}: {flag} is 0 or 1")
+            schedule = Schedule(tuple(lists.get("upcast", ())), ints.get("unroll", 1),
+                                ints.get("thread"), ints.get("split", 1),
+                                tuple(lists.get("tile", ())), bool(ints.get("pack", 0)),
+                                bool(ints.get("approx", 0)), ints.get("lanes", 0))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()

@@ -209,7 +209,7 @@ floormod = _binary_op("floormod", _floormod, kind="int")
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The binary op named `op` (add, mul, max, div, pow, the compares, floordiv,
     floormod) on two arrays of one dtype and shape."""
-    return op_named(op).evaluate([a, b], None)
+    return op_named(op).compute([a, b], None)
 
 
 def _libm(name: str, arity: int = 1) -> Callable[..., np.ndarray] | None:
@@ -289,7 +289,7 @@ round_even = _float_unary("round", np.rint)  # halves to even, C's rintf in the 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
     """The float op named `op` (recip, exp2, log2, sqrt, sin, ...) on an array."""
-    return op_named(op).evaluate([a], None)
+    return op_named(op).compute([a], None)
 
 
 def cast(a: np.ndarray, dtype: str) -> np.ndarray:
@@ -366,7 +366,7 @@ def movement(op: str, x: np.ndarray, arg: Any) -> np.ndarray:
     """The movement op named `op` with the graph `arg` conventions of
     `uopc.uopdialect.opinfo`: reshape/expand (target shape), permute (perm), shrink
     ((begin, end)), pad ((before, after)), flip (axes), contiguous (None)."""
-    return op_named(op).evaluate([x], arg)
+    return op_named(op).compute([x], arg)
 
 
 def stack(items: Sequence[np.ndarray]) -> np.ndarray:

@@ -57,7 +57,9 @@ class PrefetchOp(IRDLOperation):
         return bool(self.isWrite.value.data)
 
     def verify_(self) -> None:
-        rank = self.memref.type.get_num_dims()
+        memref_type = self.memref.type
+        assert isinstance(memref_type, MemRefType)  # the operand's constraint, checked before
+        rank = memref_type.get_num_dims()
         if len(self.indices) != rank:
             raise VerifyException(
                 f"{len(self.indices)} indices for a memref of rank "

@@ -46,18 +46,20 @@ through a bare xDSL Parser or Printer, and the entry points cover the rest of th
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from xdsl.dialects.builtin import (
+    AnyDenseElement,
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerType,
+    RankedStructure,
     TensorType,
 )
-from xdsl.ir import Attribute
 from xdsl.parser import AttrParser
 
 _Element = AttrParser._TensorLiteralElement
@@ -76,7 +78,7 @@ def _is_splat_bitwise(self: DenseIntOrFPElementsAttr) -> bool:
     return raw == raw[:size] * count
 
 
-def _to_type_hex_bits(self, parser: AttrParser, element_type: Attribute):
+def _to_type_hex_bits(self: _Element, parser: AttrParser, element_type: AnyDenseElement) -> Any:
     is_hex = self.span.text.lower().startswith("0x")
     if is_hex and isinstance(element_type, AnyFloat) and type(self.value) is int:
         size = element_type.compile_time_size
@@ -87,8 +89,8 @@ def _to_type_hex_bits(self, parser: AttrParser, element_type: Attribute):
     return _to_type_decimal(self, parser, element_type)
 
 
-def _parse_dense_keeping_splats(self: AttrParser,
-                                type: Attribute | None) -> DenseIntOrFPElementsAttr:
+def _parse_dense_keeping_splats(
+        self: AttrParser, type: RankedStructure[AnyDenseElement] | None) -> DenseIntOrFPElementsAttr:
     """`dense<...>` (`: type` unless `type` is given) with a splat read as one element."""
     start = self.pos
     splat = _parse_splat(self, type)
@@ -98,7 +100,8 @@ def _parse_dense_keeping_splats(self: AttrParser,
     return _parse_dense_expanding(self, type)
 
 
-def _parse_splat(self: AttrParser, type: Attribute | None) -> DenseIntOrFPElementsAttr | None:
+def _parse_splat(self: AttrParser,
+                 type: RankedStructure[AnyDenseElement] | None) -> DenseIntOrFPElementsAttr | None:
     """A splat literal of more than one element, stored as one element; None (with the
     parser somewhere inside the literal) for any other literal. It reads the literal with
     the same xDSL parsing steps, in the same order, as xDSL's parser, so a malformed
@@ -119,8 +122,11 @@ def _parse_splat(self: AttrParser, type: Attribute | None) -> DenseIntOrFPElemen
     if hex_string is not None:
         data = _one_element_hex(hex_string, element_type.compile_time_size)
         return None if data is None else DenseIntOrFPElementsAttr(type, BytesAttr(data))
+    assert element is not None  # no hex string, so an element was read
     value = element.to_type(self, element_type)
-    one = DenseIntOrFPElementsAttr.from_list(TensorType(element_type, []), [value])
+    # any element kind: from_list's overloads each take one
+    one_type: TensorType[Any] = TensorType(element_type, [])
+    one = DenseIntOrFPElementsAttr.from_list(one_type, [value])
     return DenseIntOrFPElementsAttr(type, one.data)
 
 
@@ -136,7 +142,7 @@ def _one_element_hex(text: str, size: int) -> bytes | None:
 
 
 #: (class, attribute, uopc's replacement)
-FIXES = (
+FIXES: tuple[tuple[type, str, Callable[..., Any]], ...] = (
     (DenseIntOrFPElementsAttr, "is_splat", _is_splat_bitwise),
     (_Element, "to_type", _to_type_hex_bits),
     (AttrParser, "parse_dense_int_or_fp_elements_attr", _parse_dense_keeping_splats),
