@@ -14,7 +14,13 @@ import math
 from dataclasses import dataclass
 
 from xdsl.ir import Block
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from uopc.passes.kernel_graph import KernelizeStage, shape_of
 from uopc.uopdialect.ops import ReduceOp, ReshapeOp
@@ -22,38 +28,47 @@ from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of
 
 
-def merge_reduce_axes(block: Block) -> None:
-    """Reduce each run of adjacent reduced axes as one axis (a reshape merges them)."""
-    for op in list(block.ops):
-        if not isinstance(op, ReduceOp):
+def merged(shape: tuple[int, ...], axes: list[int]) -> tuple[list[int], list[int]] | None:
+    """The shape with each run of adjacent `axes` merged into one axis, and the merged
+    axes; None when no two reduced axes are adjacent."""
+    runs: list[list[int]] = []
+    for a in sorted(axes):
+        if runs and runs[-1][-1] == a - 1:
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    if all(len(r) == 1 for r in runs):
+        return None
+    merged_shape: list[int] = []
+    merged_axes: list[int] = []
+    starts = {r[0]: r for r in runs}
+    a = 0
+    while a < len(shape):
+        run = starts.get(a)
+        if run is None:
+            merged_shape.append(shape[a])
+            a += 1
             continue
-        shape, axes = shape_of(op.src), sorted(op.ints("axes"))
-        runs: list[list[int]] = []
-        for a in axes:
-            if runs and runs[-1][-1] == a - 1:
-                runs[-1].append(a)
-            else:
-                runs.append([a])
-        if all(len(r) == 1 for r in runs):
-            continue
-        merged_shape: list[int] = []
-        merged_axes: list[int] = []
-        starts = {r[0]: r for r in runs}
-        a = 0
-        while a < len(shape):
-            run = starts.get(a)
-            if run is None:
-                merged_shape.append(shape[a])
-                a += 1
-                continue
-            merged_axes.append(len(merged_shape))
-            merged_shape.append(math.prod(shape[b] for b in run))
-            a = run[-1] + 1
+        merged_axes.append(len(merged_shape))
+        merged_shape.append(math.prod(shape[b] for b in run))
+        a = run[-1] + 1
+    return merged_shape, merged_axes
+
+
+class MergeAdjacentReduceAxes(RewritePattern):
+    """A reduce over runs of adjacent axes becomes a reshape merging each run, then a
+    reduce over the merged axes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
+        found = merged(shape_of(op.src), list(op.ints("axes")))
+        if found is None:
+            return
+        merged_shape, merged_axes = found
         flat = ReshapeOp.make(op.src, result=Sig(tuple(merged_shape), sig_of(op.src.type).dtype))
         reduce = ReduceOp.make(flat, kind=op.kind(), axes=merged_axes)
-        Rewriter.insert_op([flat, reduce], InsertPoint.before(op))
-        op.result.replace_all_uses_with(reduce.results[0])
-        Rewriter.erase_op(op)
+        rewriter.insert_op([flat, reduce], InsertPoint.before(op))
+        rewriter.replace_op(op, [], [reduce.results[0]])  # the reduce keeps the op's name
 
 
 @dataclass(frozen=True)
@@ -63,4 +78,6 @@ class MergeReduceAxesPass(KernelizeStage):
     name = "uop-merge-reduce-axes"
 
     def rewrite(self, block: Block) -> None:
-        merge_reduce_axes(block)
+        region = block.parent_region()
+        assert region is not None  # a plan function's body
+        PatternRewriteWalker(MergeAdjacentReduceAxes(), apply_recursively=False).rewrite_region(region)
