@@ -11,15 +11,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
+from xdsl.utils.exceptions import VerifyException
 
 from uopc import Tensor
 from uopc.frontend.optim import SGD
-from uopc.gpu.schedule import GPU_ATTR, gpu_schedule_of
 from uopc.pipelines import run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, assemble_ptx, compile_cuda, ptxas_path
 from uopc.runtime.engine import Engine, reduce_fusion
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
 from uopc.runtime.driver import compile_program, parse_program
+from uopc.uopdialect.gpu_schedule import (
+    GPU_ATTR,
+    WMMA_BLOCK,
+    GpuSchedule,
+    GpuScheduleAttr,
+    gpu_schedule_of,
+)
 
 
 class RecordingEmulation(GpuEmulationBackend):
@@ -332,3 +340,11 @@ def test_quantized_matmul_and_gather_decode_inline_on_the_gpu_path(gpu, fmt):
     if fmt == "e4m3":  # a float code decodes through a bit cast
         assert any("__int_as_float(" in s for s in backend.cuda_sources)
     compile_all(backend)
+
+
+def test_gpu_schedule_attribute_round_trips_and_verifies():
+    for schedule in (GpuSchedule("threads", (32, 8)), GpuSchedule("reduce", (256,)),
+                     GpuSchedule("gemm", (16, 16)), GpuSchedule("wmma", WMMA_BLOCK)):
+        assert schedule.to_attr().schedule == schedule
+    with pytest.raises(VerifyException, match=r"#uop.gpu gemm block \[16, 8\]: must be square"):
+        GpuScheduleAttr(StringAttr("gemm"), ArrayAttr([IntAttr(16), IntAttr(8)]))

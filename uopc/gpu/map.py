@@ -1,7 +1,7 @@
 """`uop-gpu-map`: lower every loop-level kernel with a GPU schedule to a `gpu.launch`.
 
 Runs after `uop-to-loops` and `uop-gpu-schedule` (the `uop-to-gpu` pipeline). A kernel
-`func.func` marked `uop.gpu` (see `uopc.gpu.schedule` for the kinds) keeps its
+`func.func` marked `uop.gpu` (see `uopc.uopdialect.gpu_schedule` for the kinds) keeps its
 signature; its output loop nest is replaced by one `gpu.launch` of the upstream gpu
 dialect with constant grid and block sizes. Inside the launch, positions come from
 `gpu.block_id` / `gpu.thread_id` ops (the launch's own 12 block arguments are not used),
@@ -37,14 +37,10 @@ from xdsl.passes import ModulePass
 
 from uopc.gpu.schedule import (
     MAX_GRID_YZ,
-    WMMA_BLOCK,
     WMMA_TILE,
     Wmma,
-    GpuSchedule,
-    GpuScheduleError,
     Reduction,
     gemm_of,
-    gpu_schedule_of,
     output_nest,
     reduction_of,
     constant_int,
@@ -52,6 +48,12 @@ from uopc.gpu.schedule import (
 )
 from uopc.transforms.loops import block_of, terminator
 from uopc.uopdialect.contract import WMMA_ATTR
+from uopc.uopdialect.gpu_schedule import (
+    WMMA_BLOCK,
+    GpuSchedule,
+    GpuScheduleError,
+    gpu_schedule_of,
+)
 
 #: memory spaces of `memref.alloca` inside a launch (the NVVM numbering)
 WORKGROUP = 3
@@ -145,8 +147,8 @@ class _Mapper:
         self.where = f"@{f.sym_name.data}"
 
     def error(self, why: str) -> GpuScheduleError:
-        return GpuScheduleError(f"uop-gpu-map: kernel {self.where} with uop.gpu "
-                                f"{{kind = \"{self.schedule.kind}\"}}: {why}")
+        return GpuScheduleError(f"uop-gpu-map: kernel {self.where} with "
+                                f"#uop.gpu<{self.schedule}>: {why}")
 
     # ---- positions ---------------------------------------------------------------------------
     def element(self, e: Emit, ivs: list[SSAValue],

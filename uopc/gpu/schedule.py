@@ -1,32 +1,8 @@
 """`uop-gpu-schedule`: how each loop-level kernel maps onto a CUDA grid (SPEC §7 `gpu`).
 
-A kernel's GPU schedule is the discardable attribute `uop.gpu` on its `func.func`, a
-dictionary of builtin attributes, so that it prints, parses and can be written by hand:
-
-    func.func @k0(...) attributes {uop.kernel, uop.gpu = {kind = "gemm", block = array<i64: 16, 16>}}
-
-The kinds (`uop-gpu-map` lowers each to a `gpu.launch`):
-
-- `threads`, `block = array<i64: bx, by>`: one thread per output element. The innermost output
-  axis goes to `.x` (neighbouring threads touch neighbouring memory), the next to `.y`,
-  the others to the grid's `.z`; threads past an axis's end are guarded off.
-- `reduce`, `block = array<i64: b>` (a power of two): one block per output element; its b threads
-  accumulate strided partial results of the kernel's one reduction, which a tree in shared
-  memory combines between barriers; thread 0 runs the epilogue and stores. A float sum is
-  reassociated, so `strict=true` never chooses it for one.
-- `gemm`, `block = array<i64: t, t>`: a reduction reading operands broadcast along different output
-  axes (A[i, k] along j, B[k, j] along i: a real matmul, not a sum of squares) runs as a
-  tiled shared-memory GEMM: each block computes a t x t output tile; per step of t along
-  k its threads stage the A and B tiles in shared memory, wait at a barrier, accumulate
-  from shared memory, and wait again. Needs the two output axes and k divisible by t.
-
-- `wmma`, `block = array<i64: 32, 4>`: a matmul of f16 operands accumulated in f32 runs
-  on the tensor cores: each block's 4 warps compute a 32x32 output tile, each warp a
-  16x16 tile with WMMA fragments (`uop-gpu-map` writes the warp's tile product as a call
-  of a `uop.wmma` function, which the CUDA emitter prints as nvcuda::wmma code and
-  `uop-gpu-emulate` as loops), then every lane runs the epilogue on 8 of its warp's
-  elements. Needs the two output axes divisible by 32, k by 32, and A and B read
-  directly (a[i, k] or a[k, i], b[k, j] or b[j, k]).
+A kernel's GPU schedule is the attribute `uop.gpu = #uop.gpu<kind = "...", block = [...]>`
+on its `func.func`; `uopc.uopdialect.gpu_schedule` declares it and says what each kind
+(`threads`, `reduce`, `gemm`, `wmma`) does.
 
 Rules (`mode=rules`, the default; a `uop.gpu` already present is kept): `wmma` where it
 applies, then `gemm`, else `reduce` for a reduction of at least `MIN_BLOCK_REDUCE` elements, else
@@ -43,17 +19,13 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    DictionaryAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
     f16,
     f32,
-    i64,
 )
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -62,10 +34,8 @@ from xdsl.traits import is_side_effect_free
 from uopc.passes.options import check_option
 from uopc.transforms.loops import terminator
 from uopc.uopdialect.contract import KERNEL_ATTR
+from uopc.uopdialect.gpu_schedule import GPU_ATTR, WMMA_BLOCK, GpuSchedule
 
-#: the name of a kernel's GPU schedule attribute
-GPU_ATTR = "uop.gpu"
-KINDS = ("threads", "reduce", "gemm", "wmma")
 MODES = ("rules", "threads")
 #: threads in a block, at most (and the block of a `reduce` kernel)
 MAX_BLOCK = 256
@@ -73,69 +43,10 @@ MAX_BLOCK = 256
 MIN_BLOCK_REDUCE = 64
 #: the side of a `gemm` kernel's output tile (and of its k steps)
 GEMM_TILE = 16
-#: a `wmma` block: 4 warps of 32 lanes, each warp one 16x16 tile of a 32x32 block tile
-WMMA_BLOCK = (32, 4)
+#: the side of a `wmma` block's output tile (its 4 warps' 16x16 tiles)
 WMMA_TILE = 32
 #: the CUDA limit of a grid's .y and .z sizes
 MAX_GRID_YZ = 65535
-
-
-class GpuScheduleError(ValueError):
-    """A `uop.gpu` schedule does not fit its kernel; the message names the kernel."""
-
-
-@dataclass(frozen=True)
-class GpuSchedule:
-    """A kernel's GPU schedule as a plain value (see the module docstring)."""
-
-    kind: str
-    block: tuple[int, ...]
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise GpuScheduleError(f"uop.gpu kind {self.kind!r}: expected one of {', '.join(KINDS)}")
-        want = {"threads": 2, "reduce": 1, "gemm": 2, "wmma": 2}[self.kind]
-        if len(self.block) != want or any(b < 1 for b in self.block):
-            raise GpuScheduleError(f"uop.gpu kind {self.kind!r} takes {want} block size(s) >= 1, "
-                                   f"got {list(self.block)}")
-        threads = 1
-        for b in self.block:
-            threads *= b
-        if threads > 1024:
-            raise GpuScheduleError(f"uop.gpu block {list(self.block)} has {threads} threads: "
-                                   f"CUDA allows at most 1024")
-        if self.kind == "reduce" and self.block[0] & (self.block[0] - 1):
-            raise GpuScheduleError(f"uop.gpu reduce block {self.block[0]}: must be a power of two")
-        if self.kind == "gemm" and self.block[0] != self.block[1]:
-            raise GpuScheduleError(f"uop.gpu gemm block {list(self.block)}: must be square")
-        if self.kind == "wmma" and self.block != WMMA_BLOCK:
-            raise GpuScheduleError(f"uop.gpu wmma block {list(self.block)}: must be "
-                                   f"{list(WMMA_BLOCK)} (32 lanes x 4 warps)")
-
-    def to_attr(self) -> DictionaryAttr:
-        return DictionaryAttr({"kind": StringAttr(self.kind),
-                               "block": DenseArrayBase.from_list(i64, list(self.block))})
-
-    @staticmethod
-    def from_attr(attr, where: str) -> GpuSchedule:
-        if not isinstance(attr, DictionaryAttr):
-            raise GpuScheduleError(f"{where}: uop.gpu must be a dictionary "
-                                   f"{{kind = \"...\", block = [...]}}, got {attr}")
-        kind = attr.data.get("kind")
-        block = attr.data.get("block")
-        if (not isinstance(kind, StringAttr) or not isinstance(block, DenseArrayBase)
-                or not isinstance(block.elt_type, IntegerType)):
-            raise GpuScheduleError(f"{where}: uop.gpu needs kind = \"threads|reduce|gemm\" and "
-                                   f"block = array<i64: sizes>, got {attr}")
-        try:
-            return GpuSchedule(kind.data, tuple(block.get_values()))
-        except GpuScheduleError as err:
-            raise GpuScheduleError(f"{where}: {err}") from None
-
-
-def gpu_schedule_of(f: func.FuncOp) -> GpuSchedule | None:
-    attr = f.attributes.get(GPU_ATTR)
-    return None if attr is None else GpuSchedule.from_attr(attr, f"@{f.sym_name.data}")
 
 
 # ---- analysis ------------------------------------------------------------------------------

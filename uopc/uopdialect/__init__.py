@@ -4,6 +4,7 @@ from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializa
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Attribute, Dialect, Operation
 
+from uopc.uopdialect.gpu_schedule import GpuScheduleAttr
 from uopc.uopdialect.ops import *  # noqa: F403
 from uopc.uopdialect.ops import ALL_OPS, ConstOp
 from uopc.uopdialect.schedule import ScheduleAttr
@@ -19,4 +20,4 @@ class UopConstantMaterializer(ConstantMaterializationInterface):
         return None
 
 
-Uop = Dialect("uop", list(ALL_OPS), [ScheduleAttr], [UopConstantMaterializer()])
+Uop = Dialect("uop", list(ALL_OPS), [ScheduleAttr, GpuScheduleAttr], [UopConstantMaterializer()])

@@ -2,10 +2,10 @@
 // RUN: not uopc-opt %s -p uop-gpu-emulate --split-input-file 2>&1 | filecheck %s --check-prefix=EMU
 
 // A gemm schedule on a kernel that is no matmul names the kernel, the reason and the fix.
-// CHECK: uop-gpu-map: kernel @rowsum with uop.gpu {kind = "gemm"}: it is not a matmul
+// CHECK: uop-gpu-map: kernel @rowsum with #uop.gpu<kind = "gemm", block = [16, 16]>: it is not a matmul
 // CHECK-SAME: use kind = "reduce" or "threads"
 // EMU: uop-gpu-emulate: cannot run this gpu.launch on the CPU: a barrier inside scf.if
-func.func @rowsum(%o: memref<16xf32>, %a: memref<16x64xf32>) attributes {uop.gpu = {kind = "gemm", block = array<i64: 16, 16>}} {
+func.func @rowsum(%o: memref<16xf32>, %a: memref<16x64xf32>) attributes {uop.gpu = #uop.gpu<kind = "gemm", block = [16, 16]>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -35,5 +35,13 @@ func.func @divergent(%o: memref<4xf32>, %c: i1) {
     }
     "gpu.terminator"() : () -> ()
   }) : (index, index, index, index, index, index) -> ()
+  func.return
+}
+
+// -----
+
+// A schedule that is not a #uop.gpu (the dictionary it once was) names the form to write.
+// CHECK: @plain: uop.gpu must be a #uop.gpu<kind = "...", block = [...]>, got {kind = "threads"}
+func.func @plain(%o: memref<4xf32>) attributes {uop.gpu = {kind = "threads"}} {
   func.return
 }

@@ -30,7 +30,7 @@
 // CUDA:         if ([[IN:v[0-9]+]]) {
 // CUDA:       /* plan @scale: 2 buffers */
 // CUDA-NEXT:  /*   scale<<<dim3(3, 5, 1), dim3(128, 2, 1)>>>(buffers 0, 1) */
-func.func @scale(%o: memref<10x300xf32>, %a: memref<10x300xf32>) attributes {uopc.outputs = 1 : i64, uop.gpu = {kind = "threads", block = array<i64: 128, 2>}} {
+func.func @scale(%o: memref<10x300xf32>, %a: memref<10x300xf32>) attributes {uopc.outputs = 1 : i64, uop.gpu = #uop.gpu<kind = "threads", block = [128, 2]>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c10 = arith.constant 10 : index

@@ -6,15 +6,15 @@
 // squares reads one operand along k alone, so it is not: a long reduction gets a block
 // of 256 threads (a float sum: not under strict order), a short elementwise kernel one
 // thread per element.
-// CHECK:   func.func @k0({{.*}}uop.gpu = {kind = "gemm", block = array<i64: 16, 16>}
-// CHECK:   func.func @k1({{.*}}uop.gpu = {kind = "reduce", block = array<i64: 256>}
-// CHECK:   func.func @k2({{.*}}uop.gpu = {kind = "threads", block = array<i64: 256, 1>}
+// CHECK:   func.func @k0({{.*}}uop.gpu = #uop.gpu<kind = "gemm", block = [16, 16]>
+// CHECK:   func.func @k1({{.*}}uop.gpu = #uop.gpu<kind = "reduce", block = [256]>
+// CHECK:   func.func @k2({{.*}}uop.gpu = #uop.gpu<kind = "threads", block = [256, 1]>
 // CHECK:   func.func @main(
 // CHECK-NOT: uop.gpu
 
 // STRICT:  func.func @k0({{.*}}kind = "gemm"
-// STRICT:  func.func @k1({{.*}}kind = "threads", block = array<i64: 32, 1>}
-// THREADS: func.func @k0({{.*}}kind = "threads", block = array<i64: 32, 8>}
+// STRICT:  func.func @k1({{.*}}kind = "threads", block = [32, 1]>
+// THREADS: func.func @k0({{.*}}kind = "threads", block = [32, 8]>
 func.func @main(%a: tensor<64x48xf32>, %b: tensor<48x32xf32>, %x: tensor<32x500xf32>, %v: tensor<300xf32>) -> (tensor<64x32xf32>, tensor<32xf32>, tensor<300xf32>) {
   %ae = uop.reshape %a : tensor<64x48xf32> -> tensor<64x1x48xf32>
   %ax = uop.expand %ae : tensor<64x1x48xf32> -> tensor<64x32x48xf32>
