@@ -68,7 +68,7 @@ class MergeAdjacentReduceAxes(RewritePattern):
         flat = ReshapeOp.make(op.src, result=Sig(tuple(merged_shape), sig_of(op.src.type).dtype))
         reduce = ReduceOp.make(flat, kind=op.kind(), axes=merged_axes)
         rewriter.insert([flat, reduce], InsertPoint.before(op))
-        rewriter.replace_op(op, [], [reduce.results[0]])  # the reduce keeps the op's name
+        rewriter.replace(op, [], [reduce.results[0]])  # the reduce keeps the op's name
 
 
 @dataclass(frozen=True)
