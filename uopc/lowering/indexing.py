@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+from xdsl.ir import SSAValue
 
 from uopc.passes.intform import Algebra, Form, Interval, Quotient
 
@@ -33,8 +35,13 @@ class Atom:
     """A non-affine leaf of an index expression with known inclusive bounds (a floor
     division or remainder of an index by a constant is the algebra's `Quotient`)."""
 
-    lo: int
-    hi: int
+    if TYPE_CHECKING:
+        # readable bounds: a subclass holds them as fields or computes them
+        @property
+        def lo(self) -> int: ...
+
+        @property
+        def hi(self) -> int: ...
 
     def deps(self) -> frozenset["LoopVar"]:
         raise NotImplementedError
@@ -85,10 +92,10 @@ class Dynamic(Atom):
     """An index computed at run time (uop.index): `value` is an index-typed SSA value
     that the emitter has already clamped to [lo, hi]; `depends` are its loop variables."""
 
-    value: object
+    value: SSAValue
     lo: int
     hi: int
-    depends: frozenset = frozenset()
+    depends: frozenset[LoopVar] = frozenset()
     uid: int = field(default_factory=lambda: next(_ids))
 
     def deps(self):
@@ -98,9 +105,13 @@ class Dynamic(Atom):
         return (4, self.uid)
 
 
-def _sort_key(atom: "Atom | Quotient") -> tuple:
-    if type(atom) is Quotient:
-        return (1 if atom.is_div else 2, atom.d, atom.x.sort_key())
+#: an atom of an index: one of ours, or the algebra's quotient of an index by a constant
+IxAtom = Atom | Quotient[Any]
+
+
+def _sort_key(atom: IxAtom) -> tuple:
+    if isinstance(atom, Quotient):
+        return (1 if atom.is_div else 2, atom.d, as_ix(atom.x).sort_key())
     return atom.sort_key()
 
 
@@ -108,24 +119,24 @@ class _IndexAtoms:
     """The algebra's view of index atoms: their bounds, and which are quotients."""
 
     @staticmethod
-    def bounds(atom: "Atom | Quotient") -> Interval:
-        if type(atom) is Quotient:
+    def bounds(atom: IxAtom) -> Interval:
+        if isinstance(atom, Quotient):
             return _ALGEBRA.quotient_bounds(atom)
         return atom.lo, atom.hi
 
     @staticmethod
-    def quotient(atom: "Atom | Quotient") -> Quotient | None:
-        return atom if type(atom) is Quotient else None
+    def quotient(atom: IxAtom) -> Quotient[IxAtom] | None:
+        return atom if isinstance(atom, Quotient) else None
 
 
-class Ix(Form):
+class Ix(Form[IxAtom]):
     """const + sum(coeff * atom) over index atoms; terms sorted, coefficients non-zero."""
 
     __slots__ = ()
 
     # ---- construction ---------------------------------------------------------------
     @staticmethod
-    def of(value: "int | Atom | Quotient | Ix") -> "Ix":
+    def of(value: "int | IxAtom | Ix") -> "Ix":
         if isinstance(value, Ix):
             return value
         if isinstance(value, int):
@@ -133,13 +144,13 @@ class Ix(Form):
         return Ix(0, ((value, 1),))
 
     def __add__(self, other: "int | Ix") -> "Ix":
-        return _ALGEBRA.combine(((self, 1), (Ix.of(other), 1)))
+        return as_ix(_ALGEBRA.combine(((self, 1), (Ix.of(other), 1))))
 
     def __sub__(self, other: "int | Ix") -> "Ix":
-        return _ALGEBRA.combine(((self, 1), (Ix.of(other), -1)))
+        return as_ix(_ALGEBRA.combine(((self, 1), (Ix.of(other), -1))))
 
     def __mul__(self, k: int) -> "Ix":
-        return _ALGEBRA.scale(self, k)
+        return as_ix(_ALGEBRA.scale(self, k))
 
     def floordiv(self, d: int) -> "Ix":
         """floor(self / d), simplified with the range facts of the module docstring."""
@@ -169,21 +180,27 @@ class Ix(Form):
     def deps(self) -> frozenset[LoopVar]:
         out: frozenset[LoopVar] = frozenset()
         for atom, _ in self.terms:
-            out |= atom.x.deps() if type(atom) is Quotient else atom.deps()
+            out |= as_ix(atom.x).deps() if isinstance(atom, Quotient) else atom.deps()
         return out
 
     def sort_key(self) -> tuple:
         return (self.const, tuple((_sort_key(a), c) for a, c in self.terms))
 
 
-_ALGEBRA: Algebra = Algebra(_IndexAtoms(), width=None, order=_sort_key, form=Ix)
+_ALGEBRA: Algebra[IxAtom] = Algebra(_IndexAtoms(), width=None, order=_sort_key, form=Ix)
 
 
-def _quotient(q: Quotient) -> Ix:
+def _quotient(q: Quotient[IxAtom]) -> Ix:
     """floor(q.x / q.d) or q.x mod q.d, fully simplified: each sub-problem is solved with
     the same rules, and what no rule simplifies becomes the atom q itself."""
     found = (_ALGEBRA.floordiv if q.is_div else _ALGEBRA.mod)(q.x, q.d, _quotient)
-    return Ix.of(q) if found is None else found
+    return Ix.of(q) if found is None else as_ix(found)
+
+
+def as_ix(form: Form[IxAtom]) -> Ix:
+    """`form` as the Ix it is: the index algebra builds its forms as Ix (`form=Ix`)."""
+    assert isinstance(form, Ix), form
+    return form
 
 
 def flatten(index: Iterable[Ix], shape: tuple[int, ...]) -> Ix:

@@ -61,6 +61,7 @@ from typing import Callable
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -72,11 +73,20 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from uopc.lowering.indexing import Clamp, Dynamic, Ix, LoopVar, flatten, unflatten
+from uopc.lowering.indexing import (
+    Clamp,
+    Dynamic,
+    Ix,
+    IxAtom,
+    LoopVar,
+    as_ix,
+    flatten,
+    unflatten,
+)
 from uopc.passes.intform import Quotient
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
@@ -134,7 +144,7 @@ class S:
 
 #: an op rule or another computation run by `FunctionLowering._run`: it yields
 #: `(tensor value, index)` requests or sub-computations, and returns an S (or None)
-Steps = Generator[object, "S | None", "S | None"]
+Steps = Generator["tuple[SSAValue, tuple[Ix, ...]] | Steps", "S | None", "S | None"]
 
 
 @dataclass(eq=False)
@@ -146,6 +156,14 @@ class Frame:
     var: LoopVar | None = None
     #: at the innermost level, insert before this op (None: at the block's end)
     anchor: Operation | None = None
+
+
+@dataclass(eq=False)
+class LoopFrame(Frame):
+    """A frame that `_open_loop` made: the body of its loop, over its variable."""
+
+    loop: scf.ForOp
+    var: LoopVar
 
 
 @dataclass
@@ -170,7 +188,7 @@ class FunctionLowering:
         out_types = [memref_of(t) for t in ftype.outputs]
         in_types = [memref_of(t) for t in ftype.inputs]
         self.body = Block(arg_types=[*out_types, *in_types])
-        self.outs = list(self.body.args[: len(out_types)])
+        self.outs: list[SSAValue] = list(self.body.args[: len(out_types)])
         for k, arg in enumerate(self.outs):
             arg.name_hint = f"out{k}" if len(out_types) > 1 else "out"
         self.buffers: dict[SSAValue, SSAValue] = {}
@@ -180,7 +198,7 @@ class FunctionLowering:
         self.stack: list[Frame] = [Frame(self.body)]
         self.memo: dict[object, tuple[S, int, Block]] = {}
         self.var_values: dict[LoopVar, SSAValue] = {}
-        self.arena: SSAValue | None = None
+        self.arena: BlockArgument | None = None
         self.scratch = max((self.lowered[c].arena_bytes for c in self._callees()), default=0)
         self.arena_used = 0
         self.temps: list[tuple[memref.ViewOp, int]] = []
@@ -269,8 +287,9 @@ class FunctionLowering:
             self.arena.name_hint = "arena"
         return self.arena
 
-    def _temp(self, t: TensorType) -> SSAValue:
+    def _temp(self, t: Attribute) -> SSAValue:
         """A temporary buffer in the arena; its offset is assigned by `_finish_arena`."""
+        assert isinstance(t, TensorType), t  # the verifier gives uop values tensor types
         sig = sig_of(t)
         view = memref.ViewOp(self._arena(), self.index(Ix(0)).value, [], memref_of(t))
         self._insert(0, view)
@@ -300,7 +319,9 @@ class FunctionLowering:
 
         def top(op: Operation) -> int:
             while op.parent_block() is not self.body:
-                op = op.parent_op()
+                parent = op.parent_op()
+                assert parent is not None  # every op here is inside the body
+                op = parent
             return position[op]
 
         live: list[tuple[int, int, int]] = []  # (offset, size, last use)
@@ -333,7 +354,7 @@ class FunctionLowering:
         if math.prod(shape) == 0:  # nothing to write
             if register:
                 self.buffers[v] = buf
-            return
+            return None
         saved = self.stack
         anchor = saved[1].loop if len(saved) > 1 else saved[0].anchor
         self.stack = [Frame(self.body, anchor=anchor)]
@@ -341,7 +362,7 @@ class FunctionLowering:
         # that writes a result are tagged with their output axis: the kernel's schedule
         # (uop-apply-schedule) transforms them
         tagged = buf in self.outs
-        idx = []
+        idx: list[Ix] = []
         for axis, n in enumerate(shape):
             if n == 1:
                 idx.append(Ix(0))
@@ -350,24 +371,25 @@ class FunctionLowering:
             if tagged:
                 frame.loop.attributes[AXIS_ATTR] = IntegerAttr(axis, i64)
             idx.append(Ix.of(frame.var))
-        idx = tuple(idx)
-        s = yield v, idx
+        s = yield v, tuple(idx)
+        assert s is not None  # a value request is answered with the value
         indices = [self.index(ix).value for ix in idx]
         self._insert(len(self.stack) - 1, memref.StoreOp.get(s.value, buf, indices))
-        for frame in reversed(self.stack[1:]):
-            frame.block.add_op(scf.YieldOp())
+        for level in reversed(self.stack[1:]):
+            level.block.add_op(scf.YieldOp())
         self.stack = saved
         if register:
             self.buffers[v] = buf
+        return None
 
-    def _open_loop(self, n: int, iter_args: tuple[S, ...] = ()) -> Frame:
+    def _open_loop(self, n: int, iter_args: tuple[S, ...] = ()) -> LoopFrame:
         var = LoopVar(n)
         body = Block(arg_types=[INDEX, *(a.value.type for a in iter_args)])
         loop = scf.ForOp(self.index(Ix(0)).value, self.index(Ix(n)).value,
                          self.index(Ix(1)).value, [a.value for a in iter_args], body)
         self._insert(len(self.stack) - 1, loop)
         body.args[0].name_hint = "i"
-        frame = Frame(body, loop, var)
+        frame = LoopFrame(body, loop, var)
         self.stack.append(frame)
         self.var_values[var] = body.args[0]
         return frame
@@ -375,7 +397,9 @@ class FunctionLowering:
     def _insert(self, level: int, op: Operation) -> None:
         frame = self.stack[level]
         if level + 1 < len(self.stack):
-            frame.block.insert_op_before(op, self.stack[level + 1].loop)
+            inner = self.stack[level + 1].loop
+            assert inner is not None  # every frame above the body's is a loop's
+            frame.block.insert_op_before(op, inner)
         elif frame.anchor is not None:
             frame.block.insert_op_before(op, frame.anchor)
         else:
@@ -438,6 +462,7 @@ class FunctionLowering:
                 term = self.put(arith.MuliOp(term.value, self.index(Ix(c)).value), term)
             total = term if total is None else self.put(
                 arith.AddiOp(total.value, term.value), total, term)
+        assert total is not None  # a non-constant index has terms
         if ix.const:
             total = self.put(arith.AddiOp(total.value, self.index(Ix(ix.const)).value), total)
         return total
@@ -447,14 +472,15 @@ class FunctionLowering:
             return S(self.var_values[atom], frozenset((atom,)))
         if isinstance(atom, Dynamic):
             return S(atom.value, atom.depends)
-        x = self.index(atom.x)
+        inner = as_ix(atom.x)
+        x = self.index(inner)
         if isinstance(atom, Quotient) and atom.is_div:
             d = self.index(Ix(atom.d)).value
-            op = arith.DivSIOp if atom.x.lo >= 0 else arith.FloorDivSIOp
+            op = arith.DivSIOp if inner.lo >= 0 else arith.FloorDivSIOp
             return self.put(op(x.value, d), x)
         if isinstance(atom, Quotient):
             d = self.index(Ix(atom.d)).value
-            if atom.x.lo >= 0:
+            if inner.lo >= 0:
                 return self.put(arith.RemSIOp(x.value, d), x)
             q = self.put(arith.FloorDivSIOp(x.value, d), x)
             qd = self.put(arith.MuliOp(q.value, d), q)
@@ -530,13 +556,13 @@ class FunctionLowering:
 
     # ---- op rules -----------------------------------------------------------------------------
     def _rule_const(self, op: uop.ConstOp, idx):
-        t = op.value.get_type().get_element_type()
+        t = op.value.get_element_type()
         # uop.const stores every splat as one element when it is created (bitwise equal
         # elements: 0.0 and -0.0 differ), so a literal of several elements is not one
         one = op.splat()
         if one is not None:
             return self.const(_py(one), t)
-        if 0 in op.value.get_type().get_shape():
+        if 0 in op.value.get_shape():
             return self.const(0, t)  # nothing to read
         g = self._global(op)
         return self._load(g, idx)
@@ -559,6 +585,7 @@ class FunctionLowering:
         for v in op.operands:
             scalars.append((yield v, idx))
         info = op.INFO
+        assert info.lower is not None  # `rule_for` picks this rule for scalar lowerings
         extra = {"arg": info.arg_of(op)} if info.params else {}
         return info.lower(self, sig_of(op.operands[-1].type).dtype, *scalars, **extra)
 
@@ -577,12 +604,13 @@ class FunctionLowering:
                 return self.put(arith.CmpfOp(a.value, zero.value, "une"), a, zero)
             return self.put(arith.CmpiOp(a.value, zero.value, "ne"), a, zero)
         if src == "i1":
-            op = arith.ExtUIOp(a.value, t) if dst == "i32" else arith.UIToFPOp(a.value, t)
+            op: Operation = (arith.ExtUIOp(a.value, I32) if dst == "i32"
+                             else arith.UIToFPOp(a.value, _float_type(t)))
             return self.put(op, a)
         if src == "i32":
-            return self.put(arith.SIToFPOp(a.value, t), a)
+            return self.put(arith.SIToFPOp(a.value, _float_type(t)), a)
         if dst == "i32":
-            return self.put(arith.FPToSIOp(a.value, t), a)
+            return self.put(arith.FPToSIOp(a.value, I32), a)
         widen = DTYPES[dst].bits > DTYPES[src].bits
         op = arith.ExtFOp(a.value, t) if widen else arith.TruncFOp(a.value, t)
         return self.put(op, a)
@@ -687,7 +715,8 @@ class FunctionLowering:
         None when nothing would be repeated."""
         deps: frozenset[LoopVar] = frozenset().union(*(ix.deps() for ix in idx))
         level = self._level(deps)
-        recompute = math.prod(f.var.size for f in self.stack[1:level + 1] if f.var not in deps)
+        recompute = math.prod(_loop_var(f).size for f in self.stack[1:level + 1]
+                              if f.var not in deps)
         if recompute <= 1:
             return None
         row = yield from self._row_buffered(v, idx)
@@ -743,6 +772,7 @@ class FunctionLowering:
                 loops.append(self._open_loop(var.size))
                 row_idx.append(Ix.of(loops[-1].var))
         x = yield v, tuple(row_idx)
+        assert x is not None  # a value request is answered with the value
         self._insert(len(self.stack) - 1, memref.StoreOp.get(
             x.value, row.memref, [self.index(Ix.of(f.var)).value for f in loops]))
         for frame in reversed(loops):
@@ -756,13 +786,15 @@ class FunctionLowering:
         outside j's: the row buffer made for the same outer index and range of j, if it
         is in scope; else the steps that compute the row into a new buffer in front of
         j's loop (within ROW_BUFFER_BYTES). None: neither."""
-        level_of = {frame.var: k for k, frame in enumerate(self.stack) if frame.var}
+        level_of: dict[IxAtom, int] = {
+            frame.var: k for k, frame in enumerate(self.stack) if frame.var}
         rows = [a for a, ix in enumerate(idx) if not ix.const and len(ix.terms) == 1
                 and ix.terms[0][1] == 1 and ix.terms[0][0] in level_of]
         if not rows:
             return None
         axis = max(rows, key=lambda a: level_of[idx[a].terms[0][0]])
         var = idx[axis].terms[0][0]
+        assert isinstance(var, LoopVar)  # it has a level
         outer = frozenset().union(*(ix.deps() for a, ix in enumerate(idx) if a != axis))
         if not all(level_of.get(d, len(self.stack)) < level_of[var] for d in outer):
             return None
@@ -791,6 +823,7 @@ class FunctionLowering:
         at = Ix.of(frame.var)
         rule = self._rule(v, (*idx[:axis], at, *idx[axis + 1:]))
         x = rule if isinstance(rule, S) else (yield rule)
+        assert x is not None  # an op rule returns the value
         self._insert(len(self.stack) - 1, memref.StoreOp.get(
             x.value, row.memref, [self.index(at).value]))
         frame.block.add_op(scf.YieldOp())
@@ -818,7 +851,7 @@ class FunctionLowering:
         saved = self.stack
         self.stack = saved[: level + 1]
         self.stack[-1:] = [_with_anchor(saved, level)]
-        frames: list[Frame] = []
+        frames: list[LoopFrame] = []
         full: list[Ix] = []
         kept = iter(idx)
         for axis, n in enumerate(sig.shape):
@@ -832,7 +865,9 @@ class FunctionLowering:
                 acc = S(frame.block.args[1], frozenset((frame.var,)))
                 full.append(Ix.of(frame.var))
         x = yield op.src, tuple(full)
-        acc = _ACCUMULATE[kind](self, sig.dtype, acc, x)
+        accumulate = _ACCUMULATE[kind]
+        assert accumulate is not None  # add and max have scalar lowerings
+        acc = accumulate(self, sig.dtype, acc, x)
         for frame in reversed(frames):
             frame.block.add_op(scf.YieldOp(acc.value))
             acc = S(frame.loop.results[0], frozenset())
@@ -872,6 +907,12 @@ def _costly(v: SSAValue) -> bool:
     return False
 
 
+def _loop_var(frame: Frame) -> LoopVar:
+    """The variable of a frame above the function body's (every such frame is a loop's)."""
+    assert frame.var is not None
+    return frame.var
+
+
 def _with_anchor(stack: list[Frame], level: int) -> Frame:
     """Frame `level` of `stack`, made to insert in front of the loop nested in it (if any)."""
     frame = stack[level]
@@ -894,7 +935,13 @@ def _constant(value: int | float | bool, t: Attribute) -> Operation:
         if t == I1:
             v = -1 if v else 0  # i1 attributes are signed: true is -1
         return arith.ConstantOp(IntegerAttr(v, t))
-    return arith.ConstantOp(FloatAttr(float(value), t))
+    return arith.ConstantOp(FloatAttr(float(value), _float_type(t)))
+
+
+def _float_type(t: Attribute) -> AnyFloat:
+    """`t`, a float element type (the caller has ruled out the others)."""
+    assert isinstance(t, AnyFloat), t
+    return t
 
 
 #: how a reduction accumulates: the scalar lowering of the matching binary op

@@ -87,8 +87,16 @@ def c_type(t: Attribute) -> str:
 
 
 def _unsigned(t: Attribute) -> str:
-    return {1: "bool", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[
-        64 if isinstance(t, IndexType) else t.width.data]
+    return {1: "bool", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[_bits(t)]
+
+
+def _bits(t: Attribute) -> int:
+    """The width of integer or index type `t` (index is 64 bits in C)."""
+    if isinstance(t, IndexType):
+        return 64
+    if not isinstance(t, IntegerType):
+        raise CEmitError(f"C emitter: expected an integer or index type, found {t}")
+    return t.width.data
 
 
 def float_literal(value: float, t: Attribute) -> str:
@@ -553,7 +561,7 @@ class CEmitter:
         else:
             raise CEmitError(f"C emitter: cannot emit arith.constant of {value}: scalars only")
 
-    def binary(self, op: Operation) -> str:
+    def binary(self, op: _BinaryOp) -> str:
         a, b = self.name(op.lhs), self.name(op.rhs)
         symbol = _INFIX[type(op)]
         t = op.result.type
@@ -568,7 +576,7 @@ class CEmitter:
             return f"{a} {'&' if symbol == '*' else '^'} {b}"  # arithmetic modulo 2
         return f"{a} {symbol} {b}"
 
-    def unsigned_binary(self, op: Operation) -> str:
+    def unsigned_binary(self, op: arith.SignlessIntegerBinaryOperation) -> str:
         u = _unsigned(op.result.type)
         symbol = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>"}[type(op)]
         return f"({c_type(op.result.type)})(({u}){self.name(op.lhs)} {symbol} ({u}){self.name(op.rhs)})"
@@ -582,7 +590,7 @@ class CEmitter:
     def ceildiv(self, op: arith.CeilDivSIOp) -> str:
         return f"uop_ceildiv_i{_helper_bits(op)}({self.name(op.lhs)}, {self.name(op.rhs)})"
 
-    def minmax(self, op: Operation) -> str:
+    def minmax(self, op: _BinaryOp) -> str:
         a, b = self.name(op.lhs), self.name(op.rhs)
         t = op.result.type
         if isinstance(op, (arith.MaximumfOp, arith.MinimumfOp)):
@@ -619,8 +627,8 @@ class CEmitter:
         return f"{self.name(op.cond)} ? {self.name(op.lhs)} : {self.name(op.rhs)}"
 
     def convert(self, op: Operation) -> str:
-        src = self.name(op.input)
-        target = c_type(op.result.type)
+        src = self.name(op.operands[0])
+        target = c_type(op.results[0].type)
         if isinstance(op, (arith.UIToFPOp, arith.ExtUIOp)):
             return f"({target})({_unsigned(op.input.type)}){src}"
         if isinstance(op, arith.FPToUIOp):
@@ -690,8 +698,10 @@ def _is_tile_loop(op: Operation) -> bool:
     if not isinstance(op, scf.ForOp) or op.results or not _tiles(op) or any(
             isinstance(inner, scf.ParallelOp) for inner in op.walk()):
         return False
+    block = op.parent_block()
+    assert block is not None  # a loop being printed is in a block
     return any(isinstance(other, scf.ForOp) and other.results and not _tiles(other)
-               for other in op.parent_block().ops)
+               for other in block.ops)
 
 
 def _in_tile_loop(tile: scf.ForOp, root: Operation) -> bool:
@@ -744,8 +754,7 @@ def _is_function_argument(v: SSAValue) -> bool:
 
 def _helper_bits(op: Operation) -> int:
     """The width of a rounding-division helper for `op` (they exist for i32 and index)."""
-    t = op.results[0].type
-    bits = 64 if isinstance(t, IndexType) else t.width.data
+    bits = _bits(op.results[0].type)
     if bits not in (32, 64):
         raise CEmitError(f"C emitter: {op.name} on i{bits}: expected i32 or index operands; "
                          f"extend them to i32 first (arith.extsi)")
@@ -812,7 +821,9 @@ _WRAPPING = {arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp}
 #: what -fwrapv defines to wrap (shifts keep the unsigned form: C leaves a negative
 #: operand's left shift undefined, whatever the flag)
 _WRAPPED_BY_FLAG = {arith.AddiOp, arith.SubiOp, arith.MuliOp}
-_INFIX = {
+#: the two-operand arith ops (integer and float) that `binary` and `minmax` print
+_BinaryOp = arith.SignlessIntegerBinaryOperation | arith.FloatingPointLikeBinaryOperation
+_INFIX: dict[type[Operation], str] = {
     arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
     arith.RemSIOp: "%", arith.AndIOp: "&", arith.OrIOp: "|", arith.XOrIOp: "^",
     arith.ShLIOp: "<<", arith.ShRSIOp: ">>", arith.AddfOp: "+", arith.SubfOp: "-",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from uopc.targets.emit_c import CEmitter, CTarget, c_type
@@ -68,7 +68,7 @@ class CheckedCEmitter(CEmitter):
         super().__init__()
         self.declarations["uopc_fault_take"] = CHECK_DECLARATIONS
 
-    def check(self, condition: str, value: str, limit: str, message: str) -> None:
+    def check(self, condition: str, value: str, limit: str | int, message: str) -> None:
         """Print: if `condition` fails, stop with check `message` and these values."""
         self.checks.append(message)
         self.line(f"if (!({condition})) uopc_fail({len(self.checks)}, (int64_t)({value}), "
@@ -90,7 +90,9 @@ class CheckedCEmitter(CEmitter):
 
     def bounds_checks(self, op: Operation, mem: SSAValue, indices: Sequence[SSAValue]) -> None:
         """Print one check per index of `op`'s access to `mem`: 0 <= index < dimension."""
-        shape = mem.type.get_shape()
+        t = mem.type
+        assert isinstance(t, MemRefType)  # loads and stores access memrefs
+        shape = t.get_shape()
         for dim, (ix, n) in enumerate(zip(indices, shape)):
             name = self.name(ix)
             self.check(f"(uint64_t)({name}) < (uint64_t){n}", name, n,
@@ -110,7 +112,7 @@ class CheckedCEmitter(CEmitter):
             self.divisor_checks(op)
         return super().expression(op)
 
-    def divisor_checks(self, op: Operation) -> None:
+    def divisor_checks(self, op: arith.SignlessIntegerBinaryOperation) -> None:
         """Print the checks of integer division or remainder `op`: the divisor is not 0,
         and a signed one does not divide the type's minimum by -1."""
         a, b = self.name(op.lhs), self.name(op.rhs)

@@ -36,7 +36,7 @@ from typing import IO, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
@@ -90,6 +90,16 @@ class HostPlan:
                         [(k, a, tuple(g), tuple(b)) for k, a, g, b in data["launches"]])
 
 
+def _wmma_layouts(f: func.FuncOp) -> tuple[str, str]:
+    """The (A, B) layouts of warp tile product declaration `f` (`uop.wmma = "row,col"`)."""
+    attr = f.attributes[WMMA_ATTR]
+    layouts = attr.data.split(",") if isinstance(attr, StringAttr) else []
+    if len(layouts) != 2:
+        raise CEmitError(f"CUDA emitter: @{f.sym_name.data} has {WMMA_ATTR} = {attr}: "
+                         f"expected the two operand layouts, as in \"row,col\"")
+    return layouts[0], layouts[1]
+
+
 def _launch_of(f: func.FuncOp) -> gpu.LaunchOp | None:
     return next((op for op in f.body.block.ops if isinstance(op, gpu.LaunchOp)), None) \
         if f.body.blocks else None
@@ -119,7 +129,7 @@ class CudaEmitter(CEmitter):
         hosts = []
         for f in list(device.body.block.ops):
             if isinstance(f, func.FuncOp) and WMMA_ATTR in f.attributes:
-                self.wmma[f.sym_name.data] = tuple(f.attributes[WMMA_ATTR].data.split(","))
+                self.wmma[f.sym_name.data] = _wmma_layouts(f)
                 device.body.block.erase_op(f)
             elif isinstance(f, func.FuncOp) and f.body.blocks:
                 launch = _launch_of(f)
@@ -216,7 +226,7 @@ class CudaEmitter(CEmitter):
             pass
         elif isinstance(op, gpu.BarrierOp):
             self.line("__syncthreads();")
-        elif type(op) in _ID_BASE:
+        elif isinstance(op, (gpu.BlockIdOp, gpu.ThreadIdOp, gpu.GridDimOp, gpu.BlockDimOp)):
             self.names[op.result] = f"(int64_t){_ID_BASE[type(op)]}.{op.dimension.data.value}"
         else:
             super()._op(op)
@@ -228,7 +238,9 @@ class CudaEmitter(CEmitter):
             return
         # one warp's 16x16 tile of A @ B on the tensor cores, stored to its shared tile
         tiles, warp, a, b, i0, j0, k = (self.name(v) for v in op.operands)
-        lda, ldb = (v.type.get_shape()[1] for v in op.operands[2:4])
+        a_type, b_type = op.operands[2].type, op.operands[3].type
+        assert isinstance(a_type, MemRefType) and isinstance(b_type, MemRefType)  # as declared
+        lda, ldb = a_type.get_shape()[1], b_type.get_shape()[1]
         a_at = f"{a} + {i0} * {lda} + kk" if layouts[0] == "row" else f"{a} + kk * {lda} + {i0}"
         b_at = f"{b} + kk * {ldb} + {j0}" if layouts[1] == "row" else f"{b} + {j0} * {ldb} + kk"
         lines = [
@@ -279,13 +291,18 @@ def _outputs_and_arena(f: func.FuncOp) -> tuple[int, bool]:
     (a hand-written function without uopc.outputs: every buffer may be a result)."""
     arena = ARENA_ATTR in f.attributes
     n = len(f.function_type.inputs)
-    outputs = f.attributes[OUTPUTS_ATTR].value.data if OUTPUTS_ATTR in f.attributes else n - arena
+    attr = f.attributes.get(OUTPUTS_ATTR)
+    if attr is not None and not isinstance(attr, IntegerAttr):
+        raise CEmitError(f"CUDA emitter: @{f.sym_name.data} has {OUTPUTS_ATTR} = {attr}: "
+                         f"expected an integer")
+    outputs = attr.value.data if attr is not None else n - arena
     return outputs, arena
 
 
 def _config(f: func.FuncOp, launch: gpu.LaunchOp) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    sizes = [constant_int(v) for v in launch.operands[:6]]
-    if any(s is None for s in sizes):
+    found = [constant_int(v) for v in launch.operands[:6]]
+    sizes = [s for s in found if s is not None]
+    if len(sizes) < len(found):
         raise CEmitError(f"CUDA emitter: the gpu.launch of @{f.sym_name.data} has "
                          f"non-constant sizes: give constant grid and block sizes")
     rest = [op for op in f.body.block.ops
