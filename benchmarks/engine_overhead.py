@@ -23,9 +23,9 @@ import time
 import numpy as np
 
 from uopc import nn
-from uopc.runtime.engine import default_engine, trace
 from uopc.frontend.optim import AdamW
 from uopc.frontend.tensor import Tensor
+from uopc.runtime.engine import default_engine, trace
 
 SIZES = {  # name: (batch, n_in, hidden, n_out)
     "tiny": (4, 8, 16, 2),

@@ -17,9 +17,9 @@ from uopc.frontend.optim import SGD
 from uopc.gpu.schedule import GPU_ATTR, gpu_schedule_of
 from uopc.pipelines import run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, assemble_ptx, compile_cuda, ptxas_path
+from uopc.runtime.driver import compile_program, parse_program
 from uopc.runtime.engine import Engine, reduce_fusion
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
-from uopc.runtime.driver import compile_program, parse_program
 
 
 class RecordingEmulation(GpuEmulationBackend):

@@ -20,10 +20,10 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from uopc.uopdialect.context import make_context
-from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import sig_of, tensor_type
 from uopc.uopdialect.xdsl_fixes import exact_constants

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uopc.uopdialect import semantics
-from uopc.targets.emit_c import CEmitError, emit_c
 from uopc.runtime import compile_text, parse_program
+from uopc.targets.emit_c import CEmitError, emit_c
+from uopc.uopdialect import semantics
 
 CMPF = ["oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
         "une", "uno"]

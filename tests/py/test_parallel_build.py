@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from uopc import Tensor
-from uopc.targets.emit_c import emit_c_unit
-from uopc.targets.emit_c_checked import CheckedCEmitter
 from uopc.pipelines import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units
-from uopc.runtime.engine import Engine
 from uopc.runtime.driver import parse_program
+from uopc.runtime.engine import Engine
+from uopc.targets.emit_c import emit_c_unit
+from uopc.targets.emit_c_checked import CheckedCEmitter
 
 #: three kernels (a reduce, an elementwise one and a matmul) and the plan calling them
 THREE_KERNELS = """

@@ -10,12 +10,12 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from uopc.uopdialect import semantics
-from uopc.targets.emit_c import emit_c
 from uopc.lowering.indexing import Ix, LoopVar, flatten, unflatten
-from uopc.runtime import compile_program, compile_text, parse_program
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
+from uopc.runtime import compile_program, compile_text, parse_program
+from uopc.targets.emit_c import emit_c
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect import semantics
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from uopc.frontend.tensor import Tensor
-from uopc.pipelines import run_pipeline
 from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
+from uopc.pipelines import run_pipeline
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime import engine as engine_module
 from uopc.runtime.engine import Engine

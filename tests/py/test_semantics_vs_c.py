@@ -26,10 +26,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from uopc.uopdialect import semantics
 from uopc.passes.fold import FoldPass
 from uopc.testing.csnippet import run_c
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 

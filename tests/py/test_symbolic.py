@@ -37,13 +37,13 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from uopc import Tensor
-from uopc.uopdialect import semantics
-from uopc.uopdialect.context import make_context
 from uopc.passes.eval import EvalPass
 from uopc.passes.intexpr import view
-from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicRules, SymbolicPass
+from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicPass, SymbolicRules
 from uopc.tools.opt import main as uopc_opt
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 

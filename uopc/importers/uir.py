@@ -74,14 +74,14 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.frontend import Frontend
 from xdsl.utils.lexer import Input, Span
 
-from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect import semantics, shapes
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.locations import LineIndex
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
-from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.types import sig_of, tensor_type
+
 
 class DecimalLiteral(float):
     """A float literal that keeps its source text: a constant of a float type is rounded
@@ -90,7 +90,7 @@ class DecimalLiteral(float):
     __slots__ = ("text",)
     text: str
 
-    def __new__(cls, text: str) -> "DecimalLiteral":
+    def __new__(cls, text: str) -> DecimalLiteral:
         self = super().__new__(cls, text)
         self.text = text
         return self
@@ -178,7 +178,7 @@ class Statement:
 class _LineParser:
     """Recursive descent over the tokens of one line."""
 
-    def __init__(self, source: "_Source", start: int, end: int):
+    def __init__(self, source: _Source, start: int, end: int):
         self.source = source
         self.tokens = self._tokenize(start, end)
         self.pos = 0
