@@ -11,7 +11,8 @@ and realized once per step. After warm-up, each step's engine call is split into
 The engine's Python overhead per realize is trace+key + lookup + py-run, shown in total
 and per graph node (the native call adds the runtime's buffer checks and one cffi call).
 and, separately, the frontend's own cost of building the step's nodes (forward, backward,
-optimizer update: the step's time outside the engine). Run with `python benchmarks/engine_overhead.py [--steps N]`.
+optimizer update: the step's time outside the engine). Run with
+`python benchmarks/engine_overhead.py [--steps N]`.
 """
 
 from __future__ import annotations

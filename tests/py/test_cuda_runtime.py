@@ -116,7 +116,8 @@ def test_missing_cuda_python_is_named(monkeypatch):
 needs_gpu = pytest.mark.skipif(MISSING is not None, reason=f"no CUDA device: {MISSING}")
 
 PROGRAM = """
-func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x48xf32>, %x: tensor<37x700xf32>) -> (tensor<64x48xf32>, tensor<37xf32>, tensor<37x700xf32>) {
+func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x48xf32>, %x: tensor<37x700xf32>)
+    -> (tensor<64x48xf32>, tensor<37xf32>, tensor<37x700xf32>) {
   %ae = uop.reshape %a : tensor<64x96xf32> -> tensor<64x96x1xf32>
   %ax = uop.expand %ae : tensor<64x96x1xf32> -> tensor<64x96x48xf32>
   %be = uop.reshape %b : tensor<96x48xf32> -> tensor<1x96x48xf32>

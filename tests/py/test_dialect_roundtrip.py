@@ -188,7 +188,8 @@ def random_function(rng: random.Random, name: str, arg_sigs: list[Sig], steps: i
 
 def random_module(seed: int) -> ModuleOp:
     rng = random.Random(seed)
-    arg_sigs = [Sig(rng.choice(SHAPES), rng.choice(["i32", "f32", "f16", "i1"])) for _ in range(rng.randint(1, 3))]
+    arg_sigs = [Sig(rng.choice(SHAPES), rng.choice(["i32", "f32", "f16", "i1"]))
+                for _ in range(rng.randint(1, 3))]
     helper = random_function(rng, "helper", arg_sigs, steps=rng.randint(3, 10))
     main = random_function(rng, "main", arg_sigs, steps=rng.randint(5, 20), callee=helper)
     return ModuleOp([helper, main])

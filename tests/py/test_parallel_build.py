@@ -97,7 +97,8 @@ def test_units_with_state_are_not_cut():
       memref.store %v, %o[%c] : memref<2xf32>
       func.return
     }
-    "memref.global"() <{sym_name = "state", sym_visibility = "private", type = memref<2xf32>, initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
+    "memref.global"() <{sym_name = "state", sym_visibility = "private", type = memref<2xf32>,
+                        initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
     """
     module = parse_program(mutable)
     source, _, _, sections = emit_c_unit(module)

@@ -36,6 +36,7 @@ the engine, and one native call.
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union, cast
@@ -1071,7 +1072,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                 raise ShapeError(f"pad: {mode} padding ({lo}, {hi}) of axis {axis} needs "
                                  f"amounts in [0, {limit}] for size {n}")
 
-            def part(start: int, stop: int, step: int = 1) -> Tensor:
+            def part(start: int, stop: int, step: int = 1, out: Tensor = out,
+                     axis: int = axis) -> Tensor:
                 index = [slice(None)] * out.ndim
                 index[axis] = slice(start, stop, step)
                 return out[tuple(index)]
@@ -1428,7 +1430,7 @@ _UFUNCS = {
     "not_equal": _ufunc_binary("__ne__", "__ne__"),
     "maximum": lambda a, b: _operands(a, b)[0].maximum(_operands(a, b)[1]),
     "minimum": lambda a, b: _operands(a, b)[0].minimum(_operands(a, b)[1]),
-    **{name: (lambda method: lambda x: getattr(x, method)())(method) for name, method in {
+    **{name: operator.methodcaller(method) for name, method in {
         "negative": "__neg__", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
         "log10": "log10", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin",
         "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",

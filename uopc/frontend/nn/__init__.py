@@ -100,7 +100,7 @@ class Module:
             raise KeyError(f"load_state_dict: missing {missing or 'nothing'}, unexpected "
                            f"{unexpected or 'nothing'}")
         values = {}
-        for key, (module, name, t) in own.items():
+        for key, (_module, _name, t) in own.items():
             if key not in state:
                 continue
             value = _array(state[key])
