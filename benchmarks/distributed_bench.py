@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from train_bench import CONTEXT, DIM, GPT_BATCH, HEADS, LAYERS, MLP_BATCH, VOCAB
 
 HERE = Path(__file__).resolve()

@@ -11,7 +11,8 @@ and realized once per step. After warm-up, each step's engine call is split into
 The engine's Python overhead per realize is trace+key + lookup + py-run, shown in total
 and per graph node (the native call adds the runtime's buffer checks and one cffi call).
 and, separately, the frontend's own cost of building the step's nodes (forward, backward,
-optimizer update: the step's time outside the engine). Run with `python benchmarks/engine_overhead.py [--steps N]`.
+optimizer update: the step's time outside the engine). Run with
+`python benchmarks/engine_overhead.py [--steps N]`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import time
 import numpy as np
 
 from uopc import nn
-from uopc.runtime.engine import default_engine, trace
 from uopc.frontend.optim import AdamW
 from uopc.frontend.tensor import Tensor
+from uopc.runtime.engine import default_engine, trace
 
 SIZES = {  # name: (batch, n_in, hidden, n_out)
     "tiny": (4, 8, 16, 2),

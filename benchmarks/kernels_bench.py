@@ -164,7 +164,7 @@ def measure(contenders: dict, repeat: int, torch) -> dict[str, float]:
         else:
             runs[name] = (fn, None)
     times: dict[str, list[float]] = {name: [] for name in runs}
-    for name, (fn, threads) in runs.items():  # warm up: compile, caches, first touch
+    for _name, (fn, threads) in runs.items():  # warm up: compile, caches, first touch
         if threads:
             torch.set_num_threads(threads)
         fn()
@@ -199,7 +199,7 @@ def main(argv=None) -> None:
         t = measure(contenders, args.repeat, torch)
         best_torch = min((t[k] for k in t if k.startswith("torch")), default=None)
 
-        def ms(key):
+        def ms(key, t=t):
             return f"{t[key] * 1e3:9.2f}" if key in t else f"{'-':>9}"
 
         vs_torch = f"{t['uopc'] / best_torch:9.2f}" if best_torch else f"{'-':>9}"

@@ -17,11 +17,11 @@ from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
-from uopc.uopdialect.context import make_context
 from uopc.passes.eval import EvalPass
 from uopc.passes.fold import FoldPass
 from uopc.passes.symbolic import SymbolicPass
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 

@@ -25,10 +25,10 @@ import time
 import numpy as np
 
 from uopc import Tensor, capture, manual_seed, nn
-from uopc.runtime.engine import default_engine
 from uopc.frontend.nn.gpt import GPT
 from uopc.frontend.optim import AdamW
 from uopc.runtime import plan as plan_module
+from uopc.runtime.engine import default_engine
 
 VOCAB, CONTEXT, DIM, HEADS, LAYERS, GPT_BATCH = 65, 64, 64, 4, 2, 16
 MLP_BATCH = 128

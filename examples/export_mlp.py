@@ -23,9 +23,9 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+from mnist_mlp import MLP
 
 import uopc
-from mnist_mlp import MLP
 from uopc import Tensor, manual_seed, nn
 from uopc.datasets import DatasetError, load_mnist
 from uopc.frontend.optim import AdamW, train

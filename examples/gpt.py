@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from uopc import Tensor, distributed as dist, manual_seed, nn
+from uopc import Tensor, manual_seed, nn
+from uopc import distributed as dist
 from uopc.datasets import DatasetError, load_text
 from uopc.frontend.checkpoint import CheckpointError, TrainingCheckpoint
 from uopc.frontend.nn.gpt import GPT

@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from uopc import Tensor, distributed as dist, manual_seed, nn
+from uopc import Tensor, manual_seed, nn
+from uopc import distributed as dist
 from uopc.datasets import DatasetError, load_mnist
 from uopc.frontend.checkpoint import CheckpointError, TrainingCheckpoint
 from uopc.frontend.optim import AdamW, train

@@ -1,9 +1,9 @@
 """uopc: a machine-learning compiler on xDSL (see README and SPEC).
 
 The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load, export,
-quantize_model, ...`), so that tools which only handle text IR do not pay for importing it. `uopc.deploy`, the loader of
-exported artifacts, imports nothing of uopc: `import uopc.deploy` loads neither xDSL nor
-the compiler.
+quantize_model, ...`), so that tools which only handle text IR do not pay for importing it.
+`uopc.deploy`, the loader of exported artifacts, imports nothing of uopc: `import uopc.deploy`
+loads neither xDSL nor the compiler.
 """
 
 from importlib import import_module

@@ -98,7 +98,7 @@ def aligned_bytes(nbytes: int) -> np.ndarray:
     return raw[start:start + nbytes]
 
 
-def load(path: str | Path) -> "StaticModel":
+def load(path: str | Path) -> StaticModel:
     """Load the artifact in directory `path` (see the module docstring)."""
     return StaticModel(Path(path))
 

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from importlib import import_module
-
 from dataclasses import dataclass
+from importlib import import_module
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp

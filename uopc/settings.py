@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 #: the overrides in force (`override`), by variable name
-_overrides: ContextVar[Mapping[str, Any]] = ContextVar("uopc_settings", default={})
+_overrides: ContextVar[Mapping[str, Any]] = ContextVar("uopc_settings", default=MappingProxyType({}))
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from uopc.frontend.tensor import Tensor
-from uopc.targets.emit_c import CEmitter
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
-from uopc.uopdialect.contract import ARENA_ALIGN
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime.backend import Backend, Library, SourceUnit, default_backend
 from uopc.runtime.c_backend import CBackend
 from uopc.runtime.engine import Engine
+from uopc.targets.emit_c import CEmitter
+from uopc.uopdialect.contract import ARENA_ALIGN
 
 TWO_RESULTS = """
 func.func @main(%o: memref<3xf32>, %p: memref<3xf32>, %x: memref<3xf32>) {

@@ -13,9 +13,9 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from uopc.targets.emit_c import emit_c
 from uopc.runtime.driver import compile_program, parse_program
 from uopc.runtime.program import CheckFailure
+from uopc.targets.emit_c import emit_c
 from uopc.tools.run import main as uopc_run
 from uopc.uopdialect.context import make_context
 

@@ -18,9 +18,9 @@ from uopc import Tensor
 from uopc.frontend.optim import SGD
 from uopc.pipelines import run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, assemble_ptx, compile_cuda, ptxas_path
+from uopc.runtime.driver import compile_program, parse_program
 from uopc.runtime.engine import Engine, reduce_fusion
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
-from uopc.runtime.driver import compile_program, parse_program
 from uopc.uopdialect.gpu_schedule import (
     GPU_ATTR,
     WMMA_BLOCK,

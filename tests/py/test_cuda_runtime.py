@@ -18,8 +18,8 @@ from uopc.runtime.cuda_backend import (
     compile_cuda,
     gpu_available,
 )
-from uopc.runtime.engine import Engine
 from uopc.runtime.driver import compile_program, parse_program
+from uopc.runtime.engine import Engine
 
 KERNEL = r'''
 #include <cuda_fp16.h>
@@ -116,7 +116,8 @@ def test_missing_cuda_python_is_named(monkeypatch):
 needs_gpu = pytest.mark.skipif(MISSING is not None, reason=f"no CUDA device: {MISSING}")
 
 PROGRAM = """
-func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x48xf32>, %x: tensor<37x700xf32>) -> (tensor<64x48xf32>, tensor<37xf32>, tensor<37x700xf32>) {
+func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x48xf32>, %x: tensor<37x700xf32>)
+    -> (tensor<64x48xf32>, tensor<37xf32>, tensor<37x700xf32>) {
   %ae = uop.reshape %a : tensor<64x96xf32> -> tensor<64x96x1xf32>
   %ax = uop.expand %ae : tensor<64x96x1xf32> -> tensor<64x96x48xf32>
   %be = uop.reshape %b : tensor<96x48xf32> -> tensor<1x96x48xf32>
@@ -203,8 +204,8 @@ def test_a_plan_replays_views_and_launches_in_order():
     """The host side of a run, without a GPU: buffers allocated once, inputs uploaded,
     kernels launched on the right pointers (views at their offsets), outputs downloaded,
     one synchronization."""
-    from uopc.targets.emit_cuda import HostPlan
     from uopc.runtime.cuda_backend import CudaLibrary, _PlanCall
+    from uopc.targets.emit_cuda import HostPlan
 
     plan = HostPlan(3, 1, True, views=[(2, 64)],
                     launches=[("k0", [3, 1], (4, 1, 1), (256, 1, 1)),
@@ -234,4 +235,4 @@ def test_compiling_leaves_pythons_shared_bytes_alone(cache):
     """NVRTC writes its (here empty, one-byte) log into the buffer it is handed: that must
     be a fresh buffer, not CPython's shared b" " (which the whole process uses)."""
     compile_cuda("extern \"C\" __global__ void nothing() {}\n", "compute_90")
-    assert b" "[0] == 32 and bytes([32])[0] == 32 and " ".encode()[0] == 32
+    assert b" "[0] == 32 and bytes([32])[0] == 32 and b" "[0] == 32

@@ -20,10 +20,10 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from uopc.uopdialect.context import make_context
-from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import sig_of, tensor_type
 from uopc.uopdialect.xdsl_fixes import exact_constants
@@ -188,7 +188,8 @@ def random_function(rng: random.Random, name: str, arg_sigs: list[Sig], steps: i
 
 def random_module(seed: int) -> ModuleOp:
     rng = random.Random(seed)
-    arg_sigs = [Sig(rng.choice(SHAPES), rng.choice(["i32", "f32", "f16", "i1"])) for _ in range(rng.randint(1, 3))]
+    arg_sigs = [Sig(rng.choice(SHAPES), rng.choice(["i32", "f32", "f16", "i1"]))
+                for _ in range(rng.randint(1, 3))]
     helper = random_function(rng, "helper", arg_sigs, steps=rng.randint(3, 10))
     main = random_function(rng, "main", arg_sigs, steps=rng.randint(5, 20), callee=helper)
     return ModuleOp([helper, main])

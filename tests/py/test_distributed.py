@@ -139,7 +139,8 @@ def worker(mode: str, out: Path, timeout: float) -> None:
       diverge   rank 1 nudges a parameter after step 2: the hash check must catch it
       raise     rank 1 raises an uncaught ValueError in step 3
       collectives  all_reduce (each op), broadcast and barrier on small arrays, saved"""
-    from uopc import Tensor, distributed as dist, nn
+    from uopc import Tensor, nn
+    from uopc import distributed as dist
     from uopc.frontend.optim import SGD
     from uopc.runtime import engine
 
@@ -336,9 +337,9 @@ def test_sampler_pads_or_drops_an_uneven_tail():
 
 
 def test_use_before_init_and_a_missing_mpi4py_say_what_to_do(monkeypatch):
+    from uopc import Tensor
     from uopc import distributed as dist
     from uopc.frontend.optim import SGD
-    from uopc import Tensor
 
     monkeypatch.setattr(dist, "_GROUP", None)
     with pytest.raises(dist.DistributedError, match="get_rank: call uopc.distributed."

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uopc.uopdialect import semantics
-from uopc.targets.emit_c import CEmitError, emit_c
 from uopc.runtime import compile_text, parse_program
+from uopc.targets.emit_c import CEmitError, emit_c
+from uopc.uopdialect import semantics
 
 CMPF = ["oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
         "une", "uno"]
@@ -226,7 +226,8 @@ def test_argument_names_never_shadow_functions_or_keywords():
       func.return
     }"""
     prog = compile_text(text)
-    assert "void main_fn(float* restrict int_a0, float* restrict k0_a1, const float* restrict v1_a2)" in prog.source
+    assert ("void main_fn(float* restrict int_a0, float* restrict k0_a1, "
+            "const float* restrict v1_a2)") in prog.source
     (out,) = prog(np.array([3, 4], np.float32), np.zeros(2, np.float32))
     assert out[0] == 3
 

@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 import uopc.runtime.engine as engine_mod
 from uopc.frontend import nn
-from uopc.uopdialect import reference
+from uopc.frontend.optim import SGD
+from uopc.frontend.tensor import Tensor
+from uopc.passes.cut_kernels import CutKernelsPass
 from uopc.runtime.engine import Engine, default_engine, trace
+from uopc.uopdialect import reference
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
-from uopc.frontend.optim import SGD
-from uopc.passes.cut_kernels import CutKernelsPass
-from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.shapes import Sig
 
 

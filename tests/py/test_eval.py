@@ -8,10 +8,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from uopc.uopdialect.context import make_context
-from uopc.passes.eval import EvalPass
 from uopc.importers.uir import parse_uir
+from uopc.passes.eval import EvalPass
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 

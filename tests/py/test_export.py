@@ -6,7 +6,6 @@ that name the file or input and the fix."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -262,7 +261,7 @@ def test_the_artifacts_own_loader_runs_without_uopc(mlp_artifact, tmp_path):
 
 # ---- reproducible ------------------------------------------------------------------------
 def test_exports_are_byte_identical_in_one_process_and_across_processes(tmp_path):
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import sys
         import numpy as np
         import uopc

@@ -17,10 +17,10 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.transforms.canonicalize import CanonicalizePass
 
-from uopc.uopdialect import semantics
-from uopc.uopdialect.context import make_context
 from uopc.passes.fold import FoldPass
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 

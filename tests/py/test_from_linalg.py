@@ -30,20 +30,26 @@ BATCH_MATMUL = """
 #map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #map5 = affine_map<(d0, d1, d2) -> (d2)>
 module {
-  func.func @main(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x4x5xf32>, %arg2: tensor<5xf32>) -> tensor<2x3x5xf32> {
+  func.func @main(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x4x5xf32>, %arg2: tensor<5xf32>)
+      -> tensor<2x3x5xf32> {
     %cst = arith.constant 0.000000e+00 : f32
     %0 = tensor.empty() : tensor<2x3x5xf32>
-    %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst : f32) outs(%0 : tensor<2x3x5xf32>) {
+    %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%cst : f32) outs(%0 : tensor<2x3x5xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<2x3x5xf32>
-    %2 = linalg.generic {indexing_maps = [#map2, #map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<2x3x4xf32>, tensor<2x4x5xf32>) outs(%1 : tensor<2x3x5xf32>) {
+    %2 = linalg.generic {indexing_maps = [#map2, #map3, #map4],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%arg0, %arg1 : tensor<2x3x4xf32>, tensor<2x4x5xf32>) outs(%1 : tensor<2x3x5xf32>) {
     ^bb0(%in: f32, %in_0: f32, %out: f32):
       %4 = arith.mulf %in, %in_0 : f32
       %5 = arith.addf %out, %4 : f32
       linalg.yield %5 : f32
     } -> tensor<2x3x5xf32>
-    %3 = linalg.generic {indexing_maps = [#map1, #map5, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %arg2 : tensor<2x3x5xf32>, tensor<5xf32>) outs(%0 : tensor<2x3x5xf32>) {
+    %3 = linalg.generic {indexing_maps = [#map1, #map5, #map1],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%2, %arg2 : tensor<2x3x5xf32>, tensor<5xf32>) outs(%0 : tensor<2x3x5xf32>) {
     ^bb0(%in: f32, %in_0: f32, %out: f32):
       %4 = arith.addf %in, %in_0 : f32
       linalg.yield %4 : f32
@@ -71,7 +77,9 @@ func.func @main(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %d = arith.subf %x, %mb : tensor<4x6xf32>
   %ex = math.exp %d : tensor<4x6xf32>
   %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
-  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%ex : tensor<4x6xf32>) outs(%fs : tensor<4xf32>) {
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%ex : tensor<4x6xf32>) outs(%fs : tensor<4xf32>) {
   ^bb0(%in: f32, %out: f32):
     %t = arith.addf %out, %in : f32
     linalg.yield %t : f32
@@ -115,7 +123,8 @@ func.func @main(%x: tensor<5x3xi32>, %y: tensor<5x3xi32>) -> (tensor<3xi32>, ten
   %e = tensor.empty() : tensor<3xi32>
   %fmin = linalg.fill ins(%big : i32) outs(%e : tensor<3xi32>) -> tensor<3xi32>
   %fmax = linalg.fill ins(%small : i32) outs(%e : tensor<3xi32>) -> tensor<3xi32>
-  %mn = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<5x3xi32>) outs(%fmin : tensor<3xi32>) {
+  %mn = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<5x3xi32>) outs(%fmin : tensor<3xi32>) {
   ^bb0(%in: i32, %out: i32):
     %m = arith.minsi %in, %out : i32
     linalg.yield %m : i32
@@ -126,7 +135,8 @@ func.func @main(%x: tensor<5x3xi32>, %y: tensor<5x3xi32>) -> (tensor<3xi32>, ten
       linalg.yield %m : i32
     }
   %ef = tensor.empty() : tensor<5x3xf32>
-  %f = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<5x3xi32>, tensor<5x3xi32>) outs(%ef : tensor<5x3xf32>) {
+  %f = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<5x3xi32>, tensor<5x3xi32>) outs(%ef : tensor<5x3xf32>) {
   ^bb0(%a: i32, %b: i32, %out: f32):
     %q = arith.floordivsi %a, %b : i32
     %p = arith.muli %a, %b : i32
@@ -150,7 +160,8 @@ def cmpf_program(pred: str) -> str:
 #id = affine_map<(d0) -> (d0)>
 func.func @main(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<16xi32> {{
   %e = tensor.empty() : tensor<16xi32>
-  %r = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}} ins(%x, %y : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xi32>) {{
+  %r = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}}
+      ins(%x, %y : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xi32>) {{
   ^bb0(%a: f32, %b: f32, %out: i32):
     %c = arith.cmpf {pred}, %a, %b : f32
     %i = arith.extui %c : i1 to i32
@@ -184,7 +195,8 @@ MATH = """
 #id = affine_map<(d0) -> (d0)>
 func.func @main(%x: tensor<32xf32>, %y: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
   %e = tensor.empty() : tensor<32xf32>
-  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%x, %y : tensor<32xf32>, tensor<32xf32>) outs(%e : tensor<32xf32>) {
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<32xf32>, tensor<32xf32>) outs(%e : tensor<32xf32>) {
   ^bb0(%a: f32, %b: f32, %out: f32):
     %t = math.tanh %a : f32
     %ab = math.absf %b : f32
@@ -337,7 +349,7 @@ func.func @main(%x: tensor<64xf16>) -> tensor<64xf16> {
     x = np.linspace(-8, 8, 64).astype(np.float16)
     got, = run_uopc(program, [x])
     e = np.exp(x.astype(np.float32)).astype(np.float16)
-    l = np.log(e.astype(np.float32)).astype(np.float16)
-    want = np.tanh(l.astype(np.float32)).astype(np.float16)
+    ln = np.log(e.astype(np.float32)).astype(np.float16)
+    want = np.tanh(ln.astype(np.float32)).astype(np.float16)
     # f16 results one rounding from the f32 values: at most 1 ulp of f16 apart
     np.testing.assert_array_max_ulp(got, want, maxulp=1)

@@ -11,6 +11,7 @@ from uopc.testing.fuzz import Summary, fuzz_cli, fuzz_programs, program_failure,
 from uopc.testing.programs import ALL_OPS, Program, Step, generate, smaller
 from uopc.testing.sandbox import Result, Sandbox
 
+
 def _assert_clean(summary: Summary) -> None:
     reports = "\n".join(f"{f.kind}: {f.what}\n{f.reproducer}" for f in summary.findings)
     assert not summary.findings, f"{summary.line()}\n{reports}"

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from uopc.runtime.engine import trace
+from uopc.uopdialect import shapes
 from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect.ops import OP, OPS
-from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
 
 

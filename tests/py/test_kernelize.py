@@ -9,18 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import builtin, func
 
-from uopc.uopdialect import reference, semantics
-from uopc.uopdialect.context import make_context
-from uopc.runtime.engine import trace
-from uopc.uopdialect.graph import UOp
-from uopc.uopdialect.ops import OP
-from uopc.uopdialect.graph_to_ir import build_module
+from uopc.frontend.tensor import Tensor
 from uopc.passes.kernel_graph import is_kernel
 from uopc.passes.kernelize import KernelizePass
 from uopc.passes.strides import view_strides
-from uopc.frontend.tensor import Tensor
-from uopc.uopdialect import ops
-from uopc.uopdialect.ops import ConstOp
+from uopc.runtime.engine import trace
+from uopc.uopdialect import ops, reference, semantics
+from uopc.uopdialect.context import make_context
+from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.graph_to_ir import build_module
+from uopc.uopdialect.ops import OP, ConstOp
 from uopc.uopdialect.shapes import Sig
 
 CTX = make_context()

@@ -3,7 +3,6 @@ torch, compared with what torch itself holds; pickles that would run code are re
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pickle

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from uopc.frontend.llm.generate import Sampling, generate
 from uopc.frontend.llm.gpt2 import GPT2
 from uopc.frontend.llm.llama import Llama
-from uopc.frontend.llm.generate import Sampling, generate
 from uopc.runtime.engine import default_engine
 
 torch = pytest.importorskip("torch")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from uopc import Tensor, manual_seed, nn
-from uopc.runtime.engine import default_engine
 from uopc.frontend.optim import SGD, AdamW
+from uopc.runtime.engine import default_engine
 
 rng = np.random.default_rng(5)
 

@@ -43,15 +43,18 @@ BAD_INPUTS = [
     ("wrong_arity.mlir",
      "func.func @f(%a: tensor<2xf32>) {\n  %r = uop.add %a : tensor<2xf32>\n  func.return\n}\n",
      [], ["wrong_arity.mlir:2:", "uop.add takes 2 operand(s), found 1"]),
-    ("const_range.mlir", '%c = "uop.const"() <{value = dense<5000000000> : tensor<i32>}> : () -> tensor<i32>\n',
+    ("const_range.mlir",
+     '%c = "uop.const"() <{value = dense<5000000000> : tensor<i32>}> : () -> tensor<i32>\n',
      [], ["const_range.mlir:1:", "error:", "5000000000 is out of range for type i32"]),
-    ("unknown_pass.mlir", GOOD_MLIR, ["-p", "no-such-pass"], ["unknown pass 'no-such-pass'", "--list-passes"]),
+    ("unknown_pass.mlir", GOOD_MLIR, ["-p", "no-such-pass"],
+     ["unknown pass 'no-such-pass'", "--list-passes"]),
     ("bad_option.mlir", GOOD_MLIR, ["-p", "canonicalize{bogus=1}"], ["canonicalize has no option 'bogus'"]),
     ("bad_spec.mlir", GOOD_MLIR, ["-p", "cse{"], ["Error parsing pass pipeline specification"]),
     ("prog.txt", GOOD_MLIR, [], ["unrecognized file extension 'txt'"]),
     ("syntax.uir", "%x = buffer 4\n%y = add %x, (1, 2\n", [], ["syntax.uir:2:", "in a tuple"]),
     ("unknown_op.uir", "%x = buffer 4\n%y = frob %x\n", [], ["unknown_op.uir:2:6", "unknown op 'frob'"]),
-    ("ill_typed.uir", "%x = buffer 4\n%y = reshape %x, (3,)\n", [], ["ill_typed.uir:2:1", "reshape must keep"]),
+    ("ill_typed.uir", "%x = buffer 4\n%y = reshape %x, (3,)\n", [],
+     ["ill_typed.uir:2:1", "reshape must keep"]),
     ("missing_slot.uir", "%x = buffer 4 : slot=1\n", [], ["buffer slot 0 is missing"]),
 ]
 
@@ -91,7 +94,8 @@ def test_missing_and_unreadable_files(tmp_path, capsys):
 def test_good_inputs_print_verified_ir(tmp_path, capsys):
     rc, output = run_opt([str(EXAMPLES / "matmul.uir")], capsys)
     assert rc == 0
-    assert "func.func @main(%a_flat: tensor<2048xf32>, %b_flat: tensor<1536xf32>) -> tensor<64x48xf32>" in output
+    assert ("func.func @main(%a_flat: tensor<2048xf32>, %b_flat: tensor<1536xf32>) "
+            "-> tensor<64x48xf32>") in output
     path = tmp_path / "good.mlir"
     path.write_text(GOOD_MLIR)
     rc, output = run_opt([str(path), "-p", "canonicalize,cse"], capsys)

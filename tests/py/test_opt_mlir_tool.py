@@ -109,7 +109,7 @@ def test_list_passes_shows_every_uop_pass_with_its_options(capsys):
 
     for name in [*PASSES, *PIPELINES]:
         assert re.search(rf"^  {re.escape(name)} ", out, re.M), name
-    for name, factory in pass_factories().items():
+    for _name, factory in pass_factories().items():
         for opt in options(factory()):
             assert f"--{opt.name}=<{opt.type}>" in out
             assert "_" not in opt.name
@@ -150,7 +150,8 @@ def test_inherited_pass_then_c_target_is_a_diagnostic(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("spec, words", [
-    ("uop-kernelize{max-depth=-3}", "uop-kernelize: option max-depth=-3 is not allowed: expected an integer >= 1"),
+    ("uop-kernelize{max-depth=-3}",
+     "uop-kernelize: option max-depth=-3 is not allowed: expected an integer >= 1"),
     ("uop-kernelize{broadcast-limit=0}", "option broadcast-limit=0 is not allowed"),
     ("uop-kernelize{epilogue=3}", "uop-kernelize: option epilogue=3 is not of type bool"),
     ("uop-kernelize{layout=\"x\"}", "expected one of reduce, output, none"),

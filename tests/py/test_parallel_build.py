@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from uopc import Tensor
-from uopc.targets.emit_c import emit_c_unit
-from uopc.targets.emit_c_checked import CheckedCEmitter
 from uopc.pipelines import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units
-from uopc.runtime.engine import Engine
 from uopc.runtime.driver import parse_program
+from uopc.runtime.engine import Engine
+from uopc.targets.emit_c import emit_c_unit
+from uopc.targets.emit_c_checked import CheckedCEmitter
 
 #: three kernels (a reduce, an elementwise one and a matmul) and the plan calling them
 THREE_KERNELS = """
@@ -97,7 +97,8 @@ def test_units_with_state_are_not_cut():
       memref.store %v, %o[%c] : memref<2xf32>
       func.return
     }
-    "memref.global"() <{sym_name = "state", sym_visibility = "private", type = memref<2xf32>, initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
+    "memref.global"() <{sym_name = "state", sym_visibility = "private", type = memref<2xf32>,
+                        initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
     """
     module = parse_program(mutable)
     source, _, _, sections = emit_c_unit(module)

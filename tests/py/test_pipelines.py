@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from uopc.frontend.tensor import Tensor
 from uopc import settings
+from uopc.frontend.tensor import Tensor
 from uopc.pipelines import (
     LOOP_PIPELINE,
     PASSES,

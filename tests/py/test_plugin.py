@@ -5,7 +5,6 @@ dialect, uopc's passes and pipelines, the c target and the .uir frontend through
 from __future__ import annotations
 
 import subprocess
-import sys
 import sysconfig
 from importlib.metadata import entry_points
 from pathlib import Path

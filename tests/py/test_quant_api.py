@@ -260,7 +260,8 @@ def test_llm_llama_loads_packed_matrices_as_quantized_tensors():
     ids = rng.integers(0, config["vocab_size"], (1, 5))
     np.testing.assert_allclose(model(ids).numpy(), Llama(config, dequantized)(ids).numpy(),
                                rtol=1e-5, atol=1e-6)
-    wrong = dict(packed, **{"model.layers.0.mlp.up_proj.weight": packed["model.layers.0.mlp.down_proj.weight"]})
+    wrong = dict(packed, **{"model.layers.0.mlp.up_proj.weight":
+                            packed["model.layers.0.mlp.down_proj.weight"]})
     with pytest.raises(ValueError, match="weight 'layers.0.mlp.up_proj.weight' has shape"):
         Llama(config, wrong)
 

@@ -226,8 +226,8 @@ def test_group_scaled_formats_follow_their_recipe(fmt, w):
 @given(w=weights)
 def test_mx_formats_follow_the_ocp_recipe(fmt, code, w):
     """Blocks of 32; the shared scale is 2^(floor(log2 max|w|) - emax) (emax 8 for e4m3,
-    2 for e2m1) as an e8m0 byte (exponent clamped to [-127, 127]); elements are w / scale rounded to nearest even and
-    clipped to the element's largest magnitude."""
+    2 for e2m1) as an e8m0 byte (exponent clamped to [-127, 127]); elements are w / scale
+    rounded to nearest even and clipped to the element's largest magnitude."""
     f = FORMATS[fmt]
     packed = f.quantize(w)
     assert packed.group == 32 and packed.scales.dtype == np.uint8

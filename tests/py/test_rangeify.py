@@ -10,12 +10,12 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from uopc.uopdialect import semantics
-from uopc.targets.emit_c import emit_c
 from uopc.lowering.indexing import Ix, LoopVar, flatten, unflatten
-from uopc.runtime import compile_program, compile_text, parse_program
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
+from uopc.runtime import compile_program, compile_text, parse_program
+from uopc.targets.emit_c import emit_c
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect import semantics
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 
@@ -231,7 +231,8 @@ def test_int_reduce_max_identity_is_int_min():
 
 def test_stack_and_index():
     text = """
-    func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>, %i: tensor<i32>) -> (tensor<2x3xf32>, tensor<3xf32>) {
+    func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>, %i: tensor<i32>)
+        -> (tensor<2x3xf32>, tensor<3xf32>) {
       %s = uop.stack %a, %b : tensor<3xf32> -> tensor<2x3xf32>
       %x = uop.index %s[%i] : tensor<2x3xf32> -> tensor<3xf32>
       func.return %s, %x : tensor<2x3xf32>, tensor<3xf32>
@@ -288,7 +289,8 @@ def test_floor_div_and_mod_of_negative_ints():
 
 def test_where_and_truncating_casts():
     text = """
-    func.func @main(%x: tensor<6xf32>, %y: tensor<6xf32>) -> (tensor<6xi32>, tensor<6xf32>, tensor<6xi1>, tensor<6xf16>) {
+    func.func @main(%x: tensor<6xf32>, %y: tensor<6xf32>)
+        -> (tensor<6xi32>, tensor<6xf32>, tensor<6xi1>, tensor<6xf16>) {
       %c = uop.cmplt %x, %y : tensor<6xf32>
       %w = uop.where %c, %x, %y : tensor<6xi1>, tensor<6xf32>
       %i = uop.cast %w : tensor<6xf32> to tensor<6xi32>
@@ -324,7 +326,8 @@ def test_max_nan_and_signed_zero_follow_semantics():
 
 def test_i32_wraps_and_bool_ops():
     text = """
-    func.func @main(%a: tensor<3xi32>, %p: tensor<3xi1>, %q: tensor<3xi1>) -> (tensor<3xi32>, tensor<3xi1>, tensor<3xi1>) {
+    func.func @main(%a: tensor<3xi32>, %p: tensor<3xi1>, %q: tensor<3xi1>)
+        -> (tensor<3xi32>, tensor<3xi1>, tensor<3xi1>) {
       %s = uop.add %a, %a : tensor<3xi32>
       %m = uop.mul %s, %a : tensor<3xi32>
       %o = uop.add %p, %q : tensor<3xi1>
@@ -500,7 +503,8 @@ def test_long_fused_chain_does_not_hit_the_recursion_limit():
 
 def test_empty_tensors_and_empty_reductions():
     text = """
-    func.func @main(%x: tensor<0x3xf32>, %y: tensor<2x0xi32>) -> (tensor<3x0xf32>, tensor<3xf32>, tensor<2xi32>, tensor<2x5xf32>) {
+    func.func @main(%x: tensor<0x3xf32>, %y: tensor<2x0xi32>)
+        -> (tensor<3x0xf32>, tensor<3xf32>, tensor<2xi32>, tensor<2x5xf32>) {
       %r = uop.reshape %x : tensor<0x3xf32> -> tensor<3x0xf32>
       %s = uop.reduce add %x axes [0] : tensor<0x3xf32> -> tensor<3xf32>
       %m = uop.reduce max %y axes [1] : tensor<2x0xi32> -> tensor<2xi32>

@@ -18,11 +18,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 
+from uopc.importers.uir import parse_uir
 from uopc.passes.constprop import evaluate as evaluate_op
 from uopc.runtime import compile_entries, compile_program
-from uopc.uopdialect.semantics import UndefinedBehavior
-from uopc.importers.uir import parse_uir
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect.semantics import UndefinedBehavior
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of, tensor_type
 

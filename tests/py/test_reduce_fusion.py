@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import uopc
-from uopc import settings
-from uopc import Tensor
+from uopc import Tensor, settings
 from uopc.runtime import engine as engine_module
 from uopc.runtime.engine import Engine
 

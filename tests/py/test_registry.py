@@ -13,9 +13,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc.importers import uir
-from uopc.targets.emit_c import emit_c
 from uopc.lowering.rangeify import RangeifyPass, rule_for
 from uopc.passes import intexpr
+from uopc.targets.emit_c import emit_c
 from uopc.uopdialect import Uop
 from uopc.uopdialect.context import make_context
 from uopc.uopdialect.graph import UOp

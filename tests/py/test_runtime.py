@@ -11,8 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from uopc.runtime import ArgumentError, CompileError, ProgramError, compile_text
-from uopc.runtime import compiler
+from uopc.runtime import ArgumentError, CompileError, ProgramError, compile_text, compiler
 from uopc.runtime.compiler import build_library, library_path
 from uopc.runtime.driver import emit_source, parse_program
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from uopc.frontend.tensor import Tensor
-from uopc.pipelines import run_pipeline
 from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
+from uopc.pipelines import run_pipeline
 from uopc.runtime import compile_program, parse_program
 from uopc.runtime import engine as engine_module
 from uopc.runtime.engine import Engine
@@ -62,7 +62,8 @@ def weight_gradient_text(b: int, t: int, n_in: int, n_out: int) -> str:
     reduction over a reshape that merges the b and t axes."""
     big = f"{b}x{t}x{n_in}x{n_out}xf32"
     return f"""
-func.func @main(%x: tensor<{b}x{t}x{n_in}xf32>, %dy: tensor<{b}x{t}x{n_out}xf32>) -> tensor<{n_in}x{n_out}xf32> {{
+func.func @main(%x: tensor<{b}x{t}x{n_in}xf32>, %dy: tensor<{b}x{t}x{n_out}xf32>)
+    -> tensor<{n_in}x{n_out}xf32> {{
   %x4 = uop.reshape %x : tensor<{b}x{t}x{n_in}xf32> -> tensor<{b}x{t}x{n_in}x1xf32>
   %xe = uop.expand %x4 : tensor<{b}x{t}x{n_in}x1xf32> -> tensor<{big}>
   %d4 = uop.reshape %dy : tensor<{b}x{t}x{n_out}xf32> -> tensor<{b}x{t}x1x{n_out}xf32>
@@ -431,7 +432,8 @@ def test_a_scheduled_row_max_on_integer_keys_is_exact_for_every_kind_of_float(sc
 def attention_text(n: int, d: int) -> str:
     """softmax(Q K^T) V for n queries and keys of d dimensions, as uop IR."""
     return f"""
-func.func @main(%q: tensor<{n}x{d}xf32>, %k: tensor<{n}x{d}xf32>, %v: tensor<{n}x{d}xf32>) -> tensor<{n}x{d}xf32> {{
+func.func @main(%q: tensor<{n}x{d}xf32>, %k: tensor<{n}x{d}xf32>, %v: tensor<{n}x{d}xf32>)
+    -> tensor<{n}x{d}xf32> {{
   %q3 = uop.reshape %q : tensor<{n}x{d}xf32> -> tensor<{n}x1x{d}xf32>
   %qe = uop.expand %q3 : tensor<{n}x1x{d}xf32> -> tensor<{n}x{n}x{d}xf32>
   %k3 = uop.reshape %k : tensor<{n}x{d}xf32> -> tensor<1x{n}x{d}xf32>

@@ -26,10 +26,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from uopc.uopdialect import semantics
 from uopc.passes.fold import FoldPass
 from uopc.testing.csnippet import run_c
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 
@@ -480,7 +480,8 @@ def _near_midpoints(dtype: str, rng: np.random.Generator, n: int) -> list[str]:
         texts.append(f"{exact:e}")                           # the tie itself
         for digits in (12, 20, 45):                          # near it, either side
             texts.append(f"{exact:.{digits}e}")
-            texts.append(f"{exact.next_plus():.{digits}e}" if digits > 40 else f"{exact * Decimal('1.0000000000001'):.{digits}e}")
+            texts.append(f"{exact.next_plus():.{digits}e}" if digits > 40
+                         else f"{exact * Decimal('1.0000000000001'):.{digits}e}")
     return texts
 
 

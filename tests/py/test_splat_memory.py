@@ -66,7 +66,7 @@ def _splat_program() -> tuple[func.FuncOp, ModuleOp]:
 def test_folding_and_evaluating_splats_keeps_them_splats():
     for apply in (FoldPass().apply, EvalPass().apply):
         fn, module = _splat_program()
-        peak = peak_bytes(lambda: apply(make_context(), module))
+        peak = peak_bytes(lambda apply=apply, module=module: apply(make_context(), module))
         literals = [op for op in fn.walk() if isinstance(op, ConstOp)]
         assert len(literals) == 1, module
         assert len(literals[0].value) == 1 and literals[0].as_array().flat[0] == 3.0

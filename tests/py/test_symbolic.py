@@ -37,13 +37,13 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from uopc import Tensor
-from uopc.uopdialect import semantics
-from uopc.uopdialect.context import make_context
 from uopc.passes.eval import EvalPass
 from uopc.passes.intexpr import view
-from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicRules, SymbolicPass
+from uopc.passes.symbolic import RewriteBudgetExceeded, SymbolicPass, SymbolicRules
 from uopc.tools.opt import main as uopc_opt
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
+from uopc.uopdialect.context import make_context
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 
@@ -419,7 +419,8 @@ SIG = Sig((len(SAMPLES),), "i32")
 
 def random_uop_tree(rng: random.Random, depth: int = 4):
     if depth == 0 or rng.random() < 0.2:
-        return ("leaf", rng.choice(["x", "y", "c", "c"]), rng.choice([-7, -1, 0, 1, 2, 3, 4, 8, 16, 2**31 - 1]))
+        return ("leaf", rng.choice(["x", "y", "c", "c"]),
+                rng.choice([-7, -1, 0, 1, 2, 3, 4, 8, 16, 2**31 - 1]))
     kind = rng.choice(["add", "add", "mul", "mulc", "floordiv", "floormod", "max", "where", "addc"])
     sub = lambda: random_uop_tree(rng, depth - 1)  # noqa: E731
     if kind in ("mulc", "addc", "floordiv", "floormod"):
@@ -528,22 +529,26 @@ def run_body(module: ModuleOp, x: int, y: int) -> list[int]:
         args = [env[o] for o in op.operands]
         w = _width(op.results[0].type)
         src_w = _width(op.operands[0].type) if op.operands else w
-        a, b = (args + [0, 0])[:2]
-        u_a, u_b = a % (1 << src_w), b % (1 << src_w)
-        value = {
-            "arith.constant": lambda: op.value.value.data,
-            "arith.addi": lambda: a + b, "arith.subi": lambda: a - b, "arith.muli": lambda: a * b,
-            "arith.divsi": lambda: _tdiv(a, b), "arith.remsi": lambda: a - b * _tdiv(a, b),
-            "arith.floordivsi": lambda: a // b, "arith.divui": lambda: u_a // u_b,
-            "arith.remui": lambda: u_a % u_b, "arith.maxsi": lambda: max(a, b),
-            "arith.minsi": lambda: min(a, b),
-            "arith.cmpi": lambda: int(_cmp(op.predicate.value.data, a, b, src_w)),
-            "arith.select": lambda: args[1] if args[0] else args[2],
-            "arith.index_cast": lambda: a, "arith.extsi": lambda: a, "arith.trunci": lambda: a,
-            "arith.extui": lambda: u_a,
-        }[name]()
-        env[op.results[0]] = _wrap(value, w)
+        env[op.results[0]] = _wrap(_arith_value(op, args, src_w), w)
     return stored
+
+
+def _arith_value(op, args: list[int], src_w: int) -> int:
+    """The value of arith op `op` on operand values `args` that are `src_w` bits wide."""
+    a, b = (args + [0, 0])[:2]
+    u_a, u_b = a % (1 << src_w), b % (1 << src_w)
+    return {
+        "arith.constant": lambda: op.value.value.data,
+        "arith.addi": lambda: a + b, "arith.subi": lambda: a - b, "arith.muli": lambda: a * b,
+        "arith.divsi": lambda: _tdiv(a, b), "arith.remsi": lambda: a - b * _tdiv(a, b),
+        "arith.floordivsi": lambda: a // b, "arith.divui": lambda: u_a // u_b,
+        "arith.remui": lambda: u_a % u_b, "arith.maxsi": lambda: max(a, b),
+        "arith.minsi": lambda: min(a, b),
+        "arith.cmpi": lambda: int(_cmp(op.predicate.value.data, a, b, src_w)),
+        "arith.select": lambda: args[1] if args[0] else args[2],
+        "arith.index_cast": lambda: a, "arith.extsi": lambda: a, "arith.trunci": lambda: a,
+        "arith.extui": lambda: u_a,
+    }[op.name]()
 
 
 WIDE_CONSTANTS = [-(2**31), 2**31 - 1, 2**30, -(2**30), 3 * 2**28, 2**62, -(2**63), 7, -5, 12, 1]

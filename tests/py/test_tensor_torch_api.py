@@ -4,6 +4,8 @@ holds the numpy-checked core)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -226,10 +228,10 @@ def test_losses():
     probs = RNG.random((6, 4)).astype(np.float32)
     probs /= probs.sum(1, keepdims=True)
     for kw in ({}, {"reduction": "sum"}, {"reduction": "none"}, {"label_smoothing": 0.2}):
-        with_grad(lambda x: x.cross_entropy(labels, **kw),
-                  lambda x: F.cross_entropy(x, torch.tensor(labels), **kw), logits)
-        with_grad(lambda x: x.cross_entropy(Tensor(probs), **kw),
-                  lambda x: F.cross_entropy(x, torch.tensor(probs), **kw), logits)
+        with_grad(lambda x, kw=kw: x.cross_entropy(labels, **kw),
+                  lambda x, kw=kw: F.cross_entropy(x, torch.tensor(labels), **kw), logits)
+        with_grad(lambda x, kw=kw: x.cross_entropy(Tensor(probs), **kw),
+                  lambda x, kw=kw: F.cross_entropy(x, torch.tensor(probs), **kw), logits)
     with_grad(lambda x: x.log_softmax(1).nll_loss(labels),
               lambda x: F.nll_loss(F.log_softmax(x, 1), torch.tensor(labels)), logits)
     p = RNG.uniform(0.05, 0.95, 8).astype(np.float32)
@@ -247,15 +249,15 @@ def test_attention_resize_and_convolutions():
     mask = RNG.random((5, 6)) > 0.3
     mask[:, 0] = True
     for kw in ({}, {"is_causal": True}, {"scale": 0.5}):
-        with_grad(lambda a, b, c: a.scaled_dot_product_attention(b, c, **kw),
-                  lambda a, b, c: F.scaled_dot_product_attention(a, b, c, **kw), q, k, v)
+        with_grad(partial(Tensor.scaled_dot_product_attention, **kw),
+                  partial(F.scaled_dot_product_attention, **kw), q, k, v)
     same(Tensor(q).scaled_dot_product_attention(Tensor(k), Tensor(v), attn_mask=Tensor(mask)),
          F.scaled_dot_product_attention(*map(torch.tensor, (q, k, v)), attn_mask=torch.tensor(mask)))
     img = RNG.standard_normal((1, 2, 5, 7)).astype(np.float32)
     for mode, corners in (("nearest", None), ("bilinear", False), ("bilinear", True)):
         for kw in ({"size": (8, 3)}, {"scale_factor": 2}):
-            with_grad(lambda x: x.interpolate(mode=mode, align_corners=corners, **kw),
-                      lambda x: F.interpolate(x, mode=mode, align_corners=corners, **kw), img)
+            with_grad(partial(Tensor.interpolate, mode=mode, align_corners=corners, **kw),
+                      partial(F.interpolate, mode=mode, align_corners=corners, **kw), img)
     w = RNG.standard_normal((4, 1, 3, 3)).astype(np.float32)
     with_grad(lambda x, y: x.conv2d(y, padding=2, dilation=2, groups=2),
               lambda x, y: F.conv2d(x, y, padding=2, dilation=2, groups=2), img, w)

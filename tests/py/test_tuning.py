@@ -10,8 +10,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from uopc.pipelines import run_pipeline
 from uopc.passes.schedule import candidates, kernel_shape
+from uopc.pipelines import run_pipeline
 from uopc.runtime import parse_program, tuning
 from uopc.runtime.backend import default_backend
 from uopc.runtime.tuning import TuningCache, kernel_key, search_schedules

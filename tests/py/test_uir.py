@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.parser import Parser
 
+from uopc.importers.uir import UirError, parse_uir
+from uopc.passes.constprop import evaluate as evaluate_op
+from uopc.uopdialect import ops as u
 from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
-from uopc.passes.constprop import evaluate as evaluate_op
-from uopc.importers.uir import UirError, parse_uir
-from uopc.uopdialect import ops as u
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.types import sig_of
 

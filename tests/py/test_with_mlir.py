@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
-from uopc.uopdialect.contract import ARENA_ATTR
 from uopc.runtime import engine as engine_module
 from uopc.runtime.driver import compile_program, parse_program
 from uopc.testing import with_mlir
 from uopc.testing.programs import generate
 from uopc.tools.run import fill
+from uopc.uopdialect.contract import ARENA_ATTR
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.suffix in (".mlir", ".uir"))

@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from uopc.frontend.tensor_protocol import TensorProtocol
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.dtypes import FLOAT_DTYPES
 
 
 class Context:

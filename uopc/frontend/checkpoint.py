@@ -265,7 +265,7 @@ class TrainingCheckpoint:
     def start(path: str | os.PathLike | None, resume: bool, model: Any, optimizer: Any,
               rng: np.random.Generator | None, every: int,
               last_step: int, log: Callable[[str], None] = print
-              ) -> tuple[int, "TrainingCheckpoint | None"]:
+              ) -> tuple[int, TrainingCheckpoint | None]:
         """(first step, checkpoint) of a run: (1, None) without a `path`, the step after
         the saved one when resuming (reported through `log`), else step 1 with a
         checkpoint that will be written."""

@@ -64,8 +64,8 @@ import numpy as np
 from uopc import settings
 from uopc.frontend.optim import Optimizer
 from uopc.frontend.tensor import Tensor
-from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.shapes import Sig, fmt_shape
 
 __all__ = ["DistributedError", "init_process_group", "is_initialized", "get_rank",

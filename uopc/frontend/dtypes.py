@@ -11,13 +11,13 @@ vocabulary, kept apart from `tensor.py` so that neither has to import the other 
 from __future__ import annotations
 
 import math
-from typing import Any, TypeGuard, Union
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 
-Scalar = Union[bool, int, float]
+Scalar = bool | int | float
 
 #: the numpy scalar type of each element type
 NUMPY_OF = {name: d.numpy.type for name, d in DTYPES.items()}

@@ -43,8 +43,8 @@ from uopc.frontend.checkpoint import named_parameters
 from uopc.frontend.tensor import Tensor
 from uopc.runtime.engine import Trace, default_engine, trace
 from uopc.runtime.export import Binding, Example, ExportError, Weight, write_artifact
-from uopc.uopdialect.ops import OP
 from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.ops import OP
 
 __all__ = ["export", "ExportError"]
 

@@ -196,7 +196,7 @@ class AdamW(Optimizer):
             p.assign((p if c.decay is None else p * c.decay) + step)
 
     def _step_operands(self, shape: tuple[int, ...], grad_dtype: str, eps: Tensor,
-                       scale: Tensor, decay: Tensor | None) -> "_AdamOperands":
+                       scale: Tensor, decay: Tensor | None) -> _AdamOperands:
         """The constants and broadcast scalars of a step for parameters of `shape`: the
         nodes `self.b1 * m`, `(1 - self.b1) * g` or `+ eps` would make per parameter
         (a constant takes the type of the tensor it multiplies: the f32 moments, the

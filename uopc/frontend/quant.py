@@ -229,8 +229,9 @@ def quantize_model(model: Any, fmt: str, group_size: int | None = None,
     model holds in attributes, lists, tuples or dicts (the matrices of the `uopc.frontend.llm`
     models, a position table) is quantized along its last axis, and views of it (a tied
     head `wte.T`) follow; a transposed view held alone (Llama's (out, in) weights, read
-    as (in, out)) quantizes the matrix it views, along that matrix's last axis. Names are attribute paths (`blocks.0.fc.weight`); `exclude`
-    takes names or fnmatch patterns (`head.*`) to keep in f32."""
+    as (in, out)) quantizes the matrix it views, along that matrix's last axis. Names are
+    attribute paths (`blocks.0.fc.weight`); `exclude` takes names or fnmatch patterns
+    (`head.*`) to keep in f32."""
     patterns = list(exclude)
     entries: list[QuantEntry] = []
     done: dict[UOp, Tensor] = {}  # quantized matrices by their old node (for views)

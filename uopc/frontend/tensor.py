@@ -36,6 +36,7 @@ the engine, and one native call.
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union, cast
@@ -45,20 +46,29 @@ import numpy as np
 from uopc import settings
 from uopc.frontend.activations import Activations
 from uopc.frontend.dtypes import (
-    INT32_MIN, NUMPY_OF, Scalar, as_python, data_dtype, fit_data, is_scalar, promote,
-    scalar_dtype, scalar_operand_dtype, to_dtype)
+    INT32_MIN,
+    NUMPY_OF,
+    Scalar,
+    as_python,
+    data_dtype,
+    fit_data,
+    is_scalar,
+    promote,
+    scalar_dtype,
+    scalar_operand_dtype,
+    to_dtype,
+)
 from uopc.frontend.functional import Functional
 from uopc.frontend.indexing import Indexing
 from uopc.frontend.losses import Losses
-from uopc.frontend.shape_args import (
-    Dims, axis_or_dim, broadcast_shape, normalize_axis, pad_pairs, shape_arg)
+from uopc.frontend.shape_args import Dims, axis_or_dim, broadcast_shape, normalize_axis, pad_pairs, shape_arg
 from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
 from uopc.runtime.backend import check_device
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
-from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.shapes import ShapeError, Sig, fmt_shape
 
 TensorLike = Union["Tensor", Scalar, np.ndarray, list, tuple]
@@ -72,10 +82,10 @@ _rng = np.random.default_rng()
 
 #: state tensors assigned during tracing (BatchNorm's running statistics) that the next
 #: realize computes in the same plan; see `defer_realize`
-_DEFERRED: list["Tensor"] = []
+_DEFERRED: list[Tensor] = []
 
 
-def defer_realize(*tensors: "Tensor") -> None:
+def defer_realize(*tensors: Tensor) -> None:
     """Have the next `Tensor.realize_all` (an optimizer step, `numpy()`, ...) compute
     these tensors too, so that state updated while tracing never chains from one step's
     graph into the next."""
@@ -88,7 +98,7 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
-def from_numpy(array: np.ndarray) -> "Tensor":
+def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor on `array`'s memory, without a copy (torch.from_numpy): for inputs too
     big to copy on every call. The graph is lazy, so a realize reads `array` as it is
     then: write to it only while no tensor computed from it is waiting to be realized.
@@ -115,7 +125,7 @@ SUM_BLOCK = 4096
 
 #: called after every realize with the tensors that received values and the values
 #: (set while `uopc.capture` records a step)
-realize_observer: Callable[[list["Tensor"], list[np.ndarray]], None] | None = None
+realize_observer: Callable[[list[Tensor], list[np.ndarray]], None] | None = None
 #: called with the data and the private copy every new Tensor's buffer holds (idem)
 buffer_observer: Callable[[Any, np.ndarray], None] | None = None
 
@@ -152,7 +162,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         self.grad = None
 
     @staticmethod
-    def _wrap(node: UOp, requires_grad: bool) -> "Tensor":
+    def _wrap(node: UOp, requires_grad: bool) -> Tensor:
         t = Tensor.__new__(Tensor)
         t.uop = node
         t._trace = node
@@ -169,7 +179,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         `QuantizedTensor` has a constructor of its own, and its results are plain Tensors."""
         return Tensor
 
-    def _operand(self, x: TensorLike) -> "Tensor":
+    def _operand(self, x: TensorLike) -> Tensor:
         """`x` as a Tensor to compute with this one (see `_as_tensor`)."""
         return _as_tensor(x, self)
 
@@ -193,7 +203,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         if self._requires_grad and self._leaf:
             self._trace.leaves += (weakref.ref(self),)
 
-    def _apply(self, op: OpInfo, *others: "Tensor", arg: Any = None) -> "Tensor":
+    def _apply(self, op: OpInfo, *others: Tensor, arg: Any = None) -> Tensor:
         # the hot path of tracing: kept to plain attribute reads
         grad = self._requires_grad
         if others:
@@ -211,7 +221,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     # ------------------------------------------------------------------ construction
     @staticmethod
     def full(shape: Sequence[int] | int, value: Scalar, dtype: Any = None,
-             requires_grad: bool = False) -> "Tensor":
+             requires_grad: bool = False) -> Tensor:
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         dt = to_dtype(dtype) if dtype is not None else scalar_dtype(value)
         t = Tensor(UOp.const(as_python(value, dt), Sig(shape, dt)))
@@ -219,38 +229,38 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return t
 
     @staticmethod
-    def zeros(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
+    def zeros(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
         return Tensor.full(shape_arg(shape), 0, dtype, requires_grad)
 
     @staticmethod
-    def ones(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
+    def ones(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
         return Tensor.full(shape_arg(shape), 1, dtype, requires_grad)
 
-    def full_like(self, value: Scalar, dtype: Any = None) -> "Tensor":
+    def full_like(self, value: Scalar, dtype: Any = None) -> Tensor:
         return Tensor.full(self.shape, value, self.dtype if dtype is None else dtype)
 
-    def zeros_like(self, dtype: Any = None) -> "Tensor":
+    def zeros_like(self, dtype: Any = None) -> Tensor:
         return self.full_like(0, dtype)
 
-    def ones_like(self, dtype: Any = None) -> "Tensor":
+    def ones_like(self, dtype: Any = None) -> Tensor:
         return self.full_like(1, dtype)
 
-    def rand_like(self, dtype: Any = None) -> "Tensor":
+    def rand_like(self, dtype: Any = None) -> Tensor:
         return Tensor.uniform(*self.shape, dtype=dtype or self._floating().dtype)
 
-    def randn_like(self, dtype: Any = None) -> "Tensor":
+    def randn_like(self, dtype: Any = None) -> Tensor:
         return Tensor.randn(*self.shape, dtype=dtype or self._floating().dtype)
 
     @staticmethod
-    def eye(n: int, m: int | None = None, dtype: Any = "f32") -> "Tensor":
+    def eye(n: int, m: int | None = None, dtype: Any = "f32") -> Tensor:
         return Tensor(np.eye(n, n if m is None else m), dtype=dtype)
 
     @staticmethod
-    def linspace(start: float, end: float, steps: int, dtype: Any = "f32") -> "Tensor":
+    def linspace(start: float, end: float, steps: int, dtype: Any = "f32") -> Tensor:
         return Tensor(np.linspace(start, end, steps), dtype=dtype)
 
     @staticmethod
-    def meshgrid(*tensors: "Tensor", indexing: str = "ij") -> tuple["Tensor", ...]:
+    def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
         """Grids of 1-D tensors, "ij" (matrix) or "xy" (Cartesian) indexing."""
         if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
             tensors = tuple(tensors[0])
@@ -271,26 +281,26 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     @staticmethod
     def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
-               dtype: Any = None) -> "Tensor":
+               dtype: Any = None) -> Tensor:
         if stop is None:
             start, stop = 0, start
         values = np.arange(start, stop, step)
         return Tensor(values, dtype=dtype)
 
     @staticmethod
-    def randn(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> "Tensor":
+    def randn(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
         """Standard normal samples, drawn on the host (see `manual_seed`)."""
         data = _rng.standard_normal(shape_arg(shape), dtype=np.float32)
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
     def uniform(*shape: Dims, low: float = 0.0, high: float = 1.0, dtype: Any = "f32",
-                requires_grad: bool = False) -> "Tensor":
+                requires_grad: bool = False) -> Tensor:
         data = _rng.uniform(low, high, shape_arg(shape)).astype(np.float32)
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
-    def kaiming(*shape: Dims, fan_in: int | None = None, requires_grad: bool = False) -> "Tensor":
+    def kaiming(*shape: Dims, fan_in: int | None = None, requires_grad: bool = False) -> Tensor:
         """He-uniform initialization: U(-b, b) with b = sqrt(6 / fan_in).
 
         `fan_in` defaults to the product of all axes but the first (PyTorch's layout
@@ -367,12 +377,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return rule(*inputs)
 
     # ------------------------------------------------------------------ running
-    def realize(self) -> "Tensor":
+    def realize(self) -> Tensor:
         Tensor.realize_all(self)
         return self
 
     @staticmethod
-    def realize_all(*tensors: "Tensor") -> None:
+    def realize_all(*tensors: Tensor) -> None:
         """Compute all the tensors in one engine call (one compiled plan)."""
         pending: dict[int, Tensor] = {}
         deferred = list(_DEFERRED)
@@ -421,7 +431,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def tolist(self) -> Any:
         return self.numpy().tolist()
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """The same value, cut off from gradient flow."""
         node = self.uop
         if node.op is OP.buffer:
@@ -431,7 +441,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             copy.detached = True
         return Tensor(copy)
 
-    def assign(self, value: TensorLike) -> "Tensor":
+    def assign(self, value: TensorLike) -> Tensor:
         """Make `value` (broadcast and cast to this tensor's type) this tensor's new value.
 
         The tensor becomes a leaf again: gradients are taken with respect to it, not
@@ -449,10 +459,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         self._mark_leaf()
         return self
 
-    def contiguous(self) -> "Tensor":
+    def contiguous(self) -> Tensor:
         return self._apply(OP.contiguous)
 
-    def backward(self, params: Iterable["Tensor"] | None = None) -> None:
+    def backward(self, params: Iterable[Tensor] | None = None) -> None:
         """Reverse-mode gradients of this tensor into `p.grad` of every parameter
         (the listed ones, else every requires_grad leaf the graph reads)."""
         from uopc.frontend.autograd import backward
@@ -460,7 +470,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         backward(self, None if params is None else list(params))
 
     # ------------------------------------------------------------------ elementwise core
-    def _broadcast_to(self, shape: tuple[int, ...]) -> "Tensor":
+    def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
         """`shape` must be a broadcast of this tensor's shape (see `broadcast_shape`)."""
         own = self.uop.sig.shape
         if own == shape:
@@ -472,7 +482,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return t._apply(OP.expand, arg=tuple(shape)) if own != shape else t
 
     def _binary(self, op: OpInfo, other: TensorLike, reflected: bool = False,
-                what: str | None = None) -> "Tensor":
+                what: str | None = None) -> Tensor:
         if isinstance(other, Tensor) and other.uop.sig == self.uop.sig:
             return other._apply(op, self) if reflected else self._apply(op, other)
         if is_scalar(other):
@@ -487,50 +497,50 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         shape = broadcast_shape(a.shape, b.shape, what or op.name)
         return a._broadcast_to(shape)._apply(op, b._broadcast_to(shape))
 
-    def add(self, other: TensorLike) -> "Tensor":
+    def add(self, other: TensorLike) -> Tensor:
         return self._binary(OP.add, other)
 
-    def mul(self, other: TensorLike) -> "Tensor":
+    def mul(self, other: TensorLike) -> Tensor:
         return self._binary(OP.mul, other)
 
-    def __add__(self, other: TensorLike) -> "Tensor":
+    def __add__(self, other: TensorLike) -> Tensor:
         return self._binary(OP.add, other)
 
-    def __radd__(self, other: TensorLike) -> "Tensor":
+    def __radd__(self, other: TensorLike) -> Tensor:
         return self._binary(OP.add, other, reflected=True)
 
-    def __mul__(self, other: TensorLike) -> "Tensor":
+    def __mul__(self, other: TensorLike) -> Tensor:
         return self._binary(OP.mul, other)
 
-    def __rmul__(self, other: Operand) -> "Tensor":
+    def __rmul__(self, other: Operand) -> Tensor:
         return self._binary(OP.mul, other, reflected=True)
 
-    def __neg__(self) -> "Tensor":
+    def __neg__(self) -> Tensor:
         if self.dtype == "i1":
             raise TypeError("negation of a bool tensor: use logical_not()")
         return self * -1
 
-    def __sub__(self, other: TensorLike) -> "Tensor":
+    def __sub__(self, other: TensorLike) -> Tensor:
         a, b = _operands(self, other)
         broadcast_shape(a.shape, b.shape, "sub")
         return a + (-b)
 
-    def __rsub__(self, other: TensorLike) -> "Tensor":
+    def __rsub__(self, other: TensorLike) -> Tensor:
         if is_scalar(other):
             return (-self)._binary(OP.add, other, reflected=True)
         a, b = _operands(self, other)
         return b + (-a)
 
-    def sub(self, other: TensorLike) -> "Tensor":
+    def sub(self, other: TensorLike) -> Tensor:
         return self - other
 
-    def __truediv__(self, other: TensorLike) -> "Tensor":
+    def __truediv__(self, other: TensorLike) -> Tensor:
         return self._floating()._binary(OP.div, other, what="div")
 
-    def __rtruediv__(self, other: TensorLike) -> "Tensor":
+    def __rtruediv__(self, other: TensorLike) -> Tensor:
         return self._floating()._binary(OP.div, other, reflected=True, what="div")
 
-    def div(self, other: TensorLike, rounding_mode: str | None = None) -> "Tensor":
+    def div(self, other: TensorLike, rounding_mode: str | None = None) -> Tensor:
         """True division (correctly rounded; integers divide as f32); `rounding_mode`
         "trunc" or "floor" rounds the quotient (integers stay integers), as in PyTorch."""
         if rounding_mode is None:
@@ -551,19 +561,19 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         inexact = (a - floor * b).ne(0) * ((a < 0).ne(b < 0))
         return floor + inexact.cast("i32")
 
-    def __floordiv__(self, other: TensorLike) -> "Tensor":
+    def __floordiv__(self, other: TensorLike) -> Tensor:
         return self._intdiv(other, OP.floordiv, "//", reflected=False)
 
-    def __rfloordiv__(self, other: TensorLike) -> "Tensor":
+    def __rfloordiv__(self, other: TensorLike) -> Tensor:
         return self._intdiv(other, OP.floordiv, "//", reflected=True)
 
-    def __mod__(self, other: TensorLike) -> "Tensor":
+    def __mod__(self, other: TensorLike) -> Tensor:
         return self._intdiv(other, OP.floormod, "%", reflected=False)
 
-    def __rmod__(self, other: TensorLike) -> "Tensor":
+    def __rmod__(self, other: TensorLike) -> Tensor:
         return self._intdiv(other, OP.floormod, "%", reflected=True)
 
-    def _intdiv(self, other: TensorLike, op: OpInfo, what: str, reflected: bool) -> "Tensor":
+    def _intdiv(self, other: TensorLike, op: OpInfo, what: str, reflected: bool) -> Tensor:
         """Python's // and % (rounding toward -inf; % has the divisor's sign) on any type.
         An integer division by zero is undefined (SPEC §5): it is rejected here where the
         divisor is a Python number."""
@@ -583,7 +593,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     # bitwise operators: bools directly (and, or, xor, not); i32 through its 32 bits
     # (two's complement, read with floor division by powers of two), which the compiler
     # fuses into one kernel: exact, but some 200 ops each for & | ^ on i32
-    def _bitwise(self, other: TensorLike, what: str, reflected: bool = False) -> "Tensor":
+    def _bitwise(self, other: TensorLike, what: str, reflected: bool = False) -> Tensor:
         a, b = _operands(self, other)
         if reflected:
             a, b = b, a
@@ -601,43 +611,43 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         assert out is not None  # 32 terms were added
         return out
 
-    def __and__(self, other: TensorLike) -> "Tensor":
+    def __and__(self, other: TensorLike) -> Tensor:
         return self._bitwise(other, "&")
 
-    def __rand__(self, other: TensorLike) -> "Tensor":
+    def __rand__(self, other: TensorLike) -> Tensor:
         return self._bitwise(other, "&", reflected=True)
 
-    def __or__(self, other: TensorLike) -> "Tensor":
+    def __or__(self, other: TensorLike) -> Tensor:
         return self._bitwise(other, "|")
 
-    def __ror__(self, other: TensorLike) -> "Tensor":
+    def __ror__(self, other: TensorLike) -> Tensor:
         return self._bitwise(other, "|", reflected=True)
 
-    def __xor__(self, other: TensorLike) -> "Tensor":
+    def __xor__(self, other: TensorLike) -> Tensor:
         return self._bitwise(other, "^")
 
-    def __rxor__(self, other: TensorLike) -> "Tensor":
+    def __rxor__(self, other: TensorLike) -> Tensor:
         return self._bitwise(other, "^", reflected=True)
 
-    def __invert__(self) -> "Tensor":
+    def __invert__(self) -> Tensor:
         """Bitwise not: logical not of bools, -x - 1 of integers."""
         if self.dtype in FLOAT_DTYPES:
             raise TypeError(f"~ takes integer or bool tensors, got {self.dtype}")
         return self._reversed_order()
 
-    def bitwise_and(self, other: TensorLike) -> "Tensor":
+    def bitwise_and(self, other: TensorLike) -> Tensor:
         return self & other
 
-    def bitwise_or(self, other: TensorLike) -> "Tensor":
+    def bitwise_or(self, other: TensorLike) -> Tensor:
         return self | other
 
-    def bitwise_xor(self, other: TensorLike) -> "Tensor":
+    def bitwise_xor(self, other: TensorLike) -> Tensor:
         return self ^ other
 
-    def bitwise_not(self) -> "Tensor":
+    def bitwise_not(self) -> Tensor:
         return ~self
 
-    def _shift(self, amount: TensorLike, left: bool) -> "Tensor":
+    def _shift(self, amount: TensorLike, left: bool) -> Tensor:
         """x << k = x * 2**k (wrapping) and x >> k = floor(x / 2**k) (arithmetic), for
         shift amounts 0..31 (a Python int, or a tensor of them)."""
         x = self.cast("i32") if self.dtype == "i1" else self
@@ -660,16 +670,16 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = amounts.eq(s).where(by(s), out)
         return out
 
-    def __lshift__(self, amount: TensorLike) -> "Tensor":
+    def __lshift__(self, amount: TensorLike) -> Tensor:
         return self._shift(amount, left=True)
 
-    def __rshift__(self, amount: TensorLike) -> "Tensor":
+    def __rshift__(self, amount: TensorLike) -> Tensor:
         return self._shift(amount, left=False)
 
-    def pow(self, exponent: TensorLike) -> "Tensor":
+    def pow(self, exponent: TensorLike) -> Tensor:
         return self ** exponent
 
-    def __pow__(self, exponent: TensorLike) -> "Tensor":
+    def __pow__(self, exponent: TensorLike) -> Tensor:
         """x ** n: a Python integer n by repeated squaring (exact for any sign of x, and
         integer tensors stay integers); other exponents (floats, tensors) with the pow
         op, C's powf: NaN for a negative base and a non-integer exponent."""
@@ -689,59 +699,59 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self.sqrt()
         return self._floating()._binary(OP.pow, exponent, what="pow")
 
-    def __rpow__(self, base: TensorLike) -> "Tensor":
+    def __rpow__(self, base: TensorLike) -> Tensor:
         return self._floating()._binary(OP.pow, base, reflected=True, what="pow")
 
-    def __lt__(self, other: Operand) -> "Tensor":
+    def __lt__(self, other: Operand) -> Tensor:
         return self._binary(OP.cmplt, other, what="<")
 
-    def __gt__(self, other: Operand) -> "Tensor":
+    def __gt__(self, other: Operand) -> Tensor:
         return self._binary(OP.cmplt, other, reflected=True, what=">")
 
-    def __le__(self, other: Operand) -> "Tensor":
+    def __le__(self, other: Operand) -> Tensor:
         return self._binary(OP.cmple, other, what="<=")
 
-    def __ge__(self, other: Operand) -> "Tensor":
+    def __ge__(self, other: Operand) -> Tensor:
         return self._binary(OP.cmple, other, reflected=True, what=">=")
 
-    def __eq__(self, other: TensorLike) -> "Tensor":  # type: ignore[override]
+    def __eq__(self, other: TensorLike) -> Tensor:  # type: ignore[override]
         """Elementwise, as in PyTorch (hashing stays by identity)."""
         return self.eq(other)
 
-    def __ne__(self, other: TensorLike) -> "Tensor":  # type: ignore[override]
+    def __ne__(self, other: TensorLike) -> Tensor:  # type: ignore[override]
         return self.ne(other)
 
     __hash__ = object.__hash__
 
-    def lt(self, other: TensorLike) -> "Tensor":
+    def lt(self, other: TensorLike) -> Tensor:
         return self < other
 
-    def gt(self, other: TensorLike) -> "Tensor":
+    def gt(self, other: TensorLike) -> Tensor:
         return self > other
 
-    def le(self, other: TensorLike) -> "Tensor":
+    def le(self, other: TensorLike) -> Tensor:
         return self <= other
 
-    def ge(self, other: TensorLike) -> "Tensor":
+    def ge(self, other: TensorLike) -> Tensor:
         return self >= other
 
-    def ne(self, other: TensorLike) -> "Tensor":
+    def ne(self, other: TensorLike) -> Tensor:
         return self._binary(OP.cmpne, other, what="ne")
 
-    def eq(self, other: TensorLike) -> "Tensor":
+    def eq(self, other: TensorLike) -> Tensor:
         return self._binary(OP.cmpeq, other, what="eq")
 
-    def logical_not(self) -> "Tensor":
+    def logical_not(self) -> Tensor:
         return self.cast("i1")._apply(OP.cmpne, Tensor.full(self.shape, True, "i1"))
 
-    def maximum(self, other: TensorLike) -> "Tensor":
+    def maximum(self, other: TensorLike) -> Tensor:
         return self._binary(OP.max, other, what="maximum")
 
-    def minimum(self, other: TensorLike) -> "Tensor":
+    def minimum(self, other: TensorLike) -> Tensor:
         a, b = _operands(self, other)
         return a._reversed_order().maximum(b._reversed_order())._reversed_order()
 
-    def _reversed_order(self) -> "Tensor":
+    def _reversed_order(self) -> Tensor:
         """An exact order-reversing map, its own inverse: -x on floats (NaN stays NaN),
         the bitwise complement on integers (-x - 1, so INT_MIN <-> INT_MAX with no
         overflow), not on bools. min is max through it."""
@@ -751,7 +761,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return -self
         return self * -1 + -1
 
-    def where(self, a: TensorLike, b: TensorLike) -> "Tensor":
+    def where(self, a: TensorLike, b: TensorLike) -> Tensor:
         """`a` where this condition is true (nonzero), else `b`; all three broadcast.
         A Python scalar branch takes the other branch's type (as in arithmetic)."""
         cond = self.cast("i1")
@@ -776,122 +786,122 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
         return cond._broadcast_to(shape)._apply(OP.where, branch(branches[0]), branch(branches[1]))
 
-    def cast(self, dtype: Any) -> "Tensor":
+    def cast(self, dtype: Any) -> Tensor:
         dt = to_dtype(dtype)
         return self if dt == self.dtype else self._apply(OP.cast, arg=dt)
 
-    def _floating(self) -> "Tensor":
+    def _floating(self) -> Tensor:
         """This tensor if it is float (f16 stays f16), else its f32 cast: what float math
         computes on."""
         return self if self.dtype in FLOAT_DTYPES else self.cast("f32")
 
     # ------------------------------------------------------------------ elementwise math
-    def _unary(self, op: OpInfo) -> "Tensor":
+    def _unary(self, op: OpInfo) -> Tensor:
         return self._floating()._apply(op)
 
-    def reciprocal(self) -> "Tensor":
+    def reciprocal(self) -> Tensor:
         return self._unary(OP.recip)
 
-    def exp2(self) -> "Tensor":
+    def exp2(self) -> Tensor:
         return self._unary(OP.exp2)
 
-    def log2(self) -> "Tensor":
+    def log2(self) -> Tensor:
         return self._unary(OP.log2)
 
-    def sqrt(self) -> "Tensor":
+    def sqrt(self) -> Tensor:
         return self._unary(OP.sqrt)
 
-    def sin(self) -> "Tensor":
+    def sin(self) -> Tensor:
         return self._unary(OP.sin)
 
-    def cos(self) -> "Tensor":
+    def cos(self) -> Tensor:
         return self._unary(OP.cos)
 
-    def tan(self) -> "Tensor":
+    def tan(self) -> Tensor:
         return self._unary(OP.tan)
 
-    def asin(self) -> "Tensor":
+    def asin(self) -> Tensor:
         return self._unary(OP.asin)
 
-    def acos(self) -> "Tensor":
+    def acos(self) -> Tensor:
         return self._unary(OP.acos)
 
-    def atan(self) -> "Tensor":
+    def atan(self) -> Tensor:
         return self._unary(OP.atan)
 
-    def sinh(self) -> "Tensor":
+    def sinh(self) -> Tensor:
         return self._unary(OP.sinh)
 
-    def cosh(self) -> "Tensor":
+    def cosh(self) -> Tensor:
         return self._unary(OP.cosh)
 
-    def asinh(self) -> "Tensor":
+    def asinh(self) -> Tensor:
         return self._unary(OP.asinh)
 
-    def tanh(self) -> "Tensor":
+    def tanh(self) -> Tensor:
         return self._unary(OP.tanh)
 
-    def erf(self) -> "Tensor":
+    def erf(self) -> Tensor:
         return self._unary(OP.erf)
 
-    def exp(self) -> "Tensor":
+    def exp(self) -> Tensor:
         return self._unary(OP.exp)
 
-    def expm1(self) -> "Tensor":
+    def expm1(self) -> Tensor:
         return self._unary(OP.expm1)
 
-    def log(self) -> "Tensor":
+    def log(self) -> Tensor:
         return self._unary(OP.log)
 
-    def log10(self) -> "Tensor":
+    def log10(self) -> Tensor:
         return self._unary(OP.log10)
 
-    def log1p(self) -> "Tensor":
+    def log1p(self) -> Tensor:
         return self._unary(OP.log1p)
 
-    def _rounded(self, op: OpInfo) -> "Tensor":
+    def _rounded(self, op: OpInfo) -> Tensor:
         """floor/ceil/trunc/round: integers and bools are already whole."""
         return self if self.dtype not in FLOAT_DTYPES else self._apply(op)
 
-    def floor(self) -> "Tensor":
+    def floor(self) -> Tensor:
         return self._rounded(OP.floor)
 
-    def ceil(self) -> "Tensor":
+    def ceil(self) -> Tensor:
         return self._rounded(OP.ceil)
 
-    def trunc(self) -> "Tensor":
+    def trunc(self) -> Tensor:
         return self._rounded(OP.trunc)
 
-    def round(self) -> "Tensor":
+    def round(self) -> Tensor:
         """Round to the nearest integer value, halves to even (as torch.round)."""
         return self._rounded(OP.round)
 
-    def rsqrt(self) -> "Tensor":
+    def rsqrt(self) -> Tensor:
         return self.sqrt().reciprocal()
 
-    def square(self) -> "Tensor":
+    def square(self) -> Tensor:
         return self * self
 
-    def neg(self) -> "Tensor":
+    def neg(self) -> Tensor:
         return -self
 
-    def abs(self) -> "Tensor":
+    def abs(self) -> Tensor:
         return self.maximum(-self)
 
-    def sign(self) -> "Tensor":
+    def sign(self) -> Tensor:
         """-1, 0 or 1 (NaN stays NaN), in this tensor's type."""
         if self.dtype == "i1":
             return self
         s = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
         return self.isnan().where(self, s) if self.dtype in FLOAT_DTYPES else s
 
-    def copysign(self, other: TensorLike) -> "Tensor":
+    def copysign(self, other: TensorLike) -> Tensor:
         """|self| with the sign of `other` (also of -0.0)."""
         a, b = _operands(self._floating(), other)
         negative = (b < 0) + (b.eq(0) * (b.reciprocal() < 0))
         return negative.where(-a.abs(), a.abs())
 
-    def fmod(self, other: TensorLike) -> "Tensor":
+    def fmod(self, other: TensorLike) -> Tensor:
         """C's fmod: the remainder with the dividend's sign (integers exactly; floats as
         a - trunc(a/b)*b, exact while the quotient is below 2**24)."""
         a, b = _operands(self, other)
@@ -899,31 +909,31 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return a - (a / b).trunc() * b
         return a - a.div(b, rounding_mode="trunc") * b
 
-    def remainder(self, other: TensorLike) -> "Tensor":
+    def remainder(self, other: TensorLike) -> Tensor:
         return self % other
 
-    def logaddexp(self, other: TensorLike) -> "Tensor":
+    def logaddexp(self, other: TensorLike) -> Tensor:
         a, b = _operands(self._floating(), other)
         top = a.maximum(b)
         low = a.minimum(b)
         gap = (low - top).exp().log1p()
         return top.eq(-math.inf).where(top, top + gap)
 
-    def lerp(self, end: TensorLike, weight: TensorLike) -> "Tensor":
+    def lerp(self, end: TensorLike, weight: TensorLike) -> Tensor:
         return self + (end - self) * weight
 
-    def isinf(self) -> "Tensor":
+    def isinf(self) -> Tensor:
         if self.dtype not in FLOAT_DTYPES:
             return Tensor.full(self.shape, False)
         return self.abs().eq(math.inf)
 
-    def isfinite(self) -> "Tensor":
+    def isfinite(self) -> Tensor:
         if self.dtype not in FLOAT_DTYPES:
             return Tensor.full(self.shape, True)
         return (self - self).eq(0)
 
     def isclose(self, other: TensorLike, rtol: float = 1e-05, atol: float = 1e-08,
-                equal_nan: bool = False) -> "Tensor":
+                equal_nan: bool = False) -> Tensor:
         a, b = _operands(self, other)
         if a.dtype not in FLOAT_DTYPES:
             a, b = a.float(), b.float()
@@ -934,7 +944,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                  equal_nan: bool = False) -> bool:
         return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
 
-    def clamp(self, min: TensorLike | None = None, max: TensorLike | None = None) -> "Tensor":
+    def clamp(self, min: TensorLike | None = None, max: TensorLike | None = None) -> Tensor:
         """Limit to [min, max]; NaN stays NaN; the gradient is 1 inside [min, max]
         (bounds included) and 0 outside, as in PyTorch."""
         if min is None and max is None:
@@ -946,11 +956,11 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = (out > max).where(max, out)
         return out
 
-    def clip(self, min: TensorLike | None = None, max: TensorLike | None = None) -> "Tensor":
+    def clip(self, min: TensorLike | None = None, max: TensorLike | None = None) -> Tensor:
         return self.clamp(min, max)
 
     # ------------------------------------------------------------------ movement
-    def reshape(self, *shape: Dims) -> "Tensor":
+    def reshape(self, *shape: Dims) -> Tensor:
         shape = shape_arg(shape)
         if shape.count(-1) > 1:
             raise ShapeError(f"reshape to {fmt_shape(shape)}: at most one size may be -1")
@@ -964,13 +974,13 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self
         return self._apply(OP.reshape, arg=shape)
 
-    def permute(self, *order: Dims) -> "Tensor":
+    def permute(self, *order: Dims) -> Tensor:
         order = tuple(normalize_axis(a, self.ndim, "permute") for a in shape_arg(order))
         if order == tuple(range(self.ndim)):
             return self
         return self._apply(OP.permute, arg=order)
 
-    def transpose(self, dim0: int = -2, dim1: int = -1) -> "Tensor":
+    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
         a = normalize_axis(dim0, self.ndim, "transpose")
         b = normalize_axis(dim1, self.ndim, "transpose")
         order = list(range(self.ndim))
@@ -978,10 +988,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return self.permute(order)
 
     @property
-    def T(self) -> "Tensor":
+    def T(self) -> Tensor:
         return self.permute(tuple(reversed(range(self.ndim))))
 
-    def expand(self, *shape: Dims) -> "Tensor":
+    def expand(self, *shape: Dims) -> Tensor:
         """Broadcast to `shape`; -1 keeps a size; new leading axes may be added."""
         shape = shape_arg(shape)
         if len(shape) < self.ndim:
@@ -995,18 +1005,18 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         t = self.reshape((1,) * lead + self.shape) if lead else self
         return t if t.shape == full else t._apply(OP.expand, arg=full)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s = normalize_axis(start_dim, self.ndim, "flatten")
         e = normalize_axis(end_dim, self.ndim, "flatten")
         return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
 
-    def unsqueeze(self, dim: int) -> "Tensor":
+    def unsqueeze(self, dim: int) -> Tensor:
         d = normalize_axis(dim, self.ndim + 1, "unsqueeze")
         return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
 
-    def squeeze(self, dim: int | None = None) -> "Tensor":
+    def squeeze(self, dim: int | None = None) -> Tensor:
         if dim is None:
             return self.reshape(tuple(d for d in self.shape if d != 1))
         d = normalize_axis(dim, self.ndim, "squeeze")
@@ -1014,7 +1024,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self
         return self.reshape(self.shape[:d] + self.shape[d + 1:])
 
-    def shrink(self, ranges: Sequence[tuple[int, int] | None]) -> "Tensor":
+    def shrink(self, ranges: Sequence[tuple[int, int] | None]) -> Tensor:
         """Keep [begin, end) on each axis (None keeps the whole axis)."""
         if len(ranges) != self.ndim:
             raise ShapeError(f"shrink of {fmt_shape(self.shape)} needs {self.ndim} ranges, "
@@ -1025,7 +1035,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self
         return self._apply(OP.shrink, arg=(begin, end))
 
-    def pad(self, widths: Sequence[Any], value: Scalar = 0, mode: str = "constant") -> "Tensor":
+    def pad(self, widths: Sequence[Any], value: Scalar = 0, mode: str = "constant") -> Tensor:
         """Pad each axis: `widths` holds one (before, after) pair (or None) per axis, or
         PyTorch's flat (left, right, top, bottom, ...) that starts at the last axis.
         `mode` constant (fill with `value`), reflect, replicate or circular."""
@@ -1046,7 +1056,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         inside = Tensor.full(self.shape, True, "i1")._apply(OP.pad, arg=(before, after))
         return inside.where(padded, value)
 
-    def _pad_from_edges(self, widths: list, mode: str) -> "Tensor":
+    def _pad_from_edges(self, widths: list, mode: str) -> Tensor:
         """reflect / replicate / circular padding, one axis at a time, from slices."""
         if mode not in ("reflect", "replicate", "circular"):
             raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, "
@@ -1062,7 +1072,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                 raise ShapeError(f"pad: {mode} padding ({lo}, {hi}) of axis {axis} needs "
                                  f"amounts in [0, {limit}] for size {n}")
 
-            def part(start: int, stop: int, step: int = 1) -> Tensor:
+            def part(start: int, stop: int, step: int = 1, out: Tensor = out,
+                     axis: int = axis) -> Tensor:
                 index = [slice(None)] * out.ndim
                 index[axis] = slice(start, stop, step)
                 return out[tuple(index)]
@@ -1081,7 +1092,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = Tensor.cat([p for p in (left, out, right) if p is not None], dim=axis)
         return out
 
-    def flip(self, *axes: Dims) -> "Tensor":
+    def flip(self, *axes: Dims) -> Tensor:
         axes = tuple(sorted({normalize_axis(a, self.ndim, "flip") for a in shape_arg(axes)}))
         return self._apply(OP.flip, arg=axes) if axes else self
 
@@ -1108,7 +1119,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         new = mask.where(placed, self)
         self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
 
-    def cat(self: Tensor | Sequence[Tensor], *others: "Tensor", dim: int = 0) -> "Tensor":
+    def cat(self: Tensor | Sequence[Tensor], *others: Tensor, dim: int = 0) -> Tensor:
         """Concatenate along `dim` (also `Tensor.cat(a, b, c, dim=...)` and
         `Tensor.cat([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "cat")
@@ -1133,7 +1144,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         assert out is not None  # _parts gives at least one part
         return out
 
-    def stack(self: Tensor | Sequence[Tensor], *others: "Tensor", dim: int = 0) -> "Tensor":
+    def stack(self: Tensor | Sequence[Tensor], *others: Tensor, dim: int = 0) -> Tensor:
         """Stack along a new axis `dim` (also `Tensor.stack(a, b, c, dim=...)` and
         `Tensor.stack([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "stack")
@@ -1160,7 +1171,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         found = sorted({normalize_axis(a, self.ndim, what) for a in axes})
         return tuple(found) if self.ndim else ()
 
-    def _reduce(self, kind: str, axis: Any, keepdim: bool, what: str) -> "Tensor":
+    def _reduce(self, kind: str, axis: Any, keepdim: bool, what: str) -> Tensor:
         axes = self._axes(axis, what)
         x = self.cast("i32") if self.dtype == "i1" else self
         if not axes:
@@ -1173,7 +1184,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)))
         return out
 
-    def _float_sum(self, axes: tuple[int, ...]) -> "Tensor":
+    def _float_sum(self, axes: tuple[int, ...]) -> Tensor:
         """A float sum over `axes` with PyTorch's accuracy: f16 accumulates in f32 (the
         result is rounded back to f16 once), and more than SUM_BLOCK elements are summed
         in blocks of SUM_BLOCK whose partial sums are summed in turn, so that the rounding
@@ -1197,23 +1208,23 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return out.cast(self.dtype)
 
     def sum(self, axis: Any = None, keepdim: bool = False, dtype: Any = None, *,
-            dim: Any = None) -> "Tensor":
+            dim: Any = None) -> Tensor:
         """Sum over `axis` (or `dim`); `dtype` casts the input first, as in PyTorch. Bools
         sum as i32; f16 accumulates in f32."""
         x = self if dtype is None else self.cast(dtype)
         return x._reduce("add", axis_or_dim(axis, dim, "sum"), keepdim, "sum")
 
-    def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+    def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         """The maximum over `axis` (or `dim`): the values only (PyTorch's max(dim) also
         returns indices; use argmax for those). NaN propagates."""
         return self._reduce("max", axis_or_dim(axis, dim, "max"), keepdim, "max")
 
-    def min(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+    def min(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         x = self.cast("i32") if self.dtype == "i1" else self
         out = x._reversed_order().max(axis_or_dim(axis, dim, "min"), keepdim)._reversed_order()
         return out.cast("i1") if self.dtype == "i1" else out
 
-    def mean(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+    def mean(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         axis = axis_or_dim(axis, dim, "mean")
         count = math.prod(self.shape[a] for a in self._axes(axis, "mean"))
         x = self._floating()
@@ -1221,7 +1232,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return (total / count).cast(x.dtype)  # 0 elements: 0/0 = NaN, as in PyTorch
 
     def var(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
-            dim: Any = None, unbiased: bool | None = None) -> "Tensor":
+            dim: Any = None, unbiased: bool | None = None) -> Tensor:
         """Variance with Bessel's `correction` (1 by default, as in PyTorch; numpy's ddof);
         NaN where there are no more elements than the correction."""
         axis = axis_or_dim(axis, dim, "var")
@@ -1233,20 +1244,20 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return (centered * centered).sum(axis, keepdim) / max(count - correction, 0)
 
     def std(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
-            dim: Any = None, unbiased: bool | None = None) -> "Tensor":
+            dim: Any = None, unbiased: bool | None = None) -> Tensor:
         return self.var(axis, keepdim, correction, dim=dim, unbiased=unbiased).sqrt()
 
     def std_mean(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
-                 dim: Any = None) -> tuple["Tensor", "Tensor"]:
+                 dim: Any = None) -> tuple[Tensor, Tensor]:
         return (self.std(axis, keepdim, correction, dim=dim),
                 self.mean(axis, keepdim, dim=dim))
 
     def var_mean(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
-                 dim: Any = None) -> tuple["Tensor", "Tensor"]:
+                 dim: Any = None) -> tuple[Tensor, Tensor]:
         return (self.var(axis, keepdim, correction, dim=dim),
                 self.mean(axis, keepdim, dim=dim))
 
-    def prod(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+    def prod(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         """Product over `axis`: a binary tree of elementwise products (no reduce op
         multiplies), log2(n) levels, exact for integers (wrapping)."""
         axes = self._axes(axis_or_dim(axis, dim, "prod"), "prod")
@@ -1268,42 +1279,42 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)))
         return out
 
-    def all(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+    def all(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         return self.eq(0).any(axis, keepdim, dim=dim).logical_not()
 
-    def any(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> "Tensor":
+    def any(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         return self.ne(0).cast("i32").max(axis, keepdim, dim=dim).cast("i1")
 
-    def _shifted(self, axis: int) -> tuple["Tensor", "Tensor"]:
+    def _shifted(self, axis: int) -> tuple[Tensor, Tensor]:
         # The shift by the maximum only keeps exp2 in range; it does not change the value,
         # so it is detached and costs no gradient work.
         x = self._floating()
         m = x.max(axis, keepdim=True).detach()
         return x - m, m
 
-    def softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
+    def softmax(self, axis: int = -1, *, dim: int | None = None) -> Tensor:
         axis = axis_or_dim(axis if dim is None else None, dim, "softmax")
         z, _ = self._shifted(axis)
         e = z.exp()
         return e / e.sum(axis, keepdim=True)
 
-    def softmin(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
+    def softmin(self, axis: int = -1, *, dim: int | None = None) -> Tensor:
         return (-self._floating()).softmax(axis, dim=dim)
 
-    def log_softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
+    def log_softmax(self, axis: int = -1, *, dim: int | None = None) -> Tensor:
         axis = axis_or_dim(axis if dim is None else None, dim, "log_softmax")
         z, _ = self._shifted(axis)
         return z - z.exp().sum(axis, keepdim=True).log()
 
     def logsumexp(self, axis: int = -1, keepdim: bool = False, *,
-                  dim: int | None = None) -> "Tensor":
+                  dim: int | None = None) -> Tensor:
         axis = axis_or_dim(axis if dim is None else None, dim, "logsumexp")
         z, m = self._shifted(axis)
         out = z.exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.squeeze(axis)
 
     def argmax(self, axis: int | None = None, keepdim: bool = False, *,
-               dim: int | None = None) -> "Tensor":
+               dim: int | None = None) -> Tensor:
         """Index of the first maximum along `axis` (of the flattened tensor when None), i32;
         a NaN is the maximum (the first NaN's index), as in PyTorch."""
         axis = axis_or_dim(axis, dim, "argmax")
@@ -1326,15 +1337,15 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return n - first
 
     def argmin(self, axis: int | None = None, keepdim: bool = False, *,
-               dim: int | None = None) -> "Tensor":
+               dim: int | None = None) -> Tensor:
         x = self.cast("i32") if self.dtype == "i1" else self
         return x._reversed_order().argmax(axis_or_dim(axis, dim, "argmin"), keepdim)
 
-    def isnan(self) -> "Tensor":
+    def isnan(self) -> Tensor:
         return self.ne(self) if self.dtype in FLOAT_DTYPES else Tensor.full(self.shape, False)
 
     # ------------------------------------------------------------------ linear algebra
-    def matmul(self, other: "Tensor") -> "Tensor":
+    def matmul(self, other: Tensor) -> Tensor:
         a, b = _operands(self, other)
         if a.ndim == 0 or b.ndim == 0:
             raise ShapeError(f"matmul of {fmt_shape(a.shape)} and {fmt_shape(b.shape)}: both "
@@ -1357,13 +1368,13 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             out = out.squeeze(-1)
         return out
 
-    def __matmul__(self, other: "Tensor") -> "Tensor":
+    def __matmul__(self, other: Tensor) -> Tensor:
         return self.matmul(other)
 
-    def __rmatmul__(self, other: TensorLike) -> "Tensor":
+    def __rmatmul__(self, other: TensorLike) -> Tensor:
         return _as_tensor(other, self).matmul(self)
 
-    def linear(self, weight: "Tensor", bias: "Tensor | None" = None) -> "Tensor":
+    def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         """x @ weight (+ bias); weight has shape (n_in, n_out)."""
         out = self @ weight
         return out if bias is None else out + bias
@@ -1371,21 +1382,21 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     # ------------------------------------------------------------------ casts
     # last in the class: below them, `float`, `bool` and `int` in annotations would name
     # these methods instead of the types
-    def float(self) -> "Tensor":
+    def float(self) -> Tensor:
         """The f32 cast (from f16 too, as in PyTorch)."""
         return self.cast("f32")
 
-    def half(self) -> "Tensor":
+    def half(self) -> Tensor:
         return self.cast("f16")
 
-    def bool(self) -> "Tensor":
+    def bool(self) -> Tensor:
         return self.cast("i1")
 
-    def long(self) -> "Tensor":
+    def long(self) -> Tensor:
         """The i32 cast: uopc's integers are 32-bit (there is no int64)."""
         return self.cast("i32")
 
-    def int(self) -> "Tensor":
+    def int(self) -> Tensor:
         return self.cast("i32")
 
 # ---------------------------------------------------------------------- helpers
@@ -1419,7 +1430,7 @@ _UFUNCS = {
     "not_equal": _ufunc_binary("__ne__", "__ne__"),
     "maximum": lambda a, b: _operands(a, b)[0].maximum(_operands(a, b)[1]),
     "minimum": lambda a, b: _operands(a, b)[0].minimum(_operands(a, b)[1]),
-    **{name: (lambda method: lambda x: getattr(x, method)())(method) for name, method in {
+    **{name: operator.methodcaller(method) for name, method in {
         "negative": "__neg__", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
         "log10": "log10", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin",
         "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
@@ -1442,7 +1453,7 @@ def _buffer_node(data: Any, dtype: Any) -> UOp:
     return UOp.buffer(array, Sig(tuple(array.shape), dt))
 
 
-def _as_tensor(x: TensorLike, like: "Tensor") -> "Tensor":
+def _as_tensor(x: TensorLike, like: Tensor) -> Tensor:
     """A Tensor for an operand: Python scalars become constants typed after `like`."""
     if isinstance(x, Tensor):
         return x
@@ -1451,7 +1462,7 @@ def _as_tensor(x: TensorLike, like: "Tensor") -> "Tensor":
     return Tensor(x)
 
 
-def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
+def _operands(a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor]:
     """Both operands as Tensors of one element type (numpy-like promotion)."""
     if isinstance(a, Tensor):
         b = _as_tensor(b, a)
@@ -1464,7 +1475,7 @@ def _operands(a: TensorLike, b: TensorLike) -> tuple["Tensor", "Tensor"]:
     return a, b
 
 
-def _parts(first: Any, others: tuple, what: str) -> list["Tensor"]:
+def _parts(first: Any, others: tuple, what: str) -> list[Tensor]:
     """The tensors of cat/stack: listed as arguments, or as one list or tuple."""
     parts = list(first) + list(others) if isinstance(first, (list, tuple)) else [first, *others]
     if not parts or not all(isinstance(p, Tensor) for p in parts):

@@ -38,12 +38,12 @@ from xdsl.passes import ModulePass
 from uopc.gpu.schedule import (
     MAX_GRID_YZ,
     WMMA_TILE,
-    Wmma,
     Reduction,
+    Wmma,
+    constant_int,
     gemm_of,
     output_nest,
     reduction_of,
-    constant_int,
     wmma_of,
 )
 from uopc.transforms.loops import block_of, terminator

@@ -16,6 +16,7 @@ lowering in `uopc.gpu.map`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (

@@ -30,12 +30,12 @@ What converts (static shapes; element types f32, f16, i32, i1):
   sizes and strides (`uop.shrink`, strides by padding and reshaping), `tensor.pad` with
   static low/high padding and a constant pad value.
 - elementwise `arith` and `math` ops, on tensors at the top level or on scalars inside a
-  linalg body: add, sub, mul, div (floats: `uop.div`, correctly rounded), floordivsi, neg, maximumf/maxnumf/maxsi, minimumf/minnumf/
-  minsi, cmpf (every predicate), cmpi (signed and equality predicates), select,
-  andi/ori/xori on i1, sitofp, fptosi, extf, truncf, extui/uitofp from i1, constant
-  (scalar, splat or dense); math.exp, exp2, log, log2, sqrt, rsqrt, sin, tanh, absf, absi.
-  `exp`, `log` and `tanh` go through uop's exp2 and log2 (in f32 for f16 values), so they
-  are within a few ulp of libm's, not bit-identical.
+  linalg body: add, sub, mul, div (floats: `uop.div`, correctly rounded), floordivsi, neg,
+  maximumf/maxnumf/maxsi, minimumf/minnumf/minsi, cmpf (every predicate), cmpi (signed and
+  equality predicates), select, andi/ori/xori on i1, sitofp, fptosi, extf, truncf,
+  extui/uitofp from i1, constant (scalar, splat or dense); math.exp, exp2, log, log2, sqrt,
+  rsqrt, sin, tanh, absf, absi. `exp`, `log` and `tanh` go through uop's exp2 and log2 (in
+  f32 for f16 values), so they are within a few ulp of libm's, not bit-identical.
 
 Anything else (an op, an indexing map, a body, a type or a dynamic size) is a located
 error naming the op and saying what is supported. Functions without upstream tensor ops
@@ -50,9 +50,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
-from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseIntOrFPElementsAttr,

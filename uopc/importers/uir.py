@@ -63,7 +63,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, ClassVar, TypeGuard, Union
+from typing import IO, ClassVar, TypeGuard
 
 import numpy as np
 from xdsl.context import Context
@@ -74,14 +74,14 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.frontend import Frontend
 from xdsl.utils.lexer import Input, Span
 
-from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect import semantics, shapes
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.locations import LineIndex
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect import shapes
 from uopc.uopdialect.shapes import ShapeError, Sig
-from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.types import sig_of, tensor_type
+
 
 class DecimalLiteral(float):
     """A float literal that keeps its source text: a constant of a float type is rounded
@@ -90,7 +90,7 @@ class DecimalLiteral(float):
     __slots__ = ("text",)
     text: str
 
-    def __new__(cls, text: str) -> "DecimalLiteral":
+    def __new__(cls, text: str) -> DecimalLiteral:
         self = super().__new__(cls, text)
         self.text = text
         return self
@@ -98,7 +98,7 @@ class DecimalLiteral(float):
 
 #: a literal: bool, int, float, or a (nested) tuple of them; or, as an attribute value
 #: only, a bare word (dtype=f32)
-Value = Union[bool, int, float, tuple, str]
+Value = bool | int | float | tuple | str
 
 
 class UirError(ParseError):
@@ -162,7 +162,7 @@ class Literal:
         return not isinstance(self.value, tuple)
 
 
-Operand = Union[Ref, Literal]
+Operand = Ref | Literal
 
 
 @dataclass(eq=False)
@@ -178,7 +178,7 @@ class Statement:
 class _LineParser:
     """Recursive descent over the tokens of one line."""
 
-    def __init__(self, source: "_Source", start: int, end: int):
+    def __init__(self, source: _Source, start: int, end: int):
         self.source = source
         self.tokens = self._tokenize(start, end)
         self.pos = 0
@@ -211,7 +211,8 @@ class _LineParser:
         tok = self.peek()
         if tok.kind != kind or (text is not None and tok.text != text):
             found = tok.text or "end of line"
-            raise self.source.error(f"expected {what}, found '{found}'", tok.start, max(tok.end, tok.start + 1))
+            raise self.source.error(f"expected {what}, found '{found}'", tok.start,
+                                    max(tok.end, tok.start + 1))
         return self.take()
 
     def at_punct(self, text: str) -> bool:
@@ -348,7 +349,8 @@ def _check_fits(value: Value, dtype: str) -> None:
         if dtype == "i1" and not isinstance(v, bool):
             raise ShapeError(f"literal {v} is not a bool but the element type is i1: write true or false")
         if dtype != "i1" and isinstance(v, bool):
-            raise ShapeError(f"literal {str(v).lower()} is a bool but the element type is {dtype}: write 1 or 0")
+            raise ShapeError(f"literal {str(v).lower()} is a bool but the element type is {dtype}: "
+                             "write 1 or 0")
         if dtype == "i32":
             if not isinstance(v, int):
                 raise ShapeError(f"literal {v} is not an integer but the element type is i32: "
@@ -565,7 +567,7 @@ class _Importer:
     def typed_like_other(self, operands: Sequence[Operand]) -> list[str | None]:
         """Element types for literal operands: the type of the first %name among the others."""
         dtypes = []
-        for i, operand in enumerate(operands):
+        for i, _operand in enumerate(operands):
             others = [o for j, o in enumerate(operands) if j != i and isinstance(o, Ref)]
             dtypes.append(sig_of(self.value(others[0]).type).dtype if others else None)
         return dtypes

@@ -21,8 +21,9 @@ again afterwards by the symbolic pass on arith.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
@@ -43,7 +44,7 @@ class Atom:
         @property
         def hi(self) -> int: ...
 
-    def deps(self) -> frozenset["LoopVar"]:
+    def deps(self) -> frozenset[LoopVar]:
         raise NotImplementedError
 
     def sort_key(self) -> tuple:
@@ -76,7 +77,7 @@ class LoopVar(Atom):
 class Clamp(Atom):
     """min(max(x, lo), hi): keeps a padded read inside its buffer."""
 
-    x: "Ix"
+    x: Ix
     lo: int
     hi: int
 
@@ -136,31 +137,31 @@ class Ix(Form[IxAtom]):
 
     # ---- construction ---------------------------------------------------------------
     @staticmethod
-    def of(value: "int | IxAtom | Ix") -> "Ix":
+    def of(value: int | IxAtom | Ix) -> Ix:
         if isinstance(value, Ix):
             return value
         if isinstance(value, int):
             return Ix(value)
         return Ix(0, ((value, 1),))
 
-    def __add__(self, other: "int | Ix") -> "Ix":
+    def __add__(self, other: int | Ix) -> Ix:
         return as_ix(_ALGEBRA.combine(((self, 1), (Ix.of(other), 1))))
 
-    def __sub__(self, other: "int | Ix") -> "Ix":
+    def __sub__(self, other: int | Ix) -> Ix:
         return as_ix(_ALGEBRA.combine(((self, 1), (Ix.of(other), -1))))
 
-    def __mul__(self, k: int) -> "Ix":
+    def __mul__(self, k: int) -> Ix:
         return as_ix(_ALGEBRA.scale(self, k))
 
-    def floordiv(self, d: int) -> "Ix":
+    def floordiv(self, d: int) -> Ix:
         """floor(self / d), simplified with the range facts of the module docstring."""
         return _quotient(Quotient(True, self, d))
 
-    def mod(self, d: int) -> "Ix":
+    def mod(self, d: int) -> Ix:
         """self floormod d (result in [0, d))."""
         return _quotient(Quotient(False, self, d))
 
-    def clamp(self, lo: int, hi: int) -> "Ix":
+    def clamp(self, lo: int, hi: int) -> Ix:
         own_lo, own_hi = _ALGEBRA.bounds(self)
         if lo <= own_lo and own_hi <= hi:
             return self

@@ -54,9 +54,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Callable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -88,9 +87,7 @@ from uopc.lowering.indexing import (
     unflatten,
 )
 from uopc.passes.intform import Quotient
-from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect import ops as uop
-from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.contract import (
     ARENA_ALIGN,
     ARENA_ATTR,
@@ -101,6 +98,8 @@ from uopc.uopdialect.contract import (
 )
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.locations import about, at_op
+from uopc.uopdialect.opinfo import OpInfo
+from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect.types import sig_of
 
 INDEX = IndexType()

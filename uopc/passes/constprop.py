@@ -23,8 +23,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
-from uopc.uopdialect import semantics
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
 from uopc.uopdialect.types import sig_of
 
 Arrays = Sequence[np.ndarray]

@@ -172,7 +172,7 @@ class _Outliner:
     taken: set[str]
 
     @classmethod
-    def of(cls, module: builtin.ModuleOp) -> "_Outliner":
+    def of(cls, module: builtin.ModuleOp) -> _Outliner:
         taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
         return cls(module, {}, taken)
 

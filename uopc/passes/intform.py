@@ -88,7 +88,7 @@ class Quotient(Generic[A]):
     source: Hashable | None = None
     family: str = FLOOR
 
-    def divides_same(self, other: "Quotient[A]") -> bool:
+    def divides_same(self, other: Quotient[A]) -> bool:
         """Whether both divide the same dividend by the same divisor in the same family."""
         if self.d != other.d or self.family != other.family:
             return False

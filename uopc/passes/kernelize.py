@@ -36,7 +36,6 @@ from uopc.passes.merge_reduce_axes import MergeReduceAxesPass
 from uopc.passes.stage_broadcasts import StageBroadcastsPass
 
 
-
 @dataclass(frozen=True)
 class KernelizePass(ModulePass):
     """Cut a tensor program into fused kernels and a plan that calls them, running the

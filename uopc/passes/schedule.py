@@ -71,8 +71,8 @@ from xdsl.passes import ModulePass
 from uopc.passes.options import check_option
 from uopc.passes.strides import contiguous_strides, view_strides
 from uopc.uopdialect import ops as uop
-from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
+from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.schedule import Schedule
 from uopc.uopdialect.types import sig_of
 

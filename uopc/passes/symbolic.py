@@ -66,10 +66,10 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.utils.exceptions import PassFailedException
 
 from uopc.passes.constprop import is_alu
-from uopc.passes.options import check_option
 from uopc.passes.intexpr import SWAPPED, Emitter, IntOp, Views, has_view, width_of
 from uopc.passes.intform import FLOOR, Algebra, Form, Interval, Quotient, type_range, wrap
 from uopc.passes.intrange import Bounds
+from uopc.passes.options import check_option
 from uopc.uopdialect import ops as u
 
 #: most atoms one linear form may hold; a longer sum is an atom of its users
@@ -114,7 +114,7 @@ class _ValueAtoms:
 
     __slots__ = ("rules",)
 
-    def __init__(self, rules: "SymbolicRules") -> None:
+    def __init__(self, rules: SymbolicRules) -> None:
         self.rules = rules
 
     def bounds(self, value: SSAValue) -> Interval:

@@ -6,8 +6,9 @@
     prog.run(outputs, [x, y])           # the allocation-free fast path
 
 See `uopc.runtime.driver` for what a compile runs, `uopc.runtime.program` for the
-calling convention and argument checks, `uopc.runtime.backend` for what a backend provides, `uopc.runtime.c_backend` for the C
-one and `uopc.runtime.compiler` for its cache (UOPC_CACHE, CC, CFLAGS).
+calling convention and argument checks, `uopc.runtime.backend` for what a backend provides,
+`uopc.runtime.c_backend` for the C one and `uopc.runtime.compiler` for its cache (UOPC_CACHE,
+CC, CFLAGS).
 """
 
 from uopc.runtime.compiler import CompileError

@@ -20,10 +20,10 @@ import cffi
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc.targets.emit_c import CEmitter, c_function_name, emit_c_unit
-from uopc.uopdialect.contract import ARENA_ALIGN
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, build_library
+from uopc.targets.emit_c import CEmitter, c_function_name, emit_c_unit
+from uopc.uopdialect.contract import ARENA_ALIGN
 
 
 @functools.cache

@@ -32,20 +32,20 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc import settings
 from uopc.pipelines import gpu_tail
+from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
+from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, file_digest, numbered
 from uopc.targets.emit_cuda import HostPlan, emit_cuda_unit
 from uopc.targets.prelude import CUDA_HEADERS
 from uopc.uopdialect.contract import ARENA_ALIGN
-from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
-from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, \
-    file_digest, numbered
 
 #: NVRTC's options: helpers without an execution space are device functions (the shared
 #: C prelude), C++17, and no fused multiply-add (SPEC §5 rounds every product, as the C

@@ -61,16 +61,17 @@ from uopc.passes.kernel_graph import ALU_OPS
 from uopc.runtime import plan_store
 from uopc.runtime.backend import Backend, backend_for, default_backend
 from uopc.runtime.driver import schedule_kernels
-from uopc.runtime.program import Program, load_entries, sample_inputs
 from uopc.runtime.machine import peak_gbs, peak_gflops
 from uopc.runtime.plan import KernelInfo, Plan, RootSource
+from uopc.runtime.program import Program, load_entries, sample_inputs
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.graph_to_ir import build_module
 from uopc.uopdialect.ops import OP, ReduceOp
 from uopc.uopdialect.schedule import schedule_of
 from uopc.uopdialect.shapes import Sig
-from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.types import sig_of
+
 
 @contextmanager
 def reduce_fusion(enabled: bool = True) -> Iterator[None]:

@@ -44,7 +44,6 @@ from typing import Any
 import numpy as np
 
 from uopc import deploy
-from uopc.targets.emit_c import c_function_name
 from uopc.runtime.compiler import (
     FP_FLAGS,
     compile_command,
@@ -54,6 +53,7 @@ from uopc.runtime.compiler import (
 )
 from uopc.runtime.engine import compile_mode
 from uopc.runtime.plan import Plan
+from uopc.targets.emit_c import c_function_name
 from uopc.uopdialect.dtypes import DTYPES
 
 

@@ -17,6 +17,7 @@ from uopc.pipelines import gpu_tail
 from uopc.runtime.backend import BackendError
 from uopc.runtime.c_backend import CBackend
 
+
 class GpuEmulationBackend(CBackend):
     """The C backend on GPU-mapped kernels (module docstring). `mode` is the
     `uop-gpu-schedule` mode ("rules", or "threads": no barriers)."""

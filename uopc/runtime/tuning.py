@@ -11,9 +11,9 @@ median decides. Budget: at most `UOPC_SEARCH_MAX` candidates (default 12) and
 The tuning cache is one JSON file in the compile cache directory (`tuning.json` under
 `UOPC_CACHE`), mapping a key of the kernel's structure (its uop IR, printed with the
 schedule removed) and of the machine (CPU model, core count, compiler and flags) to the
-chosen schedule (a strict search, UOPC_STRICT=1, has keys of its own). A second process with the same kernels pays nothing. Writes are atomic
-(a temporary file renamed over the old one); an unreadable or damaged file counts as
-empty and is rewritten.
+chosen schedule (a strict search, UOPC_STRICT=1, has keys of its own). A second process
+with the same kernels pays nothing. Writes are atomic (a temporary file renamed over the
+old one); an unreadable or damaged file counts as empty and is rewritten.
 """
 
 from __future__ import annotations

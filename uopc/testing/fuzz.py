@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -89,6 +90,11 @@ def program_failure(sandbox: Sandbox, program: Program, gradient: bool) -> tuple
     return None
 
 
+def _fails_as(sandbox: Sandbox, gradient: bool, kind: str, program: Program) -> bool:
+    """Whether `program` still fails with this kind of failure (the goal when shrinking)."""
+    return (program_failure(sandbox, program, gradient) or ("",))[0] == kind
+
+
 def _worst(what: str, got: np.ndarray, want: np.ndarray, bound: np.ndarray | None = None) -> str:
     if got.shape != want.shape:
         return f"{what}: shape {got.shape}, expected {want.shape}"
@@ -128,8 +134,7 @@ def fuzz_programs(n: int, seed: int, ops: Sequence[str], shrink_budget_s: float,
             if failure is None:
                 continue
             kind = failure[0]
-            small = shrink(program, lambda p: (program_failure(sandbox, p, gradient) or ("",))[0] == kind,
-                           smaller, shrink_budget_s)
+            small = shrink(program, partial(_fails_as, sandbox, gradient, kind), smaller, shrink_budget_s)
             what = (program_failure(sandbox, small, gradient) or failure)[1]
             label = "gradient program" if gradient else "program"
             finding = Finding(kind, f"{label} seed {seed + i}: {what}", small.source(gradient))
@@ -144,7 +149,7 @@ def fuzz_cli(n: int, seed: int, shrink_budget_s: float, summary: Summary,
         outcome = mutations.check(mutant)
         if outcome.kind == "ok":
             continue
-        small = shrink(mutant, lambda m: mutations.check(m).kind == outcome.kind,
+        small = shrink(mutant, lambda m, kind=outcome.kind: mutations.check(m).kind == kind,
                        mutations.smaller, shrink_budget_s)
         finding = Finding(outcome.kind, f"{mutant.origin}: {mutations.check(small).detail}",
                           cli_reproducer(small))

@@ -312,9 +312,15 @@ def _propose(rng: np.random.Generator, op: str, shapes: list[tuple[int, ...]]) -
             return Step(op, (a,), (("shape", (int(rng.integers(2, 4)), *sa)),))
         return Step(op, (a,), (("shape", tuple(int(rng.integers(1, 4)) if d == 1 else d for d in sa)),))
     if op == "flip":
-        return Step(op, (a,), (("axes", tuple(int(i) for i in rng.choice(nd, int(rng.integers(1, nd + 1)), replace=False))),)) if nd else None
+        if not nd:
+            return None
+        axes = rng.choice(nd, int(rng.integers(1, nd + 1)), replace=False)
+        return Step(op, (a,), (("axes", tuple(int(i) for i in axes)),))
     if op == "pad":
-        return Step(op, (a,), (("widths", tuple((int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in sa)),)) if nd else None
+        if not nd:
+            return None
+        widths = tuple((int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in sa)
+        return Step(op, (a,), (("widths", widths),))
     if op == "shrink":
         ranges = []
         for n in sa:

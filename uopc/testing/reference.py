@@ -42,7 +42,7 @@ class Bounded:
     err: np.ndarray
 
     @staticmethod
-    def exact(value: npt.ArrayLike) -> "Bounded":
+    def exact(value: npt.ArrayLike) -> Bounded:
         value = np.asarray(value, np.float64)
         return Bounded(value, np.zeros_like(value))
 
@@ -50,44 +50,44 @@ class Bounded:
     def shape(self) -> tuple[int, ...]:
         return self.value.shape
 
-    def rounded(self, value: np.ndarray, err: np.ndarray, units: float = ROUNDING) -> "Bounded":
+    def rounded(self, value: np.ndarray, err: np.ndarray, units: float = ROUNDING) -> Bounded:
         """The f32 result `value` with propagated bound `err` plus its own rounding."""
         value = np.asarray(value, np.float64)
         if not np.all(np.isfinite(value)) or np.any(np.abs(value) > LARGEST):
             raise Invalid("result overflows the fuzzer's range")
         return Bounded(value, np.broadcast_to(err, value.shape) + units * U * np.abs(value))
 
-    def movement(self, move: Callable[[np.ndarray], np.ndarray]) -> "Bounded":
+    def movement(self, move: Callable[[np.ndarray], np.ndarray]) -> Bounded:
         """A data movement: exact, the bound moves with the values."""
         return Bounded(move(self.value), move(self.err))
 
     # ---------------------------------------------------------------- arithmetic
-    def add(self, other: "Bounded") -> "Bounded":
+    def add(self, other: Bounded) -> Bounded:
         return self.rounded(self.value + other.value, self.err + other.err)
 
-    def sub(self, other: "Bounded") -> "Bounded":
+    def sub(self, other: Bounded) -> Bounded:
         return self.rounded(self.value - other.value, self.err + other.err)
 
-    def mul(self, other: "Bounded") -> "Bounded":
+    def mul(self, other: Bounded) -> Bounded:
         a, b = self, other
         err = np.abs(b.value) * a.err + np.abs(a.value) * b.err + a.err * b.err
         return self.rounded(a.value * b.value, err)
 
-    def div(self, other: "Bounded") -> "Bounded":
+    def div(self, other: Bounded) -> Bounded:
         margin = np.abs(other.value) - other.err
         if np.any(margin < DOMAIN_MARGIN):
             raise Invalid("divisor near 0")
         value = self.value / other.value
         return self.rounded(value, (self.err + np.abs(value) * other.err) / margin)
 
-    def maximum(self, other: "Bounded") -> "Bounded":
+    def maximum(self, other: Bounded) -> Bounded:
         return Bounded(np.maximum(self.value, other.value), np.maximum(self.err, other.err))
 
-    def minimum(self, other: "Bounded") -> "Bounded":
+    def minimum(self, other: Bounded) -> Bounded:
         return Bounded(np.minimum(self.value, other.value), np.maximum(self.err, other.err))
 
     def unary(self, f: Callable[[np.ndarray], np.ndarray],
-              domain: Callable[[np.ndarray], np.ndarray] | None = None) -> "Bounded":
+              domain: Callable[[np.ndarray], np.ndarray] | None = None) -> Bounded:
         """f applied elementwise; the bound is the largest deviation of f over the input's
         interval (widened by the rounding of f's argument), exact for monotone f."""
         reach = self.err + FUNCTION_ROUNDING * U * (np.abs(self.value) + 2.0)
@@ -100,14 +100,14 @@ class Bounded:
         err = np.maximum(np.abs(f(lo) - value), np.abs(f(hi) - value))
         return self.rounded(value, err, FUNCTION_ROUNDING)
 
-    def less(self, threshold: "Bounded") -> "Bounded":
+    def less(self, threshold: Bounded) -> Bounded:
         """(self < threshold) as 0/1; uncertain (bound 1) where the intervals overlap."""
         gap = np.abs(self.value - threshold.value)
         uncertain = gap <= (self.err + threshold.err) * 2 + ROUNDING * U * np.abs(self.value)
         value = (self.value < threshold.value).astype(np.float64)
         return Bounded(value, uncertain.astype(np.float64))
 
-    def where(self, a: "Bounded", b: "Bounded") -> "Bounded":
+    def where(self, a: Bounded, b: Bounded) -> Bounded:
         """Select a where self (a 0/1 `less` result) is 1; an uncertain condition may pick
         either side."""
         cond = self.value > 0.5
@@ -116,12 +116,12 @@ class Bounded:
         either = np.abs(a.value - b.value) + np.maximum(a.err, b.err)
         return Bounded(value, np.where(self.err > 0, either, picked))
 
-    def truncate(self) -> "Bounded":
+    def truncate(self) -> Bounded:
         """Cast to an integer (towards zero); uncertain where the interval crosses an integer."""
         lo, hi = np.trunc(self.value - self.err * 2), np.trunc(self.value + self.err * 2)
         return Bounded(np.trunc(self.value), np.maximum(hi - lo, 0.0))
 
-    def half(self) -> "Bounded":
+    def half(self) -> Bounded:
         """A round trip through f16 (11-bit significand, subnormals below 2**-14)."""
         if np.any(np.abs(self.value) > 60000):
             raise Invalid("out of f16 range")
@@ -129,27 +129,27 @@ class Bounded:
         return Bounded(value, self.err * 2 + 2.0 ** -11 * np.abs(self.value) + 2.0 ** -24)
 
     # ---------------------------------------------------------------- reductions
-    def sum(self, axis: tuple[int, ...] | None, keepdim: bool) -> "Bounded":
+    def sum(self, axis: tuple[int, ...] | None, keepdim: bool) -> Bounded:
         count = self.value.size if axis is None else int(np.prod([self.shape[a] for a in axis]))
         value = self.value.sum(axis=axis, keepdims=keepdim)
         err = (self.err.sum(axis=axis, keepdims=keepdim)
                + count * U * np.abs(self.value).sum(axis=axis, keepdims=keepdim))
         return self.rounded(value, err)
 
-    def max(self, axis: tuple[int, ...] | None, keepdim: bool) -> "Bounded":
+    def max(self, axis: tuple[int, ...] | None, keepdim: bool) -> Bounded:
         return Bounded(self.value.max(axis=axis, keepdims=keepdim),
                        self.err.max(axis=axis, keepdims=keepdim))
 
-    def min(self, axis: tuple[int, ...] | None, keepdim: bool) -> "Bounded":
+    def min(self, axis: tuple[int, ...] | None, keepdim: bool) -> Bounded:
         return Bounded(self.value.min(axis=axis, keepdims=keepdim),
                        self.err.max(axis=axis, keepdims=keepdim))
 
-    def mean(self, axis: tuple[int, ...] | None, keepdim: bool) -> "Bounded":
+    def mean(self, axis: tuple[int, ...] | None, keepdim: bool) -> Bounded:
         count = self.value.size if axis is None else int(np.prod([self.shape[a] for a in axis]))
         total = self.sum(axis, keepdim)
         return self.rounded(total.value / count, total.err / count)
 
-    def matmul(self, other: "Bounded") -> "Bounded":
+    def matmul(self, other: Bounded) -> Bounded:
         a, b = self, other
         k = a.shape[-1]
         err = (np.abs(a.value) @ b.err + a.err @ np.abs(b.value) + a.err @ b.err

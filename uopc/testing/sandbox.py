@@ -110,7 +110,7 @@ class Sandbox:
     def close(self) -> None:
         self._stop()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -144,7 +144,7 @@ def driver(fn: func.FuncOp, inputs: Sequence[np.ndarray], outputs: Sequence[tupl
         types.append(t)
     body.append(f"  func.call @{fn.sym_name.data}({', '.join(args)}) : ({', '.join(types)}) -> ()")
     printers = set()
-    for k, (shape, dtype) in enumerate(outputs):
+    for k, (_shape, dtype) in enumerate(outputs):
         elt, printer = PRINTERS[np.dtype(dtype)]
         printers.add((elt, printer))
         body.append(f"  %u{k} = memref.cast %o{k} : {types[k]} to memref<*x{elt}>")

@@ -36,8 +36,8 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
-from io import BytesIO
 from importlib.metadata import PackageNotFoundError, version
+from io import BytesIO
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp
 from xdsl.passes import ModulePass
@@ -51,8 +51,8 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from uopc import settings
-from uopc.pipelines import PIPELINES, UNIVERSE
 from uopc.passes import gc_frozen
+from uopc.pipelines import PIPELINES, UNIVERSE
 from uopc.tools.diagnostics import Diagnostic, from_exception
 from uopc.tools.expectations import check, parse_expectations
 from uopc.tools.failure import fail, out_of_memory

@@ -136,7 +136,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
     from uopc.runtime.compiler import CompileError
-
     from uopc.tools.diagnostics import from_exception
     from uopc.tools.failure import report
     from uopc.uopdialect.locations import op_errors

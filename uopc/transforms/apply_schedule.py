@@ -41,8 +41,14 @@ from xdsl.passes import ModulePass
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.transforms.approx import approximate
 from uopc.transforms.epilogue import split_epilogue
-from uopc.transforms.loops import ScheduleError, constant_of, constant_ub, innermost_reduce_loops, \
-    tagged_loops, trip_count
+from uopc.transforms.loops import (
+    ScheduleError,
+    constant_of,
+    constant_ub,
+    innermost_reduce_loops,
+    tagged_loops,
+    trip_count,
+)
 from uopc.transforms.max_keys import is_f32_max, max_keys
 from uopc.transforms.pack import pack
 from uopc.transforms.split import split, split_combiner, split_lanes

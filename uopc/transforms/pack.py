@@ -46,7 +46,7 @@ def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
                      key=lambda loop: not loop.iter_args)
         inner_args = {a for loop in chain for a in loop.body.block.args}
         if (nest.body.block.args[0] in leaves or not ivs
-                or any(a in inner_args for a in leaves - {l.body.block.args[0] for l in ivs})):
+                or any(a in inner_args for a in leaves - {loop.body.block.args[0] for loop in ivs})):
             continue  # read differently per element of `nest`, a scalar, or by an accumulator
         shape = [constant_ub(loop) for loop in ivs]
         elt = src.type.get_element_type()

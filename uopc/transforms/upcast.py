@@ -13,8 +13,15 @@ from xdsl.dialects import scf
 from xdsl.ir import Block, SSAValue
 
 from uopc.transforms.jam import jam
-from uopc.transforms.loops import INDEX, block_of, constant_ub, copy_ivs, index_const, \
-    insert_const, replace_body
+from uopc.transforms.loops import (
+    INDEX,
+    block_of,
+    constant_ub,
+    copy_ivs,
+    index_const,
+    insert_const,
+    replace_body,
+)
 
 
 def upcast(loop: scf.ForOp, factor: int) -> None:

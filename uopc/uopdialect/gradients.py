@@ -17,7 +17,7 @@ Conventions:
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 # the op records hold these rules, so `ops` imports this module: find records by name
 # (`op_named`) when a rule runs
@@ -26,7 +26,7 @@ from uopc.uopdialect.opinfo import GradientContext, op_named
 
 LN_2 = math.log(2.0)
 
-Grads = list[Optional[Any]]
+Grads = list[Any | None]
 
 
 def _keepdim_shape(node: Any) -> tuple[int, ...]:

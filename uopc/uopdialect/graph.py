@@ -42,7 +42,7 @@ _RESULT_SIGS: dict[tuple[Any, ...], Sig] = {}
 _MEMO_LIMIT = 1 << 16
 
 
-def result_sig(op: OpInfo, srcs: Sequence["UOp"], arg: Any) -> Sig:
+def result_sig(op: OpInfo, srcs: Sequence[UOp], arg: Any) -> Sig:
     """The result type of `op` on `srcs` (raises ShapeError; failures are not memoized)."""
     key: tuple[Any, ...]
     if len(srcs) == 1:  # most ops: no list to build and unpack
@@ -72,7 +72,7 @@ class UOp:
 
     __slots__ = ("op", "srcs", "arg", "sig", "detached", "leaves")
 
-    def __init__(self, op: OpInfo, srcs: tuple["UOp", ...], arg: Any, sig: Sig):
+    def __init__(self, op: OpInfo, srcs: tuple[UOp, ...], arg: Any, sig: Sig):
         self.op = op
         self.srcs = srcs
         self.arg = arg
@@ -81,13 +81,13 @@ class UOp:
         self.leaves: tuple = ()
 
     @staticmethod
-    def make(op: OpInfo, srcs: Sequence["UOp"] = (), arg: Any = None) -> "UOp":
+    def make(op: OpInfo, srcs: Sequence[UOp] = (), arg: Any = None) -> UOp:
         """A node whose type follows from the shape rule of `op` (raises ShapeError)."""
         srcs = tuple(srcs)
         return UOp(op, srcs, arg, result_sig(op, srcs, arg))
 
     @staticmethod
-    def const(value: bool | int | float | tuple, sig: Sig) -> "UOp":
+    def const(value: bool | int | float | tuple, sig: Sig) -> UOp:
         """A splat of `value`, or, when `value` is a tuple, the vector of its elements (a
         small pattern the kernels read as a literal; reshape it for more axes)."""
         if isinstance(value, tuple) and (len(sig.shape), sig.numel) != (1, len(value)):
@@ -97,7 +97,7 @@ class UOp:
         return UOp(OP.const, (), value, sig)
 
     @staticmethod
-    def buffer(buf: Any, sig: Sig) -> "UOp":
+    def buffer(buf: Any, sig: Sig) -> UOp:
         return UOp(OP.buffer, (), buf, sig)
 
     def __repr__(self) -> str:

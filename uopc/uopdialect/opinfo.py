@@ -62,7 +62,7 @@ class GradientContext(Protocol):
     def node(self, tensor: Any) -> Any:
         """The graph node of a frontend tensor."""
 
-    def apply(self, op: "OpInfo", *tensors: Any, arg: Any = None) -> Any:
+    def apply(self, op: OpInfo, *tensors: Any, arg: Any = None) -> Any:
         """The tensor of a new node `op(tensors; arg)`, its type from the op's shape rule."""
 
     def arange(self, n: int) -> Any:

@@ -26,6 +26,8 @@ from types import SimpleNamespace
 from typing import Any, ClassVar, cast
 
 import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
@@ -52,14 +54,11 @@ from xdsl.printer import Printer
 from xdsl.traits import Commutative, ConstantLike, Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from xdsl.dialects import arith
-from xdsl.dialects import math as mathd
-
 from uopc.uopdialect import gradients, semantics, shapes
 from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo
-from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.quant_formats import CODES, Code
+from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import sig_of, tensor_type
 from uopc.uopdialect.xdsl_fixes import exact_constants
 
@@ -155,7 +154,7 @@ class UopOp(IRDLOperation):
     # ---- building --------------------------------------------------------------------
     @classmethod
     def make(cls, *operands: SSAValue | Operation, result: Sig | None = None,
-             **params: Sequence[int] | str) -> "UopOp":
+             **params: Sequence[int] | str) -> UopOp:
         """Build the op, computing its result type with the shape rule.
 
         Integer lists and the kind go in `params` (`PermuteOp.make(x, perm=(1, 0))`);
@@ -192,7 +191,7 @@ class UopOp(IRDLOperation):
         )
 
     @classmethod
-    def parse(cls, parser: Parser) -> "UopOp":
+    def parse(cls, parser: Parser) -> UopOp:
         props: dict[str, Attribute] = {}
         if cls.KIND is not None:
             props[cls.KIND] = StringAttr(parser.parse_identifier())
@@ -282,11 +281,11 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     traits = traits_def(Pure(), ConstantLike())
 
     @classmethod
-    def of(cls, value: DenseIntOrFPElementsAttr) -> "ConstOp":
+    def of(cls, value: DenseIntOrFPElementsAttr) -> ConstOp:
         return cls.create(result_types=[value.get_type()], properties={"value": value})
 
     @classmethod
-    def create(cls, *, properties: Mapping[str, Attribute] = {}, **kwargs) -> "ConstOp":
+    def create(cls, *, properties: Mapping[str, Attribute] = {}, **kwargs) -> ConstOp:
         """Every way of making the op (builders, both parsers, clones) comes through here:
         a splat literal is stored as its one element (`splat_attr`), so that equal
         literals are equal attributes and a splat's size costs no memory."""
@@ -296,7 +295,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         return super().create(properties=properties, **kwargs)
 
     @classmethod
-    def from_array(cls, array: np.ndarray | float | int | bool, sig: Sig) -> "ConstOp":
+    def from_array(cls, array: np.ndarray | float | int | bool, sig: Sig) -> ConstOp:
         """A constant of type `sig` from a numpy array (or a scalar to splat)."""
         values = np.asarray(array, dtype=DTYPES[sig.dtype].numpy)
         # a scalar is a splat of any size: never broadcast it (2**62 elements would not fit)
@@ -334,7 +333,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
                     )
 
     @classmethod
-    def parse(cls, parser: Parser) -> "ConstOp":
+    def parse(cls, parser: Parser) -> ConstOp:
         attrs = parser.parse_optional_attr_dict()
         pos = parser.pos
         try:
@@ -443,7 +442,7 @@ class FoldsConstants(HasFolderInterface):
         return fold_alu(self)
 
 
-def fold_alu(op: "UopOp") -> tuple[DenseIntOrFPElementsAttr] | None:
+def fold_alu(op: UopOp) -> tuple[DenseIntOrFPElementsAttr] | None:
     """The result literal of an ALU op whose operands are all `uop.const`s and whose result
     is defined (computed with the op's reference semantics); None otherwise. The dialect's
     materializer turns the literal into a `uop.const`."""
@@ -456,7 +455,7 @@ def fold_alu(op: "UopOp") -> tuple[DenseIntOrFPElementsAttr] | None:
     return (ConstOp.from_array(result, sig_of(op.results[0].type)).value,)
 
 
-def evaluate(op: "UopOp", arrays: Sequence[np.ndarray]) -> np.ndarray:
+def evaluate(op: UopOp, arrays: Sequence[np.ndarray]) -> np.ndarray:
     """The value of uop op `op` on operand arrays, with its record's reference semantics
     (raises UndefinedBehavior where SPEC §5 leaves the result undefined).
 

@@ -238,7 +238,7 @@ class Format:
                              f"{' and even (two codes per byte)' if self.bits == 4 else ''}")
         return g
 
-    def quantize(self, w: np.ndarray, group_size: int | None = None) -> "Packed":
+    def quantize(self, w: np.ndarray, group_size: int | None = None) -> Packed:
         """Quantize a (rows, cols) matrix in blocks of the row (see `group`). A row that
         does not fill its last block is padded with zeros (stored, never read back)."""
         w = np.asarray(w)
@@ -263,11 +263,11 @@ class Format:
             codes = halves.reshape(rows, cols)
         return pack_codes(codes, self.bits)
 
-    def codes(self, packed: "Packed") -> np.ndarray:
+    def codes(self, packed: Packed) -> np.ndarray:
         """The codes of `packed` in element order, (rows, cols)."""
         return self.block_codes(packed)[:, :packed.shape[1]]
 
-    def block_codes(self, packed: "Packed") -> np.ndarray:
+    def block_codes(self, packed: Packed) -> np.ndarray:
         """The codes of whole blocks (a padded last block included), (rows, padded cols)."""
         rows, width = packed.shape[0], packed.padded_cols
         c = unpack_codes(packed.codes, self.bits)[:, :width]
@@ -276,7 +276,7 @@ class Format:
             c = c.reshape(rows, width // g, g // 2, 2).transpose(0, 1, 3, 2).reshape(rows, width)
         return c
 
-    def dequantize(self, packed: "Packed") -> np.ndarray:
+    def dequantize(self, packed: Packed) -> np.ndarray:
         """The f32 matrix `packed` stands for (the reference decode)."""
         rows, cols = packed.shape
         g = packed.group
@@ -289,7 +289,7 @@ class Format:
             out = out + packed.mins.astype(np.float32)[..., None]
         return out.reshape(rows, -1)[:, :cols].astype(np.float32)
 
-    def scale_values(self, packed: "Packed") -> np.ndarray:
+    def scale_values(self, packed: Packed) -> np.ndarray:
         """The f32 scale of every block, (rows, blocks)."""
         if self.scale == "mx":
             return CODES["e8m0"].decode(packed.scales)
@@ -416,7 +416,7 @@ class Packed:
     def dequantize(self) -> np.ndarray:
         return self.format.dequantize(self)
 
-    def take_rows(self, order: np.ndarray) -> "Packed":
+    def take_rows(self, order: np.ndarray) -> Packed:
         """The matrix of rows `order` (a permutation or selection of row numbers): each
         row's blocks move whole, codes and scales unchanged."""
         return Packed(self.format, (len(order), self.shape[1]), self.group,

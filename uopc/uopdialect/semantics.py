@@ -49,8 +49,8 @@ The rules:
 from __future__ import annotations
 
 import ctypes
-import math
 import ctypes.util
+import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any

@@ -13,7 +13,8 @@ found, and how to fix it.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES, INT_DTYPES
 from uopc.uopdialect.quant_formats import CODES

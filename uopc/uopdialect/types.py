@@ -14,6 +14,7 @@ from xdsl.ir import Attribute
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES
 from uopc.uopdialect.shapes import ShapeError, Sig
 
+
 def dtype_of(element_type: Attribute) -> str:
     """The dtype name of an xDSL element type; ShapeError when uop has no such type."""
     try:

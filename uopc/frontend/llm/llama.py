@@ -53,7 +53,7 @@ def rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
 
 
 class LlamaBlock:
-    def __init__(self, w: Weights, i: int, cfg: "LlamaShape", eps: float):
+    def __init__(self, w: Weights, i: int, cfg: LlamaShape, eps: float):
         p = f"layers.{i}"
         d, hd, inter = cfg.dim, cfg.head_dim, cfg.intermediate
         self.cfg = cfg
@@ -125,11 +125,11 @@ class Llama(CausalLM):
             self.head = w.linear("lm_head.weight", c.vocab, c.dim)
 
     @classmethod
-    def from_pretrained(cls, directory: str | Path) -> "Llama":
+    def from_pretrained(cls, directory: str | Path) -> Llama:
         return cls(read_config(directory), read_state_dict(directory))
 
     @classmethod
-    def from_gguf(cls, path: str | Path, packed: bool = False) -> "Llama":
+    def from_gguf(cls, path: str | Path, packed: bool = False) -> Llama:
         """From a llama GGUF file, its weights dequantized to float32; with `packed`, its
         Q8_0/Q4_0/Q4_1 matrices stay in their blocks (`QuantizedTensor`s, decoded to the
         same float32 values inside the kernels that read them)."""

@@ -44,7 +44,7 @@ class Module:
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
-    def children(self) -> Iterator[tuple[str, "Module"]]:
+    def children(self) -> Iterator[tuple[str, Module]]:
         for name, value in vars(self).items():
             if isinstance(value, Module):
                 yield name, value
@@ -53,13 +53,13 @@ class Module:
                     if isinstance(item, Module):
                         yield f"{name}.{i}", item
 
-    def train(self, mode: bool = True) -> "Module":
+    def train(self, mode: bool = True) -> Module:
         self.training = mode
         for _, child in self.children():
             child.train(mode)
         return self
 
-    def eval(self) -> "Module":
+    def eval(self) -> Module:
         return self.train(False)
 
     def parameters(self) -> list[Tensor]:
@@ -76,7 +76,7 @@ class Module:
     def _load_own(self, name: str, value: np.ndarray) -> None:
         getattr(self, name).assign(Tensor(value))
 
-    def _walk(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
+    def _walk(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         yield prefix, self
         for name, child in self.children():
             yield from child._walk(f"{prefix}{name}.")
@@ -100,7 +100,7 @@ class Module:
             raise KeyError(f"load_state_dict: missing {missing or 'nothing'}, unexpected "
                            f"{unexpected or 'nothing'}")
         values = {}
-        for key, (module, name, t) in own.items():
+        for key, (_module, _name, t) in own.items():
             if key not in state:
                 continue
             value = _array(state[key])
@@ -333,7 +333,7 @@ class ModuleList(Sequential):
     def __init__(self, modules: Sequence[Any] = ()):
         super().__init__(*modules)
 
-    def append(self, module: Any) -> "ModuleList":
+    def append(self, module: Any) -> ModuleList:
         self.layers.append(module)
         return self
 
