@@ -343,8 +343,9 @@ def rules(f: func.FuncOp, mode: str = "rules", strict: bool = False) -> GpuSched
 class GpuSchedulePass(ModulePass):
     """`uop-gpu-schedule`: give every loop-level kernel (`uop.kernel`, after
     `uop-to-loops`, or a hand-written loop function that calls nothing) without a
-    `uop.gpu` attribute a GPU schedule by the rules of this module; `mode=threads` gives every kernel the barrier-free `threads` kind, and
-    `strict=true` never reassociates a float sum across threads."""
+    `uop.gpu` attribute a GPU schedule by the rules of this module; `mode=threads` gives
+    every kernel the barrier-free `threads` kind, and `strict=true` never reassociates a
+    float sum across threads."""
 
     name = "uop-gpu-schedule"
 

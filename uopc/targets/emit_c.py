@@ -7,8 +7,9 @@
   of the byte arena; `memref.global` becomes a `static const` array;
 - `scf.for` becomes a `for` loop whose `iter_args` are local accumulators, `scf.if` an
   if/else, and a generic `scf.parallel` an OpenMP `parallel for` over its loops;
-- scalars follow SPEC §5 with the helpers of `uopc.uopdialect.semantics.C_PRELUDE`: i32 add/sub/mul
-  wrap (plain operators under -fwrapv; shifts, and CUDA's arithmetic, on uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
+- scalars follow SPEC §5 with the helpers of `uopc.uopdialect.semantics.C_PRELUDE`: i32
+  add/sub/mul wrap (plain operators under -fwrapv; shifts, and CUDA's arithmetic, on
+  uint32_t), `arith.maximumf` is the NaN-propagating `uop_max_*`, and
   `arith.floordivsi` calls a floor-division helper only when an operand may be negative
   (the interval analysis of `uopc.passes.intrange`, which bounds loop variables by their
   loops, proves the common index case non-negative, which prints as plain `/`);

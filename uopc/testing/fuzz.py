@@ -95,6 +95,11 @@ def _fails_as(sandbox: Sandbox, gradient: bool, kind: str, program: Program) -> 
     return (program_failure(sandbox, program, gradient) or ("",))[0] == kind
 
 
+def _mutant_fails_as(kind: str, mutant: mutations.Mutant) -> bool:
+    """Whether the command line `mutant` still fails with this kind of failure."""
+    return mutations.check(mutant).kind == kind
+
+
 def _worst(what: str, got: np.ndarray, want: np.ndarray, bound: np.ndarray | None = None) -> str:
     if got.shape != want.shape:
         return f"{what}: shape {got.shape}, expected {want.shape}"
@@ -149,8 +154,8 @@ def fuzz_cli(n: int, seed: int, shrink_budget_s: float, summary: Summary,
         outcome = mutations.check(mutant)
         if outcome.kind == "ok":
             continue
-        small = shrink(mutant, lambda m, kind=outcome.kind: mutations.check(m).kind == kind,
-                       mutations.smaller, shrink_budget_s)
+        small = shrink(mutant, partial(_mutant_fails_as, outcome.kind), mutations.smaller,
+                       shrink_budget_s)
         finding = Finding(outcome.kind, f"{mutant.origin}: {mutations.check(small).detail}",
                           cli_reproducer(small))
         summary.findings.append(finding)

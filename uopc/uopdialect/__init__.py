@@ -8,7 +8,6 @@ from uopc.uopdialect.gpu_schedule import GpuScheduleAttr
 from uopc.uopdialect.ops import *  # noqa: F403
 from uopc.uopdialect.ops import ALL_OPS, ConstOp
 from uopc.uopdialect.schedule import ScheduleAttr
-from uopc.uopdialect.shapes import ShapeError, Sig
 
 
 class UopConstantMaterializer(ConstantMaterializationInterface):

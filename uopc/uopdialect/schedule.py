@@ -175,7 +175,7 @@ class ScheduleAttr(ParametrizedAttribute):
 
     def verify(self) -> None:
         try:
-            self.schedule
+            _ = self.schedule  # building the value checks every field
         except ValueError as err:
             raise VerifyException(f"#uop.schedule: {err}") from None
 
