@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -181,3 +182,17 @@ def test_uopc_traceback_shows_the_traceback(tmp_path, monkeypatch):
     proc = uopc_run(prog, empty)
     assert proc.returncode == 1
     assert "Traceback" in proc.stderr and "UsageError" in proc.stderr
+
+
+def test_the_cuda_device_without_a_gpu_is_a_one_line_error():
+    """With UOPC_DEVICE=cuda and no GPU (or no driver), uopc-run says what is missing in
+    one line and exits 1; where a GPU is, the program runs."""
+    example = Path(__file__).parents[2] / "examples" / "matmul.uir"
+    proc = subprocess.run([sys.executable, "-m", "uopc.tools.run", str(example), "--fill"],
+                          capture_output=True, text=True,
+                          env={**os.environ, "UOPC_DEVICE": "cuda", "UOPC_GPU_EMULATE": "0"})
+    if proc.returncode == 0:
+        return  # a machine with a GPU: nothing to report
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert re.fullmatch(r"uopc-run: error: .*CUDA.*\n", proc.stderr), proc.stderr

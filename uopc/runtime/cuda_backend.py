@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from uopc import settings
 from uopc.pipelines import gpu_tail
-from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
+from uopc.runtime.backend import Backend, BackendError, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, file_digest, numbered
 from uopc.targets.emit_cuda import HostPlan, emit_cuda_unit
 from uopc.targets.prelude import CUDA_HEADERS
@@ -56,7 +56,7 @@ _INSTALL = ("pip install 'cuda-bindings>=12.6,<13' 'nvidia-cuda-nvrtc-cu12>=12.6
             "'nvidia-cuda-runtime-cu12>=12.6,<13' 'nvidia-cuda-nvcc-cu12>=12.6,<13'")
 
 
-class CudaError(RuntimeError):
+class CudaError(BackendError):
     """A CUDA driver or NVRTC call failed; the message names the call and its result."""
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -170,7 +171,8 @@ class Engine:
     more than `max_plans` are cached or they hold more than `max_bytes` together. A plan's
     bytes are `Plan.nbytes` (arena, source texts, the loaded library and records) plus its
     key (KEY_ENTRY_BYTES per graph node); the newest plan is kept even when it alone is
-    over the byte bound."""
+    over the byte bound. Threads may realize at once: misses compile one at a time, and
+    runs of one plan share its arena under the program's lock (`Program.run`)."""
 
     def __init__(self, max_plans: int = 512, backend: Backend | None = None,
                  max_bytes: int = 512 * 2**20):
@@ -184,6 +186,7 @@ class Engine:
         self._ctx: Context | None = None
         #: the plan and the inputs of the latest realize
         self.last: tuple[Plan, list[np.ndarray]] | None = None
+        self._compiling = threading.Lock()
 
     def realize(self, roots: Sequence[UOp]) -> list[np.ndarray]:
         debug = settings.DEBUG.get()
@@ -193,9 +196,14 @@ class Engine:
         looked = time.perf_counter()
         hit = plan is not None
         if plan is None:
-            plan = self._compile(tr, roots, debug)
-            self._cache(tr.key, plan)
-            self.compiles += 1
+            # one compile at a time: a thread that missed the same structure meanwhile
+            # finds the plan the first one cached
+            with self._compiling:
+                plan = self.plans.get(tr.key)
+                if plan is None:
+                    plan = self._compile(tr, roots, debug)
+                    self._cache(tr.key, plan)
+                    self.compiles += 1
         else:
             self.hits += 1
         ready = time.perf_counter()

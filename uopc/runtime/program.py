@@ -17,8 +17,10 @@ Buffers are numpy arrays. An input must have the argument's dtype, its element c
 raises `ArgumentError` before the native call. `Program.__call__` also accepts Python
 scalars and lists, converted to the argument's dtype. `Program.run` is the cached-step
 path: it checks each buffer with a few attribute reads and makes one native call; it
-touches no xDSL object. A Program is not reentrant (its arena is shared): do not run one
-Program from two threads at once.
+touches no xDSL object. Threads may run one Program at once: the runs of a Program that
+has an arena (or run-time checks, whose fault record is the library's) take its lock
+around the native call, since they share that memory; a Program without either runs
+unlocked.
 
 Hand-written loop programs (a `func.func` on memrefs without the `uopc.outputs`
 attribute) are accepted too: their outputs are the leading memref arguments the function
@@ -29,6 +31,7 @@ are inputs.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -237,6 +240,12 @@ class Program:
         if self.arena_bytes:
             self._arena = backend.allocate(self.arena_bytes)
             self._tail = (self._bind(self._arena),)
+        #: serializes the runs that share memory: the arena, the checks' fault record.
+        #: A lock, not an arena per call: an uncontended acquire and release measured
+        #: 0.14 us against 1.9 us for a whole run of a tiny kernel with an arena, and a
+        #: per-call arena would allocate the plan's temporaries (megabytes for a training
+        #: step) on every run
+        self._lock = threading.Lock() if self.arena_bytes or self.checks else None
 
     def __repr__(self) -> str:
         outs = ", ".join(map(str, self.outputs))
@@ -273,9 +282,14 @@ class Program:
             if not buf.flags.writeable:
                 raise ArgumentError(f"output {k} of @{self.entry} is read-only")
         bind = self._bind
-        self._fn(*[bind(b) for b in buffers], *self._tail)
-        if self.checks:
-            self._raise_failed_check()
+        pointers = [bind(b) for b in buffers]
+        if self._lock is None:
+            self._fn(*pointers)
+            return
+        with self._lock:
+            self._fn(*pointers, *self._tail)
+            if self.checks:
+                self._raise_failed_check()
 
     def _raise_failed_check(self) -> None:
         """Raise CheckFailure if the last call stopped at a failed check."""

@@ -135,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
+    from uopc.runtime.backend import BackendError
     from uopc.runtime.compiler import CompileError
     from uopc.tools.diagnostics import from_exception
     from uopc.tools.failure import report
@@ -150,7 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, UnicodeDecodeError):
             sources = {}
         return report(from_exception(err).render(sources, "uopc-run").rstrip("\n"))
-    except (VerifyException, UsageError, CompileError, ValueError, TypeError) as err:
+    except (VerifyException, UsageError, CompileError, BackendError, ValueError,
+            TypeError) as err:
         return fail("uopc-run", str(err))
     except MemoryError as err:
         return fail("uopc-run", out_of_memory(err))
