@@ -31,6 +31,8 @@ LAYERS = {
     "uopc.targets": 5,  # the C and CUDA emitters; emit_cuda reads uopc.gpu's attributes
     "uopc.runtime": 6,
     "uopc.frontend": 7,
+    "uopc.nn": 7,  # `import uopc.nn`: uopc.frontend.nn under its PyTorch-style name
+    "uopc.optim": 7,  # likewise uopc.frontend.optim
     "uopc.tools": 8,
     "uopc.testing": 9,
 }

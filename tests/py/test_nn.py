@@ -1,5 +1,8 @@
 """uopc.frontend.nn layers and the optimizers."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -139,3 +142,14 @@ def test_repeated_steps_compile_nothing_new():
         if step == 3:
             opt.lr = 0.005  # a learning-rate change is data, not structure
     assert compiles[2:] == [compiles[1]] * 3, compiles
+
+
+def test_pytorch_style_imports_name_the_frontend_modules():
+    script = ("import uopc.nn as nn, uopc.optim as optim\n"
+              "from uopc.nn import Linear\n"
+              "from uopc.optim import AdamW\n"
+              "import uopc, uopc.frontend.nn, uopc.frontend.optim\n"
+              "assert nn is uopc.frontend.nn is uopc.nn and optim is uopc.frontend.optim\n"
+              "assert Linear is nn.Linear and AdamW is optim.AdamW\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
