@@ -14,33 +14,21 @@ built from the class that `_tensor_class()` of a tensor at hand returns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from uopc import settings
 from uopc.frontend.shape_args import broadcast_shape
-from uopc.uopdialect.graph import UOp
+from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import fmt_shape
 
 
-class Indexing:
+class Indexing(TensorMixin):
     """`t[index]`."""
 
     __slots__ = ()
-
-    if TYPE_CHECKING:
-        # what the functions here read of a tensor that `isinstance(x, Indexing)` found;
-        # `Tensor` defines them
-        uop: UOp
-
-        @property
-        def dtype(self) -> str: ...
-
-        def numpy(self) -> np.ndarray: ...
-
-        def cast(self, dtype: Any) -> Any: ...
 
     def __getitem__(self, index: Any) -> Any:
         return _getitem(self, index)

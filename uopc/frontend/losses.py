@@ -8,37 +8,21 @@ addressing); labels known on the host are checked against the number of classes.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from uopc.frontend.indexing import host_ids, index_tensor
+from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
 
 
-class _Scores(Protocol):
-    """What the losses read of the tensor they are methods of (`Tensor`, which this
-    module does not import)."""
-
-    @property
-    def shape(self) -> tuple[int, ...]: ...
-
-    @property
-    def ndim(self) -> int: ...
-
-    def _tensor_class(self) -> type[Any]: ...
-
-    def _floating(self) -> Any: ...
-
-    def log_softmax(self, axis: int) -> Any: ...
-
-
-class Losses:
+class Losses(TensorMixin):
     """one_hot, nll_loss, cross_entropy, binary_cross_entropy(_with_logits)."""
 
     __slots__ = ()
 
-    def one_hot(self: _Scores, num_classes: int = -1, *, what: str = "one_hot") -> Any:
+    def one_hot(self, num_classes: int = -1, *, what: str = "one_hot") -> Any:
         """(..., num_classes) f32 rows with a 1 at each integer label (PyTorch gives
         int64; a float row is what the products that use it want). Labels outside
         [0, num_classes) raise where they are known on the host (see `index_tensor`);
@@ -60,7 +44,7 @@ class Losses:
         return _nll(self, _labels(self, target, ignore_index, "nll_loss"), reduction,
                     ignore_index, 0.0, "nll_loss")
 
-    def cross_entropy(self: _Scores, target: Any, reduction: str = "mean",
+    def cross_entropy(self, target: Any, reduction: str = "mean",
                       label_smoothing: float = 0.0, ignore_index: int = -100) -> Any:
         """Cross entropy of these (..., C) logits (class axis last) with integer labels, or
         with class probabilities of the logits' shape; `reduction` mean (over the labels
@@ -78,7 +62,7 @@ class Losses:
         labels = _labels(self, target, ignore_index, "cross_entropy")
         return _nll(logp, labels, reduction, ignore_index, label_smoothing, "cross_entropy")
 
-    def binary_cross_entropy(self: _Scores, target: Any, reduction: str = "mean") -> Any:
+    def binary_cross_entropy(self, target: Any, reduction: str = "mean") -> Any:
         """-(y log p + (1 - y) log(1 - p)) of these probabilities; each log is clamped at
         -100, as in PyTorch."""
         p = self._floating()
@@ -88,7 +72,7 @@ class Losses:
         return _reduced(-(y * log_p + (1.0 - y) * log_q), reduction, None,
                         "binary_cross_entropy")
 
-    def binary_cross_entropy_with_logits(self: _Scores, target: Any, reduction: str = "mean") -> Any:
+    def binary_cross_entropy_with_logits(self, target: Any, reduction: str = "mean") -> Any:
         """binary_cross_entropy(sigmoid(x), y), computed stably from the logits."""
         x = self._floating()
         y = x._operand(target)

@@ -1,8 +1,8 @@
 """The members of `Tensor` that its mixin classes and the autodiff walk build on, as a
 typing Protocol.
 
-The mixins (activations, functional, shaping, spatial) and `autograd` compute with
-`Tensor` methods but cannot import `tensor.py`, which imports them. For the type checker
+The mixins (activations, functional, shaping, spatial, indexing, losses) and `autograd`
+compute with `Tensor` methods but cannot import `tensor.py`, which imports them. For the type checker
 each mixin derives from `TensorMixin`, which is `TensorProtocol` there, so `self.shape`,
 `self.reshape(...)` and the rest are known in the mixin; at run time `TensorMixin` is
 plain `object`, so `Tensor`'s bases, method resolution and `isinstance` speed stay as
@@ -20,6 +20,8 @@ from uopc.uopdialect.graph import UOp
 class TensorProtocol(Protocol):
     """The core `Tensor` members used outside `tensor.py`: shape facts, constructors,
     movement ops, casts and the operators the mixins apply to `self`."""
+
+    uop: UOp
 
     @property
     def shape(self) -> tuple[int, ...]: ...
@@ -65,6 +67,10 @@ class TensorProtocol(Protocol):
     def contiguous(self) -> Any: ...
 
     def cast(self, dtype: Any) -> Any: ...
+
+    def numpy(self) -> Any: ...
+
+    def log_softmax(self, axis: int) -> Any: ...
 
     def _floating(self) -> Any: ...
 
