@@ -42,7 +42,11 @@ class Knob(Generic[T]):
         overrides = _overrides.get()
         if overrides and self.name in overrides:
             return overrides[self.name]
-        return self.parse(os.environ.get(self.name))
+        text = os.environ.get(self.name)
+        try:
+            return self.parse(text)
+        except ValueError as err:  # the parser says what it takes; name the variable
+            raise ValueError(f"{self.name}={text!r}: {err}") from None
 
 
 KNOBS: dict[str, Knob[Any]] = {}
@@ -73,28 +77,24 @@ def _switch(text: str | None) -> bool:
     return text == "1"
 
 
-def _number(name: str, kind: Callable[[str], T], default: T) -> Callable[[str | None], T]:
+def _number(kind: Callable[[str], T], default: T) -> Callable[[str | None], T]:
     def parse(text: str | None) -> T:
         if not text:
             return default
         try:
             return kind(text)
         except ValueError:
-            what = "an integer" if kind is int else "a number"
-            raise ValueError(f"{name}={text!r}: expected {what}") from None
+            raise ValueError("expected an integer" if kind is int else "expected a number"
+                             ) from None
 
     return parse
-
-
-def _optional_number(name: str) -> Callable[[str | None], float | None]:
-    return _number(name, float, None)
 
 
 def _opt(text: str | None) -> int:
     if text is None:
         return 1
     if text not in ("0", "1", "2"):
-        raise ValueError(f"OPT={text!r}: use OPT=0 (no schedule), 1 (rules) or 2 (search)")
+        raise ValueError("use OPT=0 (no schedule), 1 (rules) or 2 (search)")
     return int(text)
 
 
@@ -106,8 +106,8 @@ def _cc_jobs(text: str | None) -> int | None:
     if not text:
         return None
     if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"UOPC_CC_JOBS={text!r}: give the number of C compiler processes a "
-                         f"build may run at once (an integer >= 1)")
+        raise ValueError("give the number of C compiler processes a build may run at once "
+                         "(an integer >= 1)")
     return int(text)
 
 
@@ -120,9 +120,9 @@ STRICT = _knob("UOPC_STRICT", _switch,
                "1: strict IEEE order, no schedule reassociates a float sum")
 CHECK = _knob("UOPC_CHECK", lambda text: text not in (None, "", "0"),
               "1: indices known only once computed are realized and checked where used")
-SEARCH_MAX = _knob("UOPC_SEARCH_MAX", _number("UOPC_SEARCH_MAX", int, 12),
+SEARCH_MAX = _knob("UOPC_SEARCH_MAX", _number(int, 12),
                    "OPT=2: at most this many candidate schedules per kernel (default 12)")
-SEARCH_SECONDS = _knob("UOPC_SEARCH_SECONDS", _number("UOPC_SEARCH_SECONDS", float, 2.0),
+SEARCH_SECONDS = _knob("UOPC_SEARCH_SECONDS", _number(float, 2.0),
                        "OPT=2: the time budget of one kernel's search, seconds (default 2)")
 
 # ---- where it runs -------------------------------------------------------------------
@@ -147,17 +147,17 @@ PLAN_STORE = _knob("UOPC_PLAN_STORE", lambda text: text != "0",
 # ---- what is reported ----------------------------------------------------------------
 DEBUG = _knob("DEBUG", _debug, "1: a line per realize, 2: per kernel, 3: the pipeline and its "
               "input IR, 4: the generated source (SPEC §10)")
-PEAK_GFLOPS = _knob("UOPC_PEAK_GFLOPS", _optional_number("UOPC_PEAK_GFLOPS"),
+PEAK_GFLOPS = _knob("UOPC_PEAK_GFLOPS", _number(float, None),
                     "DEBUG=2: the machine's peak GFLOP/s (default: from /proc/cpuinfo)")
-PEAK_GBS = _knob("UOPC_PEAK_GBS", _optional_number("UOPC_PEAK_GBS"),
+PEAK_GBS = _knob("UOPC_PEAK_GBS", _number(float, None),
                  "DEBUG=2: the machine's memory bandwidth, GB/s (default: measured once)")
 TRACEBACK = _knob("UOPC_TRACEBACK", _switch,
                   "1: the command-line tools print a traceback with an internal error")
 # ---- distributed training -------------------------------------------------------------
 #: 300 s covers a first step that compiles both plans
-DIST_TIMEOUT = _knob("UOPC_DIST_TIMEOUT", _number("UOPC_DIST_TIMEOUT", float, 300.0),
+DIST_TIMEOUT = _knob("UOPC_DIST_TIMEOUT", _number(float, 300.0),
                      "seconds a distributed collective waits for the other ranks (default 300)")
-DIST_CHECK = _knob("UOPC_DIST_CHECK", _number("UOPC_DIST_CHECK", int, 0),
+DIST_CHECK = _knob("UOPC_DIST_CHECK", _number(int, 0),
                    "N > 0: ranks compare parameter hashes after every N-th step")
 
 
