@@ -247,8 +247,11 @@ def schedule_stage(opt: int, strict: bool) -> str:
     return "uop-schedule{strict=true}" if strict else "uop-schedule"  # mode=rules
 
 
-def gpu_tail(mode: str, strict: bool) -> str:
-    """Loop-level kernels to `gpu.launch`es: `uop-gpu-lower` with its options."""
+def gpu_tail(mode: str, strict: bool | None = None) -> str:
+    """Loop-level kernels to `gpu.launch`es: `uop-gpu-lower` with its options (`strict`
+    None: UOPC_STRICT's)."""
+    if strict is None:
+        strict = settings.STRICT.get()
     return (f'uop-gpu-schedule{{mode="{mode}" strict={str(strict).lower()}}},'
             f"uop-gpu-map,dce,cse")
 

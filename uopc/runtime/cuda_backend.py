@@ -39,7 +39,6 @@ from typing import Any, ClassVar, cast
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from uopc import settings
 from uopc.pipelines import gpu_tail
 from uopc.runtime.backend import Backend, BackendError, Library, NativeFunction, SourceUnit
 from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, file_digest, numbered
@@ -388,7 +387,7 @@ class CudaBackend(Backend):
         self.strict = strict
 
     def pipeline_tail(self) -> str:
-        return gpu_tail(self.mode, settings.STRICT.get() if self.strict is None else self.strict)
+        return gpu_tail(self.mode, self.strict)
 
     def emit(self, module: ModuleOp) -> SourceUnit:
         source, plans = emit_cuda_unit(module)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from uopc import settings
 from uopc.pipelines import gpu_tail
 from uopc.runtime.backend import BackendError
 from uopc.runtime.c_backend import CBackend
@@ -31,8 +30,7 @@ class GpuEmulationBackend(CBackend):
         self.strict = strict
 
     def pipeline_tail(self) -> str:
-        strict = settings.STRICT.get() if self.strict is None else self.strict
-        return f"{gpu_tail(self.mode, strict)},uop-gpu-emulate,cse"
+        return f"{gpu_tail(self.mode, self.strict)},uop-gpu-emulate,cse"
 
     def storable(self) -> bool:
         return False
