@@ -1,6 +1,7 @@
 """From uop tensors to loops: rangeify (tensors -> loops on memrefs) and its index
-algebra, with the registry of every pass, pipeline and target (SPEC §8).
+algebra (SPEC §8).
 
 Kept apart from `uopc.passes` because these steps change the level of the IR (tensor
-values become buffers and loops) and fix the calling convention the runtime relies on.
+values become buffers and loops) and fix the calling convention the runtime relies on
+(`uopc.uopdialect.contract`).
 """
