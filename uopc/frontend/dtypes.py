@@ -106,7 +106,22 @@ def scalar_dtype(value: Scalar) -> str:
 
 
 def promote(a: str, b: str) -> str:
-    return a if DTYPES[a].rank >= DTYPES[b].rank else b
+    """PyTorch's `promote_types`: bool < integers < floats; within a kind the wider
+    type, where ui8 with a signed type needs a signed type wider than 8 bits (i8 with ui8
+    gives i16) and f16 with bf16 gives f32."""
+    da, db = DTYPES[a], DTYPES[b]
+    if a == b or db.kind == "bool":
+        return a
+    if da.kind == "bool":
+        return b
+    if da.kind != db.kind:
+        return a if da.kind == "float" else b
+    if da.bits == db.bits and (da.kind == "float" or da.signed != db.signed):
+        return "f32" if da.kind == "float" else "i16"
+    if da.kind == "int" and da.signed != db.signed:
+        signed = da if da.signed else db
+        return signed.name if signed.bits > 8 else "i16"
+    return a if da.bits > db.bits else b
 
 
 def is_scalar(x: Any) -> TypeGuard[Scalar]:
@@ -130,7 +145,6 @@ def scalar_operand_dtype(value: Scalar, tensor_dtype: str) -> str:
     """The type of a computation between a tensor and a Python scalar: the tensor's,
     unless the scalar is of a higher kind (a float with an integer tensor gives f32)."""
     dt = scalar_dtype(value)
-    if DTYPES[dt].rank <= DTYPES[tensor_dtype].rank or (
-            dt == "f32" and tensor_dtype in FLOAT_DTYPES):
+    if DTYPES[dt].kind == DTYPES[tensor_dtype].kind or promote(dt, tensor_dtype) == tensor_dtype:
         return tensor_dtype
     return dt
