@@ -80,6 +80,12 @@ def cast(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     return [g.cast(src_dtype) if src_dtype in FLOAT_DTYPES else None]
 
 
+def no_gradient(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
+    """Ops whose result is not a differentiable function of their operand (bitcast
+    reinterprets bits): no gradient flows back, as through PyTorch's `view(dtype)`."""
+    return [None] * len(node.srcs)
+
+
 def recip(ctx: GradientContext, node: Any, g: Any, need: list[bool]) -> Grads:
     out = ctx.tensor(node)
     return [-(g * out * out)]

@@ -324,12 +324,13 @@ class ConstOp(IRDLOperation, HasFolderInterface):
                 f"{self.name}: literal has type {self.value.get_type()} but the result is "
                 f"{self.result.type}: write the literal with the result's type"
             )
-        if declared.dtype == "i32":
+        d = DTYPES[declared.dtype]
+        if d.is_int:
             for v in self.value.get_values():
-                if not -(2**31) <= v < 2**31:
+                if not d.fits(v):
                     raise VerifyException(
-                        f"{self.name}: literal {v} does not fit i32 "
-                        f"[-2147483648, 2147483647]: wrap it or use a wider type"
+                        f"{self.name}: literal {v} does not fit {d.name} "
+                        f"[{d.min}, {d.max}]: wrap it or use a wider type"
                     )
 
     @classmethod
@@ -841,6 +842,26 @@ class CastOp(UopOp, FoldsConstants):
         shape=lambda sigs, dtype: shapes.cast(sigs[0], dtype),
         evaluate=lambda xs, dtype: semantics.cast(xs[0], dtype),
         int_view="cast", gradient=gradients.cast,
+    )
+    src = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+
+@uop_op
+class BitcastOp(UopOp, FoldsConstants):
+    """Reinterpret each element's bits as another type of the same width (i8 <-> ui8,
+    i16 <-> f16 <-> bf16, i32 <-> f32, i64 <-> f64), as C's memcpy between them does.
+
+    Like cast, its scalar lowering (`arith.bitcast`) lives with rangeify's conversions."""
+
+    name = "uop.bitcast"
+    FORMAT: ClassVar[str] = "cast"
+    INFO: ClassVar[OpInfo] = OpInfo(
+        "bitcast", "alu", target="dtype",
+        shape=lambda sigs, dtype: shapes.bitcast(sigs[0], dtype),
+        evaluate=lambda xs, dtype: semantics.bitcast(xs[0], dtype),
+        gradient=gradients.no_gradient,
     )
     src = operand_def(TensorType)
     result = result_def(TensorType)

@@ -310,6 +310,11 @@ def cast(a: np.ndarray, dtype: str) -> np.ndarray:
         return a.astype(target)
 
 
+def bitcast(a: np.ndarray, dtype: str) -> np.ndarray:
+    """The same bits read as the element type `dtype` (of the same width)."""
+    return np.ascontiguousarray(a).view(DTYPES[dtype].numpy)
+
+
 def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """cond ? a : b elementwise (cond is bool)."""
     return np.where(np.asarray(cond, dtype=np.bool_), a, b).astype(np.asarray(a).dtype)

@@ -108,6 +108,17 @@ def cast(a: Sig, dtype: str) -> Sig:
     return Sig(a.shape, check_dtype(dtype))
 
 
+def bitcast(a: Sig, dtype: str) -> Sig:
+    """bitcast: a type of the same bit width (i1 has no bits to reinterpret)."""
+    src, dst = DTYPES[a.dtype], DTYPES[check_dtype(dtype)]
+    if src.kind == "bool" or dst.kind == "bool" or src.bits != dst.bits:
+        raise ShapeError(
+            f"bitcast from {src.name} to {dst.name}: the types must have the same bit width "
+            f"and not be i1; use cast to convert values"
+        )
+    return Sig(a.shape, dst.name)
+
+
 def where(cond: Sig, a: Sig, b: Sig) -> Sig:
     if cond.dtype != "i1":
         raise ShapeError(
