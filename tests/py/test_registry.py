@@ -18,6 +18,7 @@ from uopc.passes import intexpr
 from uopc.targets.emit_c import emit_c
 from uopc.uopdialect import Uop
 from uopc.uopdialect.context import make_context
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.opinfo import GROUPS
 from uopc.uopdialect.ops import OP, OPS, FoldsConstants
@@ -116,11 +117,13 @@ def test_every_op_has_a_uir_statement():
 def test_every_elementwise_op_reaches_c(info):
     """One op on each element type it accepts: rangeify and the C emitter handle it."""
     emitted = 0
-    for dtype in ("f32", "f16", "i32", "i1"):
+    for dtype, d in DTYPES.items():
         x = Sig((4,), dtype)
         operands = {"where": [Sig((4,), "i1"), x, x]}.get(info.name, [x] * (
-            1 if info.group == "unary" or info.name == "cast" else 2))
-        arg = {"cast": "f32", "decode": "e4m3"}.get(info.name)
+            1 if info.group == "unary" or info.name in ("cast", "bitcast") else 2))
+        same_width = next((o.name for o in DTYPES.values()
+                           if o.bits == d.bits and o.name != dtype), None)
+        arg = {"cast": "f32", "decode": "e4m3", "bitcast": same_width}.get(info.name)
         try:
             out = info.shape(operands, arg)
         except ShapeError:

@@ -61,6 +61,9 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -92,6 +95,7 @@ from uopc.uopdialect.contract import (
     ARENA_ALIGN,
     ARENA_ATTR,
     AXIS_ATTR,
+    DTYPE_ATTR,
     KERNEL_ATTR,
     OUTPUTS_ATTR,
     ROW_ATTR,
@@ -99,7 +103,6 @@ from uopc.uopdialect.contract import (
 from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.opinfo import OpInfo
-from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect.types import sig_of
 
 INDEX = IndexType()
@@ -130,7 +133,7 @@ def memref_of(t: TensorType) -> MemRefType:
             f"are addressed with 64-bit offsets, at most {MAX_BUFFER_BYTES} bytes; split the "
             f"tensor into smaller ones"
         )
-    return MemRefType(t.get_element_type(), t.get_shape())
+    return MemRefType(DTYPES[sig.dtype].loop, t.get_shape())
 
 
 @dataclass(frozen=True)
@@ -247,12 +250,26 @@ class FunctionLowering:
         new = func.FuncOp(self.fn.sym_name.data, (ins, []), Region(self.body),
                           self.fn.sym_visibility)
         new.attributes.update(self.fn.attributes)
+        self._mark_dtypes(new)
         new.attributes[OUTPUTS_ATTR] = IntegerAttr(len(self.outs), i64)
         if self.arena is not None:
             new.attributes[ARENA_ATTR] = IntegerAttr(self.arena_used, i64)
         self.lowered[self.fn.sym_name.data] = LoweredSignature(
             len(self.outs), self.arena_used if self.arena is not None else 0)
         return new, self.globals
+
+    def _mark_dtypes(self, new: func.FuncOp) -> None:
+        """Give each argument whose memref's element type is not its tensor's (ui8 is
+        signless i8 below the tensor level) the tensor's type (`DTYPE_ATTR`), so that
+        the runtime passes a ui8 tensor as a uint8 array."""
+        ftype = self.fn.function_type
+        names = [sig_of(t).dtype for t in (*ftype.outputs, *ftype.inputs)]
+        if all(DTYPES[d].loop == DTYPES[d].xdsl for d in names):
+            return
+        attrs = [{DTYPE_ATTR: StringAttr(d)} if DTYPES[d].loop != DTYPES[d].xdsl else {}
+                 for d in names]
+        attrs += [{}] * (len(self.body.args) - len(names))  # the arena
+        new.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in attrs)
 
     def _call(self, op: func.CallOp, dest: dict[SSAValue, SSAValue]) -> None:
         name = op.callee.string_value()
@@ -445,7 +462,7 @@ class FunctionLowering:
 
     def zero(self, dtype: str) -> S:
         """0, 0.0 or false of element type `dtype` (pad's fill, a cast's "nonzero" test)."""
-        return self.const(0.0 if dtype in FLOAT_DTYPES else 0, DTYPES[dtype].xdsl)
+        return self.const(0.0 if dtype in FLOAT_DTYPES else 0, DTYPES[dtype].loop)
 
     def index(self, ix: Ix) -> S:
         """An index-typed SSA value computing `ix`."""
@@ -555,7 +572,7 @@ class FunctionLowering:
 
     # ---- op rules -----------------------------------------------------------------------------
     def _rule_const(self, op: uop.ConstOp, idx):
-        t = op.value.get_element_type()
+        t = DTYPES[sig_of(op.result.type).dtype].loop
         # uop.const stores every splat as one element when it is created (bitwise equal
         # elements: 0.0 and -0.0 differ), so a literal of several elements is not one
         one = op.splat()
@@ -570,8 +587,13 @@ class FunctionLowering:
         def make() -> S:
             name = f"uopc_const_{self.fn.sym_name.data}_{len(self.globals)}"
             mtype = memref_of(op.result.type)
+            value = op.value
+            if value.get_element_type() != mtype.element_type:  # ui8 values as signless i8
+                value = DenseIntOrFPElementsAttr.from_list(
+                    TensorType(mtype.element_type, value.get_shape()),
+                    [IntegerAttr(v, mtype.element_type).value.data for v in value.get_values()])
             self.globals.append(memref.GlobalOp.get(
-                StringAttr(name), mtype, op.value, sym_visibility=StringAttr("private"),
+                StringAttr(name), mtype, value, sym_visibility=StringAttr("private"),
                 constant=UnitAttr()))
             return self.put(memref.GetGlobalOp(name, mtype))
         return self._memo(("global", op), make).value
@@ -593,26 +615,46 @@ class FunctionLowering:
         return self.convert(a, sig_of(op.src.type).dtype, sig_of(op.result.type).dtype)
 
     def convert(self, a: S, src: str, dst: str) -> S:
-        """SPEC §5 casts: float->int truncates, ->i1 is "nonzero", i1-> is 0 or 1."""
-        if src == dst:
+        """SPEC §5 casts between any two element types (in loop-level types, where ui8
+        is signless i8): ->i1 is "nonzero"; integers truncate to a narrower type and
+        extend by the source's signedness (i1 and ui8 zero-extend); float->int truncates
+        toward zero (`fptoui` to ui8); to f16/bf16 goes through f32 (PyTorch's rule: an
+        int or f64 is rounded to f32 first), and from them too (exact), so that no
+        emitter converts a 16-bit float to or from anything but f32."""
+        s, d = DTYPES[src], DTYPES[dst]
+        if s.loop == d.loop:  # the same type, or i8 <-> ui8 (the same bits)
             return a
-        t = DTYPES[dst].xdsl
-        if dst == "i1":
+        if d.kind == "bool":
             zero = self.zero(src)
-            if src in FLOAT_DTYPES:
+            if s.is_float:
                 return self.put(arith.CmpfOp(a.value, zero.value, "une"), a, zero)
             return self.put(arith.CmpiOp(a.value, zero.value, "ne"), a, zero)
-        if src == "i1":
-            op: Operation = (arith.ExtUIOp(a.value, I32) if dst == "i32"
-                             else arith.UIToFPOp(a.value, _float_type(t)))
-            return self.put(op, a)
-        if src == "i32":
-            return self.put(arith.SIToFPOp(a.value, _float_type(t)), a)
-        if dst == "i32":
-            return self.put(arith.FPToSIOp(a.value, I32), a)
-        widen = DTYPES[dst].bits > DTYPES[src].bits
-        op = arith.ExtFOp(a.value, t) if widen else arith.TruncFOp(a.value, t)
+        for via in (d.widened_to, s.widened_to):
+            if via is not None and via not in (src, dst):
+                return self.convert(self.convert(a, src, via), via, dst)
+        t = d.loop
+        op: Operation
+        if not s.is_float and not d.is_float:
+            if d.bits < s.bits:
+                op = arith.TruncIOp(a.value, t)
+            else:
+                op = (arith.ExtSIOp if s.signed else arith.ExtUIOp)(a.value, t)
+        elif not s.is_float:
+            op = (arith.SIToFPOp if s.signed else arith.UIToFPOp)(a.value, _float_type(t))
+        elif not d.is_float:
+            op = (arith.FPToSIOp if d.signed else arith.FPToUIOp)(a.value, t)
+        elif d.bits > s.bits:
+            op = arith.ExtFOp(a.value, _float_type(t))
+        else:
+            op = arith.TruncFOp(a.value, _float_type(t))
         return self.put(op, a)
+
+    def _rule_bitcast(self, op: uop.BitcastOp, idx):
+        a = yield op.src, idx
+        src, dst = DTYPES[sig_of(op.src.type).dtype], DTYPES[sig_of(op.result.type).dtype]
+        if src.loop == dst.loop:  # i8 <-> ui8: the same signless bits below the tensor level
+            return a
+        return self.put(arith.BitcastOp(a.value, dst.loop), a)
 
     def _rule_reshape(self, op: uop.ReshapeOp, idx):
         out = sig_of(op.result.type).shape
@@ -692,8 +734,11 @@ class FunctionLowering:
         dyn: list[Ix] = []
         for k, i in enumerate(op.indices):
             raw = yield i, lead
+            d = DTYPES[sig_of(i.type).dtype]
+            if not d.signed:  # index_cast sign-extends: a ui8 index is zero-extended first
+                raw = self.put(arith.ExtUIOp(raw.value, i64), raw)
             as_index = self.put(arith.IndexCastOp(raw.value, INDEX), raw)
-            clamped = Ix.of(Dynamic(as_index.value, -(2**31), 2**31 - 1, as_index.deps))
+            clamped = Ix.of(Dynamic(as_index.value, int(d.min), int(d.max), as_index.deps))
             clamped = clamped.clamp(0, shape[k] - 1)
             if not clamped.is_const:
                 s = self.index(clamped)
@@ -760,7 +805,7 @@ class FunctionLowering:
         saved = self.stack
         self.stack = saved[: first + 1]
         self.stack[-1:] = [_with_anchor(saved, first)]
-        row = memref.AllocaOp.get(DTYPES[sig.dtype].xdsl, shape=shape)
+        row = memref.AllocaOp.get(DTYPES[sig.dtype].loop, shape=shape)
         self._insert(first, row)
         row_idx = []
         loops = []
@@ -815,7 +860,7 @@ class FunctionLowering:
         saved = self.stack
         self.stack = saved[: level + 1]
         self.stack[-1:] = [_with_anchor(saved, level)]
-        row = memref.AllocaOp.get(DTYPES[sig_of(v.type).dtype].xdsl, shape=[var.size])
+        row = memref.AllocaOp.get(DTYPES[sig_of(v.type).dtype].loop, shape=[var.size])
         self._insert(level, row)
         frame = self._open_loop(var.size)
         frame.loop.attributes[ROW_ATTR] = UnitAttr()
@@ -841,10 +886,11 @@ class FunctionLowering:
                      deps: frozenset[LoopVar]) -> Steps:
         """The reduction loops at `level`, for result index `idx` (which depends on `deps`)."""
         sig = sig_of(op.src.type)
-        t = DTYPES[sig.dtype].xdsl
+        d = DTYPES[sig.dtype]
         kind = op.kind()
         axes = sorted(op.ints("axes"))
-        acc = self.const(reduce_identity(kind, sig.dtype).item(), t)
+        # add starts at 0, max at the type's least value (-inf, MIN, ui8's 0)
+        acc = self.const(0 if kind == "add" else d.min, d.loop)
         if any(sig.shape[axis] == 0 for axis in axes):
             return acc  # an empty reduction is its identity
         saved = self.stack

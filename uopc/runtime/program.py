@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
@@ -53,7 +54,13 @@ from xdsl.traits import SymbolTable
 from uopc.pipelines import run_pipeline
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.plan import MemoryPlan
-from uopc.uopdialect.contract import ARENA_ALIGN, ARENA_ATTR, OUTPUTS_ATTR, written_args
+from uopc.uopdialect.contract import (
+    ARENA_ALIGN,
+    ARENA_ATTR,
+    DTYPE_ATTR,
+    OUTPUTS_ATTR,
+    written_args,
+)
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.shapes import Sig
 
@@ -86,7 +93,22 @@ class BufferSpec:
         return f"{self.dtype.name}{list(self.shape)}"
 
 
-def _numpy_dtype(t: Attribute, what: str) -> np.dtype:
+def _dtype_attr(fn: func.FuncOp, k: int) -> str | None:
+    """The element type argument `k` of `fn` names (`DTYPE_ATTR`), if it names one."""
+    if fn.arg_attrs is None:
+        return None
+    attr = fn.arg_attrs.data[k].data.get(DTYPE_ATTR)
+    if attr is None:
+        return None
+    if not isinstance(attr, StringAttr) or attr.data not in DTYPES:
+        raise ProgramError(f"argument {k} of @{fn.sym_name.data} has {DTYPE_ATTR} = {attr}: "
+                           f"expected one of {', '.join(DTYPES)} as a string")
+    return attr.data
+
+
+def _numpy_dtype(t: Attribute, what: str, dtype: str | None = None) -> np.dtype:
+    if dtype is not None:
+        return DTYPES[dtype].numpy
     if t in BY_XDSL:
         return BY_XDSL[t].numpy
     if isinstance(t, Float64Type):
@@ -98,7 +120,7 @@ def _numpy_dtype(t: Attribute, what: str) -> np.dtype:
         if width in (8, 16, 32, 64):
             return np.dtype(f"int{width}") if width != 8 else np.dtype(np.uint8)
     raise ProgramError(f"{what} has element type {t}, which has no numpy dtype: expected "
-                       f"i1, i8, i16, i32, i64, f16, f32 or f64")
+                       f"{', '.join(DTYPES)}")
 
 
 @dataclass(frozen=True)
@@ -137,7 +159,7 @@ def entry_signature(fn: func.FuncOp) -> Signature:
         if any(d < 0 for d in shape):
             raise ProgramError(f"argument {k} of @{name} has dynamic sizes ({t}): give static sizes")
         specs.append(BufferSpec(shape, _numpy_dtype(t.get_element_type(),
-                                                    f"argument {k} of @{name}")))
+                                                    f"argument {k} of @{name}", _dtype_attr(fn, k))))
     if fn.function_type.outputs:
         raise ProgramError(
             f"@{name} returns values after lowering: a program passes results through "

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import IO, ClassVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects import math as mathd
@@ -51,7 +52,7 @@ from xdsl.utils.target import Target
 from uopc.passes.intrange import Bounds
 from uopc.targets.prelude import EXTRA_PRELUDE
 from uopc.uopdialect.contract import may_write, written_args
-from uopc.uopdialect.dtypes import BY_XDSL, DTYPES
+from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, DType
 from uopc.uopdialect.locations import about, at_op
 from uopc.uopdialect.semantics import C_PRELUDE
 from uopc.uopdialect.upstream import PrefetchOp
@@ -105,13 +106,37 @@ def float_literal(value: float, t: Attribute) -> str:
         return "NAN"
     if math.isinf(value):
         return "INFINITY" if value > 0 else "(-INFINITY)"
-    text = repr(value)  # the shortest decimal that reads back as the same double
     d = BY_XDSL.get(t)
+    if d is not None and _held_as_bits(d):
+        return f"UOP_BF16({_bits_of(value, d):#06x})"
+    text = repr(value)  # the shortest decimal that reads back as the same double
     if d is not None and d.widened_to:
         text = f"({d.c}){text}f"
-    elif d is not None:
+    elif d is not None and d.bits == 32:
         text += "f"
     return f"({text})" if value < 0 or text.startswith("-") else text
+
+
+def _held_as_bits(d: DType) -> bool:
+    """Whether C holds element type `d` as its bits, with no arithmetic type of its own
+    (bf16): its conversions are the prelude's helper calls, not casts, and its constants
+    print as bit patterns."""
+    return d.c_widen is not None and not d.c_widen.startswith("(")
+
+
+def _bits_of(value: float, d: DType) -> int:
+    """The bits of float `value` (one of type `d`'s values) in type `d`."""
+    return int(np.array(value, d.numpy).view(f"u{d.itemsize}"))
+
+
+def widen(d: DType | None, expr: str) -> str:
+    """C expression `expr` of type `d` as the type it computes in (f16 and bf16: f32)."""
+    return d.c_widen.format(expr) if d is not None and d.c_widen else expr
+
+
+def narrow(d: DType | None, expr: str) -> str:
+    """C expression `expr` of `d`'s computing type rounded to `d` (once)."""
+    return d.c_narrow.format(expr) if d is not None and d.c_narrow else expr
 
 
 def int_literal(value: int, t: Attribute) -> str:
@@ -119,6 +144,8 @@ def int_literal(value: int, t: Attribute) -> str:
         return "true" if value else "false"
     if isinstance(t, IntegerType) and t.width.data == 32 and value == -(2**31):
         return "INT32_MIN"
+    if value == -(2**63):
+        return "INT64_MIN"
     if abs(value) >= 2**31:
         return f"INT64_C({value})"
     return f"({value})" if value < 0 else str(value)
@@ -566,13 +593,15 @@ class CEmitter:
         a, b = self.name(op.lhs), self.name(op.rhs)
         symbol = _INFIX[type(op)]
         t = op.result.type
-        if type(op) in _WRAPPING and isinstance(t, IntegerType) and t.width.data == 32:
+        if type(op) in _WRAPPING and isinstance(t, IntegerType) and t.width.data in (32, 64):
+            # narrower types compute in C's int and wrap when stored back
             if self.wraps and type(op) in _WRAPPED_BY_FLAG:
                 return f"{a} {symbol} {b}"
-            return f"(int32_t)((uint32_t){a} {symbol} (uint32_t){b})"
+            u = _unsigned(t)
+            return f"({c_type(t)})(({u}){a} {symbol} ({u}){b})"
         d = BY_XDSL.get(t)
         if d is not None and d.widened_to:
-            return f"({d.c})({a} {symbol} {b})"
+            return narrow(d, f"{widen(d, a)} {symbol} {widen(d, b)}")
         if isinstance(t, IntegerType) and t.width.data == 1 and symbol in ("+", "*", "-"):
             return f"{a} {'&' if symbol == '*' else '^'} {b}"  # arithmetic modulo 2
         return f"{a} {symbol} {b}"
@@ -597,12 +626,18 @@ class CEmitter:
         if isinstance(op, (arith.MaximumfOp, arith.MinimumfOp)):
             d = BY_XDSL.get(t)
             if d is None or not d.is_float:
-                raise CEmitError(f"C emitter: {op.name} on {t}: only f32 and f16")
+                raise CEmitError(f"C emitter: {op.name} on {t}: float types only")
             kind = "max" if isinstance(op, arith.MaximumfOp) else "min"
+            if _held_as_bits(d):  # exact: the result is one of the operands
+                assert d.widened_to is not None  # a type held as bits computes wider
+                return narrow(d, f"uop_{kind}_{d.widened_to}({widen(d, a)}, {widen(d, b)})")
             return f"uop_{kind}_{d.name}({a}, {b})"
         if isinstance(op, (arith.MaxnumfOp, arith.MinnumfOp)):
+            d = BY_XDSL.get(t)
             fn = "fmax" if isinstance(op, arith.MaxnumfOp) else "fmin"
-            return f"({c_type(t)}){fn}f({a}, {b})"
+            suffix = "" if d is not None and d.bits == 64 else "f"
+            return narrow(d, f"{fn}{suffix}({widen(d, a)}, {widen(d, b)})") \
+                if d is not None and d.widened_to else f"({c_type(t)}){fn}{suffix}({a}, {b})"
         if isinstance(op, (arith.MaxUIOp, arith.MinUIOp)):
             u = _unsigned(t)
             a, b = f"({u}){a}", f"({u}){b}"
@@ -621,22 +656,37 @@ class CEmitter:
 
     def cmpf(self, op: arith.CmpfOp) -> str:
         pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        d = BY_XDSL.get(op.lhs.type)
         a, b = self.name(op.lhs), self.name(op.rhs)
+        if d is not None and _held_as_bits(d):
+            a, b = widen(d, a), widen(d, b)
         return _CMPF_C[pred].format(a=a, b=b)
 
     def select(self, op: arith.SelectOp) -> str:
         return f"{self.name(op.cond)} ? {self.name(op.lhs)} : {self.name(op.rhs)}"
 
     def convert(self, op: Operation) -> str:
+        """A conversion; a 16-bit float converts through f32 (the lowering only converts
+        them from and to f32, and f64 -> f16 written directly rounds to f32 first, as
+        PyTorch does)."""
         src = self.name(op.operands[0])
         target = c_type(op.results[0].type)
+        s, d = BY_XDSL.get(op.operands[0].type), BY_XDSL.get(op.results[0].type)
+        if s is not None and s.widened_to:
+            src = widen(s, src)
+            if target == DTYPES[s.widened_to].c:
+                return src
+        if d is not None and d.widened_to:
+            if isinstance(op, arith.UIToFPOp):
+                src = f"({_unsigned(op.input.type)}){src}"
+            return narrow(d, f"({DTYPES[d.widened_to].c})({src})")
         if isinstance(op, (arith.UIToFPOp, arith.ExtUIOp)):
             return f"({target})({_unsigned(op.input.type)}){src}"
         if isinstance(op, arith.FPToUIOp):
-            return f"({target})({_unsigned(op.result.type)}){src}"
+            return f"({target})({_unsigned(op.result.type)})({src})"
         if isinstance(op, arith.TruncIOp) and op.result.type == IntegerType(1):
             return f"(bool)({src} & 1)"
-        return f"({target}){src}"
+        return f"({target})({src})" if s is not None and s.widened_to else f"({target}){src}"
 
     def bitcast(self, op: arith.BitcastOp) -> str:
         """The same bits as another type of the same width (a memcpy gcc compiles to a
@@ -649,6 +699,9 @@ class CEmitter:
                 f"__builtin_memcpy(&b_, &s_, sizeof b_); b_; }})")
 
     def negf(self, op: arith.NegfOp) -> str:
+        d = BY_XDSL.get(op.result.type)
+        if d is not None and _held_as_bits(d):
+            return narrow(d, f"-{widen(d, self.name(op.operand))}")
         return f"-{self.name(op.operand)}"
 
     def math_call(self, op: Operation) -> str:
@@ -659,8 +712,9 @@ class CEmitter:
             return f"{fn}({', '.join(args)})"
         d = BY_XDSL.get(t)
         if d is not None and d.widened_to:
-            inner = ", ".join(f"({DTYPES[d.widened_to].c}){a}" for a in args)
-            return f"({d.c}){fn}f({inner})"
+            if fn == "rsqrt":
+                return narrow(d, f"1.0f / sqrtf({widen(d, args[0])})")
+            return narrow(d, f"{fn}f({', '.join(widen(d, a) for a in args)})")
         if d is None or not d.is_float:
             raise CEmitError(f"C emitter: cannot emit {op.name} on {t}: float types only")
         if fn == "rsqrt":
@@ -754,11 +808,14 @@ def _is_function_argument(v: SSAValue) -> bool:
 
 
 def _helper_bits(op: Operation) -> int:
-    """The width of a rounding-division helper for `op` (they exist for i32 and index)."""
+    """The width of a rounding-division helper for `op` (floor division has them for i8,
+    i16, i32, i64 and index, ceiling division for i32, i64 and index)."""
     bits = _bits(op.results[0].type)
-    if bits not in (32, 64):
-        raise CEmitError(f"C emitter: {op.name} on i{bits}: expected i32 or index operands; "
-                         f"extend them to i32 first (arith.extsi)")
+    widths = (8, 16, 32, 64) if isinstance(op, arith.FloorDivSIOp) else (32, 64)
+    if bits not in widths:
+        raise CEmitError(f"C emitter: {op.name} on i{bits}: expected operands of "
+                         f"{', '.join(f'i{w}' for w in widths)} or index; extend them first "
+                         f"(arith.extsi)")
     return bits
 
 

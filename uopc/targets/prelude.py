@@ -9,21 +9,49 @@ must compile on the device as well.
 
 from uopc.uopdialect.dtypes import DTYPES
 
-#: helpers beyond `C_PRELUDE`: 64-bit (index) floor division, ceiling division, min of floats
-EXTRA_PRELUDE = r"""
+#: floor division helpers for the integer widths `C_PRELUDE` has none for (i8, i16, and
+#: i64, which index arithmetic uses too)
+_FLOORDIVS = "".join(f"""static inline int{w}_t uop_floordiv_i{w}(int{w}_t a, int{w}_t b) {{
+  int{w}_t q = (int{w}_t)(a / b); return (q * b != a && ((a < 0) != (b < 0))) ? (int{w}_t)(q - 1) : q;
+}}
+""" for w in (8, 16, 64))
+
+#: helpers beyond `C_PRELUDE` that C and CUDA share: floor and ceiling division, min and
+#: max of floats (f64 too)
+COMMON_PRELUDE = r"""
 #include <stdbool.h>
 #include <stdlib.h>
-static inline int64_t uop_floordiv_i64(int64_t a, int64_t b) {
-  int64_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-static inline int32_t uop_ceildiv_i32(int32_t a, int32_t b) {
+""" + _FLOORDIVS + r"""static inline int32_t uop_ceildiv_i32(int32_t a, int32_t b) {
   int32_t q = a / b; return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
 }
 static inline int64_t uop_ceildiv_i64(int64_t a, int64_t b) {
   int64_t q = a / b; return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
 }
 static inline float uop_min_f32(float a, float b) { return -uop_max_f32(-a, -b); }
-#ifdef __FLT16_MAX__
+static inline double uop_max_f64(double a, double b) {
+  return (a > b || a != a || (a == b && !signbit(a))) ? a : b;
+}
+static inline double uop_min_f64(double a, double b) { return -uop_max_f64(-a, -b); }
+"""
+
+#: bf16 in C: its 16 bits (gcc 12 has no bf16 arithmetic type), widened to f32 exactly
+#: and rounded back to nearest even; a NaN stays a (quiet) NaN, never rounds to inf.
+#: `UOP_BF16(bits)` is a constant of given bits (a constant expression, for arrays)
+BF16_PRELUDE = r"""
+typedef uint16_t uop_bf16;
+#define UOP_BF16(bits) ((uop_bf16)(bits))
+static inline float uop_bf16_to_f32(uop_bf16 h) {
+  const uint32_t u = (uint32_t)h << 16; float f; __builtin_memcpy(&f, &u, 4); return f;
+}
+static inline uop_bf16 uop_f32_to_bf16(float f) {
+  uint32_t u; __builtin_memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uop_bf16)((u >> 16) | 0x40u);
+  return (uop_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"""
+
+#: the C target's helpers after `C_PRELUDE`
+EXTRA_PRELUDE = COMMON_PRELUDE + BF16_PRELUDE + r"""#ifdef __FLT16_MAX__
 static inline _Float16 uop_min_f16(_Float16 a, _Float16 b) { return -uop_max_f16(-a, -b); }
 #endif
 """
@@ -37,7 +65,9 @@ CUDA_HEADERS: dict[str, str] = {
                 "typedef long long int64_t; typedef unsigned char uint8_t;\n"
                 "typedef unsigned short uint16_t; typedef unsigned int uint32_t;\n"
                 "typedef unsigned long long uint64_t;\n"
-                "#define INT32_MIN (-2147483647 - 1)\n#define INT64_C(x) x##LL\n",
+                "#define INT8_MIN (-128)\n#define INT16_MIN (-32768)\n"
+                "#define INT32_MIN (-2147483647 - 1)\n#define INT64_C(x) x##LL\n"
+                "#define INT64_MIN (-INT64_C(9223372036854775807) - 1)\n",
     "stdbool.h": "",
     "stdlib.h": "",
 }
@@ -45,13 +75,19 @@ CUDA_HEADERS: dict[str, str] = {
 #: the C spellings of the element types CUDA spells otherwise, as its types
 _TYPEDEFS = "".join(f"typedef {d.cuda} {d.c};\n" for d in DTYPES.values() if d.cuda != d.c)
 
-#: after the C helpers: half precision, restrict, the typedefs, and the f16 helpers the C
-#: prelude defines for `_Float16` only where the C compiler has it
-CUDA_PRELUDE = EXTRA_PRELUDE + r"""
+#: after the shared helpers: half precision and bf16 (`__nv_bfloat16`, converted by
+#: CUDA's own round-to-nearest-even intrinsics; a bf16 constant is built from its bits),
+#: restrict, the typedefs, and the f16 helpers the C prelude defines for `_Float16` only
+#: where the C compiler has it
+CUDA_PRELUDE = COMMON_PRELUDE + r"""
 #include <cuda_fp16.h>
+#include <cuda_bf16.h>
 #include <mma.h>
 #define restrict __restrict__
-""" + _TYPEDEFS + r"""static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
+""" + _TYPEDEFS + r"""#define UOP_BF16(bits) __nv_bfloat16(__nv_bfloat16_raw{bits})
+static inline float uop_bf16_to_f32(uop_bf16 h) { return __bfloat162float(h); }
+static inline uop_bf16 uop_f32_to_bf16(float f) { return __float2bfloat16_rn(f); }
+static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
   const float x = a, y = b;
   return (x > y || x != x || (x == y && !signbit(x))) ? a : b;
 }

@@ -5,7 +5,9 @@ outputs first (the function writes them), then the inputs, then, when the functi
 temporaries, one trailing arena of `ARENA_ATTR` bytes that the memory plan carves into
 views at offsets aligned to `ARENA_ALIGN`. `OUTPUTS_ATTR` says how many leading arguments
 are outputs; a hand-written function without it has as outputs the leading arguments it
-writes (`written_args`). Kernels outlined by uop-kernelize carry `KERNEL_ATTR`, their
+writes (`written_args`). `DTYPE_ATTR` on an argument names its element type where the
+memref's does not (ui8 buffers are memrefs of signless i8). Kernels outlined by
+uop-kernelize carry `KERNEL_ATTR`, their
 schedule `SCHEDULE_ATTR`; the loop tags `AXIS_ATTR` and `ROW_ATTR` pass from uop-rangeify
 to the schedule's application, and `WMMA_ATTR` from uop-gpu-map to the CUDA emitter and
 the GPU emulation.
@@ -27,6 +29,9 @@ OUTPUTS_ATTR = "uopc.outputs"
 ARENA_ATTR = "uopc.arena_bytes"
 #: alignment of arena offsets; the runtime aligns the arena's start to it as well
 ARENA_ALIGN = 64
+#: on an argument of a lowered function whose buffer's element type is not its memref's
+#: (a ui8 tensor is a memref of signless i8): the tensor's element type, as a name
+DTYPE_ATTR = "uopc.dtype"
 #: discardable attribute that marks an outlined kernel function
 KERNEL_ATTR = "uop.kernel"
 #: the name of a kernel's schedule attribute

@@ -35,7 +35,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.shapes import Sig
 
 #: the groups an op can belong to (what kind of computation it is)
@@ -80,9 +80,23 @@ BinaryBuilder = Callable[[SSAValue, SSAValue], Operation]
 UnaryBuilder = Callable[[SSAValue], Operation]
 
 
+def unsigned_form(op: BinaryBuilder) -> BinaryBuilder:
+    """The unsigned `arith` op of a signed one (max, floor division, remainder): the form
+    an unsigned type's values (ui8, signless i8 below the tensor level) take; an op
+    that is the same for both (add, mul: modulo 2^bits) is itself."""
+    from xdsl.dialects import arith
+
+    unsigned: dict[Any, BinaryBuilder] = {
+        arith.MaxSIOp: arith.MaxUIOp, arith.MinSIOp: arith.MinUIOp,
+        arith.FloorDivSIOp: arith.DivUIOp, arith.DivSIOp: arith.DivUIOp,
+        arith.RemSIOp: arith.RemUIOp}
+    return unsigned.get(op, op)
+
+
 @dataclass(frozen=True)
 class ArithChoice:
-    """A lowering that is one `arith` op chosen by the element type."""
+    """A lowering that is one `arith` op chosen by the element type: the float op, the
+    i1 op, or the integer op in the type's signedness (`unsigned_form` for ui8)."""
 
     int_op: BinaryBuilder
     float_op: BinaryBuilder
@@ -93,25 +107,28 @@ class ArithChoice:
             op = self.float_op
         elif dtype == "i1" and self.bool_op is not None:
             op = self.bool_op
-        else:
+        elif DTYPES[dtype].signed:
             op = self.int_op
+        else:
+            op = unsigned_form(self.int_op)
         return builder.put(op(a.value, b.value), a, b)
 
 
 @dataclass(frozen=True)
 class CompareChoice:
-    """A lowering that is one `arith.cmpi`/`arith.cmpf` with a predicate per element type."""
+    """A lowering that is one `arith.cmpi`/`arith.cmpf` with a predicate per element type:
+    signed integers take `int_pred`, unsigned ones (i1, ui8) `unsigned_pred`."""
 
     int_pred: str
     float_pred: str
-    bool_pred: str
+    unsigned_pred: str
 
     def __call__(self, builder: ScalarBuilder, dtype: str, a: Any, b: Any) -> Any:
         from xdsl.dialects import arith
 
         if dtype in FLOAT_DTYPES:
             return builder.put(arith.CmpfOp(a.value, b.value, self.float_pred), a, b)
-        pred = self.bool_pred if dtype == "i1" else self.int_pred
+        pred = self.int_pred if DTYPES[dtype].signed else self.unsigned_pred
         return builder.put(arith.CmpiOp(a.value, b.value, pred), a, b)
 
 

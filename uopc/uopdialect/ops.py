@@ -56,7 +56,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from uopc.uopdialect import gradients, semantics, shapes
 from uopc.uopdialect.dtypes import DTYPES
-from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo
+from uopc.uopdialect.opinfo import ArithChoice, CompareChoice, MathCall, OpInfo, unsigned_form
 from uopc.uopdialect.quant_formats import CODES, Code
 from uopc.uopdialect.shapes import ShapeError, Sig
 from uopc.uopdialect.types import sig_of, tensor_type
@@ -592,12 +592,13 @@ class PowOp(BinaryOp):
 
 
 def _lower_floordiv(builder, dtype: str, a, b):
-    return builder.put(arith.FloorDivSIOp(a.value, b.value), a, b)
+    op = arith.FloorDivSIOp if DTYPES[dtype].signed else unsigned_form(arith.FloorDivSIOp)
+    return builder.put(op(a.value, b.value), a, b)
 
 
 def _lower_floormod(builder, dtype: str, a, b):
-    # a - floordiv(a, b) * b: exact in wrapping i32 arithmetic, and the C emitter only
-    # needs a helper for the division
+    # a - floordiv(a, b) * b: exact in wrapping arithmetic at every width (ui8: the
+    # unsigned remainder), and the C emitter only needs a helper for the division
     q = _lower_floordiv(builder, dtype, a, b)
     qb = builder.put(arith.MuliOp(q.value, b.value), q, b)
     return builder.put(arith.SubiOp(a.value, qb.value), a, qb)
