@@ -102,13 +102,13 @@ def _bits(t: Attribute) -> int:
 
 
 def float_literal(value: float, t: Attribute) -> str:
+    d = BY_XDSL.get(t)
+    if d is not None and _held_as_bits(d):
+        return f"UOP_BF16({_bits_of(value, d):#06x})"
     if math.isnan(value):
         return "NAN"
     if math.isinf(value):
         return "INFINITY" if value > 0 else "(-INFINITY)"
-    d = BY_XDSL.get(t)
-    if d is not None and _held_as_bits(d):
-        return f"UOP_BF16({_bits_of(value, d):#06x})"
     text = repr(value)  # the shortest decimal that reads back as the same double
     if d is not None and d.widened_to:
         text = f"({d.c}){text}f"
@@ -672,14 +672,16 @@ class CEmitter:
         src = self.name(op.operands[0])
         target = c_type(op.results[0].type)
         s, d = BY_XDSL.get(op.operands[0].type), BY_XDSL.get(op.results[0].type)
+        src_c = c_type(op.operands[0].type)
         if s is not None and s.widened_to:
-            src = widen(s, src)
-            if target == DTYPES[s.widened_to].c:
+            src, src_c = widen(s, src), DTYPES[s.widened_to].c
+            if target == src_c:
                 return src
         if d is not None and d.widened_to:
             if isinstance(op, arith.UIToFPOp):
                 src = f"({_unsigned(op.input.type)}){src}"
-            return narrow(d, f"({DTYPES[d.widened_to].c})({src})")
+            wide = DTYPES[d.widened_to].c
+            return narrow(d, src if src_c == wide else f"({wide})({src})")
         if isinstance(op, (arith.UIToFPOp, arith.ExtUIOp)):
             return f"({target})({_unsigned(op.input.type)}){src}"
         if isinstance(op, arith.FPToUIOp):

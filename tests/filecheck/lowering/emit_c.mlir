@@ -40,9 +40,9 @@ func.func @divs(%q: memref<8xi32>, %a: memref<4xi32>) {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    o[0] = [[ACC]];
 // CHECK-NEXT:    o[1] = NAN;
-// CHECK-NEXT:    const _Float16 [[HF:v[0-9]+]] = (_Float16)[[ACC]];
-// CHECK-NEXT:    const _Float16 [[SUM:v[0-9]+]] = (_Float16)([[HF]] + (_Float16)0.5f);
-// CHECK-NEXT:    const _Float16 [[E:v[0-9]+]] = (_Float16)expf((float)[[SUM]]);
+// CHECK-NEXT:    const _Float16 [[HF:v[0-9]+]] = (_Float16)([[ACC]]);
+// CHECK-NEXT:    const _Float16 [[SUM:v[0-9]+]] = (_Float16)((float)([[HF]]) + (float)((_Float16)0.5f));
+// CHECK-NEXT:    const _Float16 [[E:v[0-9]+]] = (_Float16)(expf((float)([[SUM]])));
 // CHECK-NEXT:    h[0] = [[E]];
 func.func @floats(%o: memref<2xf32>, %h: memref<1xf16>, %x: memref<2x3xf32>) {
   %c0 = arith.constant 0 : index
