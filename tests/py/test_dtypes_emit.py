@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
-from uopc.runtime.driver import compile_text, parse_program
+from uopc.runtime.cuda_backend import CudaBackend, CudaUnavailable, compile_cuda, nvrtc_version
+from uopc.runtime.driver import compile_program, compile_text, parse_program, schedule_kernels
+from uopc.runtime.gpu_emulation import GpuEmulationBackend
 from uopc.testing import with_mlir
 from uopc.uopdialect.dtypes import DTYPES, DType
 
@@ -145,17 +147,44 @@ def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
     return bool(np.array_equal(got, want))
 
 
-@pytest.mark.parametrize("dtype", list(DTYPES))
-def test_every_type_compiles_and_runs_bit_exact(dtype):
+def _case(dtype: str):
+    """Type `dtype`'s inputs, program text, expected outputs and their names."""
     d = DTYPES[dtype]
-    rng = np.random.default_rng(sum(map(ord, dtype)))
-    x, y, z = _inputs(d, rng)
+    x, y, z = _inputs(d, np.random.default_rng(sum(map(ord, dtype))))
     with np.errstate(all="ignore"):  # casts that overflow to inf (i64 -> f16) are meant
         text, expected, names = _program(d, x, y, z)
-    got = compile_text(text)(x, y, z)
+    return (x, y, z), text, expected, names
+
+
+def _check(dtype: str, got, expected, names) -> None:
     wrong = [f"{name}: got {g!r}, expected {w!r}" for name, g, w in zip(names, got, expected)
              if not _same_bits(g, w)]
     assert not wrong, f"{dtype}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_every_type_compiles_and_runs_bit_exact(dtype):
+    inputs, text, expected, names = _case(dtype)
+    _check(dtype, compile_text(text)(*inputs), expected, names)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_every_type_on_the_gpu_path(dtype):
+    """The GPU path: the kernels mapped to threads run exactly through the CPU emulation,
+    and their CUDA source (`__nv_bfloat16`, double, the integer types, their bit casts)
+    compiles to PTX with NVRTC where it is installed."""
+    inputs, text, expected, names = _case(dtype)
+    emulated = compile_program(parse_program(text, "mlir"), "main", GpuEmulationBackend())
+    _check(dtype, emulated(*inputs), expected, names)
+    try:
+        nvrtc_version()
+    except CudaUnavailable:
+        return
+    cuda, module = CudaBackend(), parse_program(text, "mlir")
+    schedule_kernels(module, cuda)
+    run_pipeline(cuda.stages().loops, module)
+    run_pipeline(cuda.pipeline_tail(), module)
+    assert b".entry" in compile_cuda(cuda.emit(module).text, "compute_90")
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
@@ -164,9 +193,7 @@ def test_lowered_ir_of_every_type_verifies_with_mlir_opt(dtype):
     is i8 there), every cast and op one that mlir-opt's verifiers accept."""
     if with_mlir.tool("mlir-opt") is None:
         pytest.skip("mlir-opt not installed (apt-get install mlir-22-tools)")
-    d = DTYPES[dtype]
-    with np.errstate(all="ignore"):
-        text, _, _ = _program(d, *_inputs(d, np.random.default_rng(0)))
+    _, text, _, _ = _case(dtype)
     loops = parse_program(text, "mlir")
     run_pipeline(LOOP_PIPELINE, loops)
     with_mlir.verify(str(loops))

@@ -13,7 +13,11 @@ the same rules; this module adds only what differs on the device:
   `blockIdx`/`threadIdx`, `gpu.barrier` is `__syncthreads()`, `memref.alloca` in memory
   space 3 is a `__shared__` array (space 5: a local array, kept in registers);
 - f16 is `__half` from cuda_fp16.h (spelled `_Float16` through a typedef, so the shared
-  expressions apply unchanged: `__half` arithmetic rounds once, like `_Float16`'s);
+  expressions apply unchanged: `__half` arithmetic rounds once, like `_Float16`'s), bf16
+  `__nv_bfloat16` from cuda_bf16.h (spelled `uop_bf16`, widened to f32 for every op by
+  the prelude's `uop_bf16_to_f32`/`uop_f32_to_bf16`, CUDA's own conversions), f64
+  `double` and the integers the fixed-width types; i32 and i64 wrap through unsigned
+  arithmetic (NVRTC has no -fwrapv);
 - the helpers of the C prelude become device functions through NVRTC's
   `-default-device`, and the C headers they include are replaced by `CUDA_HEADERS`
   (`uopc.targets.prelude`: the fixed-width integer types, and NAN/INFINITY as constant
@@ -200,19 +204,27 @@ class CudaEmitter(CEmitter):
             plan.launches.append((name, [slots[s] for s in call_args], grid, block))
 
     # ---- kernels -----------------------------------------------------------------------------
-    #: CUDA's intrinsics for a bit cast, by (source, result) C type: NVRTC has neither
-    #: the C emitter's statement expression nor compound literals
+    #: CUDA's intrinsics for a bit cast, by (source, result) C type, as formats of the
+    #: operand: NVRTC has neither the C emitter's statement expression nor compound literals
     BITCASTS: ClassVar[dict[tuple[str, str], str]] = {
-        ("int32_t", "float"): "__int_as_float", ("float", "int32_t"): "__float_as_int",
-        ("int16_t", "_Float16"): "__short_as_half", ("_Float16", "int16_t"): "__half_as_short"}
+        ("int32_t", "float"): "__int_as_float({})", ("float", "int32_t"): "__float_as_int({})",
+        ("int16_t", "_Float16"): "__short_as_half({})",
+        ("_Float16", "int16_t"): "__half_as_short({})",
+        ("int16_t", "uop_bf16"): "__short_as_bfloat16({})",
+        ("uop_bf16", "int16_t"): "__bfloat16_as_short({})",
+        ("_Float16", "uop_bf16"): "__short_as_bfloat16(__half_as_short({}))",
+        ("uop_bf16", "_Float16"): "__short_as_half(__bfloat16_as_short({}))",
+        ("int64_t", "double"): "__longlong_as_double({})",
+        ("double", "int64_t"): "__double_as_longlong({})"}
 
     def bitcast(self, op: arith.BitcastOp) -> str:
         types = (c_type(op.input.type), c_type(op.result.type))
         intrinsic = self.BITCASTS.get(types)
         if intrinsic is None:
             raise CEmitError(f"CUDA emitter: arith.bitcast from {op.input.type} to "
-                             f"{op.result.type}: only f32 <-> i32 and f16 <-> i16")
-        return f"{intrinsic}({self.name(op.input)})"
+                             f"{op.result.type}: only between i16, f16 and bf16, i32 and "
+                             f"f32, i64 and f64")
+        return intrinsic.format(self.name(op.input))
 
     def signature(self, f: func.FuncOp) -> str:
         return 'extern "C" __global__ ' + super().signature(f)
