@@ -53,7 +53,7 @@ CHECK_DECLARATIONS = ("int64_t uopc_fault_take(void);\nint64_t uopc_fault_value_
 
 _SIGNED_DIVISIONS = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
 _DIVISIONS = (*_SIGNED_DIVISIONS, arith.DivUIOp, arith.RemUIOp)
-_INT_MIN = {16: "INT16_MIN", 32: "INT32_MIN", 64: "INT64_MIN"}
+_INT_MIN = {8: "INT8_MIN", 16: "INT16_MIN", 32: "INT32_MIN", 64: "INT64_MIN"}
 
 
 class CheckedCEmitter(CEmitter):
