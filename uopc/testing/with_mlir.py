@@ -35,6 +35,8 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
+from uopc.uopdialect.dtypes import DTYPES
+
 LLVM_DIR = "/usr/lib/llvm-22"
 #: loop-level IR (scf, arith, math, memref, func) to the LLVM dialect
 LLVM_PIPELINE = ("--arith-expand", "--expand-strided-metadata", "--convert-scf-to-cf",
@@ -44,8 +46,13 @@ TENSOR_PIPELINE = ("--convert-elementwise-to-linalg",
                    "--one-shot-bufferize=bufferize-function-boundaries",
                    "--convert-linalg-to-loops", *LLVM_PIPELINE)
 #: numpy dtype -> (MLIR element type, runner print function)
+#: the printers of mlir-runner's runtime by numpy dtype (i8's prints characters, so i8
+#: and ui8 outputs have none)
 PRINTERS = {np.dtype(np.float32): ("f32", "printMemrefF32"),
             np.dtype(np.float64): ("f64", "printMemrefF64"),
+            np.dtype(np.float16): ("f16", "printMemrefF16"),
+            DTYPES["bf16"].numpy: ("bf16", "printMemrefBF16"),
+            np.dtype(np.int16): ("i16", "printMemrefI16"),
             np.dtype(np.int32): ("i32", "printMemrefI32"),
             np.dtype(np.int64): ("i64", "printMemrefI64")}
 TIMEOUT_S = 120
@@ -96,7 +103,7 @@ def _runner_libraries() -> str:
 def _element(v: np.generic) -> str:
     """One element: floats by repr (the exact value, read back exactly), f32
     non-finite values as their bit patterns."""
-    if isinstance(v, np.floating):
+    if isinstance(v, np.floating) or v.dtype == DTYPES["bf16"].numpy:
         text = repr(float(v))
         if v.dtype == np.float32 and not np.isfinite(v):
             return {"inf": "0x7F800000", "-inf": "0xFF800000"}.get(text, "0x7FC00000")
@@ -166,7 +173,12 @@ def _parse_prints(text: str, outputs: Sequence[tuple[tuple[int, ...], np.dtype]]
     results = []
     for block, (shape, dtype) in zip(blocks, outputs):
         data = block.split("data =", 1)[1]
-        values = [float(v.replace("-nan", "nan")) for v in _NUMBER.findall(data)]
+        found = _NUMBER.findall(data)
+        if np.dtype(dtype).kind in "iu":  # exactly (i64 beyond 2^53), modulo 2^bits
+            ints = np.array([int(v) for v in found], dtype=np.int64)
+            results.append(ints.astype(dtype).reshape(shape))
+            continue
+        values = [float(v.replace("-nan", "nan")) for v in found]
         results.append(np.array(values, dtype=np.float64).astype(dtype).reshape(shape))
     return results
 
