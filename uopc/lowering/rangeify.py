@@ -591,7 +591,8 @@ class FunctionLowering:
             if value.get_element_type() != mtype.element_type:  # ui8 values as signless i8
                 value = DenseIntOrFPElementsAttr.from_list(
                     TensorType(mtype.element_type, value.get_shape()),
-                    [IntegerAttr(v, mtype.element_type).value.data for v in value.get_values()])
+                    [IntegerAttr(v, _int_type(mtype.element_type)).value.data
+                     for v in value.get_values()])
             self.globals.append(memref.GlobalOp.get(
                 StringAttr(name), mtype, value, sym_visibility=StringAttr("private"),
                 constant=UnitAttr()))
@@ -636,13 +637,13 @@ class FunctionLowering:
         op: Operation
         if not s.is_float and not d.is_float:
             if d.bits < s.bits:
-                op = arith.TruncIOp(a.value, t)
+                op = arith.TruncIOp(a.value, _int_type(t))
             else:
-                op = (arith.ExtSIOp if s.signed else arith.ExtUIOp)(a.value, t)
+                op = (arith.ExtSIOp if s.signed else arith.ExtUIOp)(a.value, _int_type(t))
         elif not s.is_float:
             op = (arith.SIToFPOp if s.signed else arith.UIToFPOp)(a.value, _float_type(t))
         elif not d.is_float:
-            op = (arith.FPToSIOp if d.signed else arith.FPToUIOp)(a.value, t)
+            op = (arith.FPToSIOp if d.signed else arith.FPToUIOp)(a.value, _int_type(t))
         elif d.bits > s.bits:
             op = arith.ExtFOp(a.value, _float_type(t))
         else:
@@ -981,6 +982,12 @@ def _constant(value: int | float | bool, t: Attribute) -> Operation:
             v = -1 if v else 0  # i1 attributes are signed: true is -1
         return arith.ConstantOp(IntegerAttr(v, t))
     return arith.ConstantOp(FloatAttr(float(value), _float_type(t)))
+
+
+def _int_type(t: Attribute) -> IntegerType:
+    """`t`, an integer element type (the caller has ruled out the others)."""
+    assert isinstance(t, IntegerType), t
+    return t
 
 
 def _float_type(t: Attribute) -> AnyFloat:
