@@ -786,7 +786,8 @@ Handler = Callable[[_Importer, Statement], SSAValue]
 #: the ops whose operands or keys follow no family
 _SPECIAL: dict[str, Handler] = {
     "sub": _sub, "neg": _neg, "buffer": _buffer,
-    "where": _where, "cast": _converted(uop.CastOp), "bitcast": _converted(uop.BitcastOp), "const": _const, "decode": _decode,
+    "where": _where, "cast": _converted(uop.CastOp), "bitcast": _converted(uop.BitcastOp),
+    "const": _const, "decode": _decode,
     "reduce": _reduce, "stack": _stack, "index": _index, "contiguous": _contiguous,
 }
 
