@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from uopc.frontend.safetensors_file import read_safetensors
 from uopc.frontend.llm.torch_zip import read_torch_zip
+from uopc.frontend.safetensors_file import read_safetensors
 from uopc.uopdialect.dtypes import BY_NUMPY
 
 
