@@ -115,10 +115,6 @@ class DType:
         return self.min <= value <= self.max
 
 
-_F16_WIDEN = {"widened_to": "f32", "c_widen": "(float)({})", "c_narrow": "(_Float16)({})"}
-_BF16_WIDEN = {"widened_to": "f32", "c_widen": "uop_bf16_to_f32({})",
-               "c_narrow": "uop_f32_to_bf16({})"}
-
 #: the element types by IR name, in the order error messages list them
 DTYPES: dict[str, DType] = {d.name: d for d in (
     DType("i1", IntegerType(1), np.dtype(np.bool_), "bool", "bool", "bool", 1, signed=False,
@@ -134,9 +130,11 @@ DTYPES: dict[str, DType] = {d.name: d for d in (
     DType("i64", IntegerType(64), np.dtype(np.int64), "int64_t", "int64_t", "int", 64,
           safetensors="I64"),
     DType("f16", Float16Type(), np.dtype(np.float16), "_Float16", "__half", "float", 16,
-          safetensors="F16", **_F16_WIDEN),
+          safetensors="F16", widened_to="f32", c_widen="(float)({})",
+          c_narrow="(_Float16)({})"),
     DType("bf16", BFloat16Type(), np.dtype(ml_dtypes.bfloat16), "uop_bf16",
-          "__nv_bfloat16", "float", 16, safetensors="BF16", **_BF16_WIDEN),
+          "__nv_bfloat16", "float", 16, safetensors="BF16", widened_to="f32",
+          c_widen="uop_bf16_to_f32({})", c_narrow="uop_f32_to_bf16({})"),
     DType("f32", Float32Type(), np.dtype(np.float32), "float", "float", "float", 32,
           safetensors="F32"),
     DType("f64", Float64Type(), np.dtype(np.float64), "double", "double", "float", 64,
