@@ -19,10 +19,14 @@ import pytest
 from uopc.pipelines import LOOP_PIPELINE, run_pipeline
 from uopc.runtime.cuda_backend import CudaBackend, CudaUnavailable, compile_cuda, nvrtc_version
 from uopc.runtime.driver import compile_program, compile_text, parse_program, schedule_kernels
+from uopc.runtime.engine import Engine
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
 from uopc.runtime.program import CheckFailure
 from uopc.testing import with_mlir
 from uopc.uopdialect.dtypes import DTYPES, DType
+from uopc.uopdialect.graph import UOp
+from uopc.uopdialect.ops import OP
+from uopc.uopdialect.shapes import Sig
 
 SHAPE = (4, 4)
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
@@ -242,3 +246,21 @@ def test_every_type_matches_mlir_runner(dtype):
         else:
             np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
                                        rtol=1e-5, err_msg=f"{dtype} {name}")
+
+
+@pytest.mark.parametrize("dtype", ["ui8", "i64", "bf16", "f64"])
+def test_the_engine_realizes_every_type_in_its_numpy_dtype(dtype):
+    """Traced graphs of a type run as kernels whose buffers are the type's numpy arrays
+    (a ui8 kernel's loops see signless i8, its buffers are still uint8)."""
+    d = DTYPES[dtype]
+    x, y, _ = _inputs(d, np.random.default_rng(1))
+    a, b = UOp.buffer(x, Sig(SHAPE, dtype)), UOp.buffer(y, Sig(SHAPE, dtype))
+    ops = [OP.add, OP.max] + ([OP.floordiv] if d.is_int else [])
+    got = Engine().realize([UOp.make(op, [a, b], None) for op in ops])
+    with np.errstate(all="ignore"):
+        want = [x + y, np.maximum(x, y)] if d.is_int or not d.widened_to else \
+            [_computed(d, np.add, x, y), _computed(d, np.maximum, x, y)]
+    if d.is_int:
+        want.append(x // y)
+    for g, w in zip(got, want):
+        assert _same_bits(g, w.astype(d.numpy)), (dtype, g, w)
