@@ -151,7 +151,8 @@ def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
     if got.dtype.kind == "f" or got.dtype == DTYPES["bf16"].numpy:
         g, w = got.astype(np.float64), want.astype(np.float64)
         both_nan = np.isnan(g) & np.isnan(w)
-        return bool(np.all(both_nan | (got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))))
+        same = got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}")
+        return bool(np.all(both_nan | same))
     return bool(np.array_equal(got, want))
 
 
@@ -264,3 +265,35 @@ def test_the_engine_realizes_every_type_in_its_numpy_dtype(dtype):
         want.append(x // y)
     for g, w in zip(got, want):
         assert _same_bits(g, w.astype(d.numpy)), (dtype, g, w)
+
+
+def test_float_conversions_round_to_nearest_even_on_every_bit_pattern():
+    """f32 -> bf16 and f32 -> f16 on random bit patterns (normals, subnormals, ties,
+    infinities, NaNs): C's conversions round to nearest even and keep NaN a NaN, as
+    ml_dtypes and numpy do; f64 -> bf16 rounds to f32 first, and wide integers reach
+    bf16 through f32 too (PyTorch's rule)."""
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)
+    bits[:8] = [0x7F800000, 0xFF800000, 0x7FC00001, 0xFF812345, 0x00000001, 0x80000000,
+                0x3F808000, 0x3F818000]  # inf, -inf, NaNs, the least subnormal, -0, ties
+    f32 = bits.view(np.float32)
+    f64 = rng.standard_normal(4096) * 2.0 ** rng.integers(-140, 140, 4096)
+    i64 = rng.integers(-(2**62), 2**62, 4096, dtype=np.int64)
+    n = len(bits)
+    text = f"""func.func @main(%f: tensor<{n}xf32>, %d: tensor<{n}xf64>, %i: tensor<{n}xi64>)
+        -> (tensor<{n}xbf16>, tensor<{n}xf16>, tensor<{n}xbf16>, tensor<{n}xbf16>, tensor<{n}xf32>) {{
+      %a = uop.cast %f : tensor<{n}xf32> to tensor<{n}xbf16>
+      %b = uop.cast %f : tensor<{n}xf32> to tensor<{n}xf16>
+      %c = uop.cast %d : tensor<{n}xf64> to tensor<{n}xbf16>
+      %e = uop.cast %i : tensor<{n}xi64> to tensor<{n}xbf16>
+      %w = uop.cast %a : tensor<{n}xbf16> to tensor<{n}xf32>
+      func.return %a, %b, %c, %e, %w : tensor<{n}xbf16>, tensor<{n}xf16>, tensor<{n}xbf16>,
+          tensor<{n}xbf16>, tensor<{n}xf32>
+    }}"""
+    bf16 = DTYPES["bf16"].numpy
+    got = compile_text(text)(f32, f64, i64)
+    with np.errstate(all="ignore"):
+        want = [f32.astype(bf16), f32.astype(np.float16), f64.astype(np.float32).astype(bf16),
+                i64.astype(np.float32).astype(bf16), f32.astype(bf16).astype(np.float32)]
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert _same_bits(g, w), f"output {k}: got {g[:8]!r}, expected {w[:8]!r}"
