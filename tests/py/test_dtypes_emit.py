@@ -297,3 +297,37 @@ def test_float_conversions_round_to_nearest_even_on_every_bit_pattern():
                 i64.astype(np.float32).astype(bf16), f32.astype(bf16).astype(np.float32)]
     for k, (g, w) in enumerate(zip(got, want)):
         assert _same_bits(g, w), f"output {k}: got {g[:8]!r}, expected {w[:8]!r}"
+
+
+def _dense(values: np.ndarray) -> str:
+    """An MLIR dense literal of the 4x4 array `values`."""
+    def text(v) -> str:
+        return ("true" if v else "false") if values.dtype == bool else repr(v.item()) \
+            if values.dtype.kind == "f" or values.dtype == DTYPES["bf16"].numpy else str(int(v))
+    return "dense<[" + ", ".join("[" + ", ".join(text(v) for v in row) + "]"
+                                 for row in values) + "]>"
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_constant_tables_of_every_type(dtype):
+    """A constant of several values becomes a global table: C prints its values (bf16 as
+    bit patterns, ui8 as the signless bytes, INT64_MIN by name), CUDA's table compiles."""
+    d = DTYPES[dtype]
+    x, _, _ = _inputs(d, np.random.default_rng(3))
+    t = f"tensor<4x4x{d.name}>"
+    text = f"""func.func @main(%x: {t}) -> ({t}, {t}) {{
+      %k = uop.const {_dense(x)} : {t}
+      %m = uop.max %k, %x : {t}
+      func.return %k, %m : {t}, {t}
+    }}"""
+    table, biggest = compile_text(text)(x)
+    assert _same_bits(table, x) and _same_bits(biggest, x)
+    try:
+        nvrtc_version()
+    except CudaUnavailable:
+        return
+    cuda, module = CudaBackend(), parse_program(text, "mlir")
+    schedule_kernels(module, cuda)
+    run_pipeline(cuda.stages().loops, module)
+    run_pipeline(cuda.pipeline_tail(), module)
+    assert b".entry" in compile_cuda(cuda.emit(module).text, "compute_90")

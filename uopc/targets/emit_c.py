@@ -101,10 +101,13 @@ def _bits(t: Attribute) -> int:
     return t.width.data
 
 
-def float_literal(value: float, t: Attribute) -> str:
+def float_literal(value: float, t: Attribute, by_bits: frozenset[str] = frozenset()) -> str:
+    """The C constant `value` of float type `t`; a type held as bits, and the types named
+    in `by_bits`, print as their bit pattern through the prelude's `UOP_<TYPE>(bits)`
+    (a constant expression where a cast or a conversion call would not be one)."""
     d = BY_XDSL.get(t)
-    if d is not None and _held_as_bits(d):
-        return f"UOP_BF16({_bits_of(value, d):#06x})"
+    if d is not None and (_held_as_bits(d) or d.name in by_bits):
+        return f"UOP_{d.name.upper()}({_bits_of(value, d):#06x})"
     if math.isnan(value):
         return "NAN"
     if math.isinf(value):
@@ -177,6 +180,8 @@ class CEmitter:
     #: whether `prelude` declares no state (only types and static inline functions), so
     #: that every translation unit may have its own copy (see `sections`)
     stateless_prelude: ClassVar[bool] = True
+    #: float types whose values in constant tables print as bits (`float_literal`)
+    bits_in_tables: ClassVar[frozenset[str]] = frozenset()
     #: print each outermost loop without results that holds a register tile as a call of
     #: a helper compiled without gcc's loop vectorizer (`tile_loop`)
     outline_tiles: ClassVar[bool] = True
@@ -260,7 +265,8 @@ class CEmitter:
             if len(raw) == 1 and n > 1:
                 raw = raw * n
             for v in raw:
-                values.append(float_literal(float(v), elt) if isinstance(v, float)
+                values.append(float_literal(float(v), elt, self.bits_in_tables)
+                              if isinstance(v, float)
                               else int_literal(int(v), elt))
         const = "const " if isinstance(op.constant, UnitAttr) else ""
         self.mutable_globals |= not const

@@ -116,6 +116,9 @@ class CudaEmitter(CEmitter):
     prelude: ClassVar[str] = CUDA_PRELUDE
     outline_tiles: ClassVar[bool] = False  # a register tile stays in its kernel
     wraps: ClassVar[bool] = False  # NVRTC has no -fwrapv: i32 wraps through uint32_t
+    #: a `__half` table initialized by casts is a dynamic initialization, which device
+    #: variables cannot have: its values print as bits (`UOP_F16`, a constexpr constructor)
+    bits_in_tables: ClassVar[frozenset[str]] = frozenset({"f16"})
 
     def __init__(self) -> None:
         super().__init__()

@@ -76,7 +76,7 @@ CUDA_HEADERS: dict[str, str] = {
 _TYPEDEFS = "".join(f"typedef {d.cuda} {d.c};\n" for d in DTYPES.values() if d.cuda != d.c)
 
 #: after the shared helpers: half precision and bf16 (`__nv_bfloat16`, converted by
-#: CUDA's own round-to-nearest-even intrinsics; a bf16 constant is built from its bits),
+#: CUDA's own round-to-nearest-even intrinsics; constants of both built from their bits),
 #: restrict, the typedefs, and the f16 helpers the C prelude defines for `_Float16` only
 #: where the C compiler has it
 CUDA_PRELUDE = COMMON_PRELUDE + r"""
@@ -84,7 +84,8 @@ CUDA_PRELUDE = COMMON_PRELUDE + r"""
 #include <cuda_bf16.h>
 #include <mma.h>
 #define restrict __restrict__
-""" + _TYPEDEFS + r"""#define UOP_BF16(bits) __nv_bfloat16(__nv_bfloat16_raw{bits})
+""" + _TYPEDEFS + r"""#define UOP_F16(bits) __half(__half_raw{bits})
+#define UOP_BF16(bits) __nv_bfloat16(__nv_bfloat16_raw{bits})
 static inline float uop_bf16_to_f32(uop_bf16 h) { return __bfloat162float(h); }
 static inline uop_bf16 uop_f32_to_bf16(float f) { return __float2bfloat16_rn(f); }
 static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
