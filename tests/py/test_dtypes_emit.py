@@ -30,8 +30,17 @@ from uopc.uopdialect.shapes import Sig
 
 SHAPE = (4, 4)
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
-#: the float math ops checked on every float type (on positive operands)
-MATH = ("exp", "log", "sqrt", "sin", "tanh")
+#: the unary float ops, each checked on every float type (on positive operands), by the
+#: C math library function that defines it (round: halves to even, C's rint)
+MATH = {name: {"round": "rint"}.get(name, name) for name in (
+    "exp2", "log2", "sqrt", "sin", "tanh", "erf", "exp", "log", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "asinh", "log10", "log1p", "expm1", "floor", "ceil", "trunc",
+    "round")}
+
+
+#: the unary ops upstream MLIR lowers to LLVM (--convert-to-llvm has no erf, ...)
+LLVM_MATH = ("exp2", "log2", "sqrt", "sin", "exp", "log", "cos", "log10", "floor", "ceil",
+             "trunc", "round", "tanh")
 
 
 def _libm(name: str, x: np.ndarray, d: DType) -> np.ndarray:
@@ -87,10 +96,10 @@ def _inputs(d: DType, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray,
     return x, y, z
 
 
-def _program(d: DType, x, y, z, keep=lambda name: True
+def _program(d: DType, x, y, z, keep=lambda name: True, math=tuple(MATH)
              ) -> tuple[str, list[np.ndarray], list[str]]:
     """The program text of type `d` and its expected outputs (those whose element type's
-    numpy dtype `keep` accepts)."""
+    numpy dtype `keep` accepts), with the unary float ops `math`."""
     t = f"tensor<4x4x{d.name}>"
     b = "tensor<4x4xi1>"
     lines: list[str] = []
@@ -129,8 +138,9 @@ def _program(d: DType, x, y, z, keep=lambda name: True
         op("rowmax", f"uop.reduce max %x axes [1] : {t} -> {r}", r, x.max(axis=1))
     if d.is_float:
         op("div", f"uop.div %x, %y : {t}", t, _computed(d, np.divide, x, y))
-        for name in MATH:
-            op(name, f"uop.{name} %y : {t}", t, _libm(name, y, d))
+        for name in math:
+            op(name, f"uop.{name} %y : {t}", t, _libm(MATH[name], y, d))
+        op("recip", f"uop.recip %y : {t}", t, _computed(d, np.reciprocal, y))
     for other in DTYPES.values():
         if other is d:
             continue
@@ -237,7 +247,8 @@ def test_every_type_matches_mlir_runner(dtype):
     d = DTYPES[dtype]
     x, y, z = _inputs(d, np.random.default_rng(sum(map(ord, dtype))))
     with np.errstate(all="ignore"):
-        text, expected, names = _program(d, x, y, z, keep=lambda t: t in with_mlir.PRINTERS)
+        text, expected, names = _program(d, x, y, z, keep=lambda t: t in with_mlir.PRINTERS,
+                                         math=LLVM_MATH)
     loops = parse_program(text, "mlir")
     run_pipeline(LOOP_PIPELINE, loops)
     theirs = with_mlir.run(loops, "main", [x, y, z], [(e.shape, e.dtype) for e in expected])
