@@ -43,16 +43,17 @@ LLVM_MATH = ("exp2", "log2", "sqrt", "sin", "exp", "log", "cos", "log10", "floor
              "trunc", "round", "tanh")
 
 
-def _libm(name: str, x: np.ndarray, d: DType) -> np.ndarray:
-    """C's `name` (double) or `namef` (f32, and f16/bf16 through f32, rounded once)."""
+def _libm(name: str, d: DType, *xs: np.ndarray) -> np.ndarray:
+    """C's `name` (double) or `namef` (f32, and f16/bf16 through f32, rounded once) on
+    the elements of `xs`."""
     if d.bits == 64:
-        fn = getattr(_LIBM, name)
-        fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
-        return np.array([fn(float(v)) for v in x.ravel()], np.float64).reshape(x.shape)
-    fn = getattr(_LIBM, name + "f")
-    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-    wide = x.astype(np.float32).ravel()
-    return np.array([fn(float(v)) for v in wide], np.float32).reshape(x.shape).astype(d.numpy)
+        fn, c, wide = getattr(_LIBM, name), ctypes.c_double, np.float64
+    else:
+        fn, c, wide = getattr(_LIBM, name + "f"), ctypes.c_float, np.float32
+    fn.restype, fn.argtypes = c, [c] * len(xs)
+    flat = [x.astype(wide).ravel() for x in xs]
+    out = np.array([fn(*(float(v) for v in vs)) for vs in zip(*flat)], wide)
+    return out.reshape(xs[0].shape).astype(d.numpy)
 
 
 def _computed(d: DType, fn, *xs: np.ndarray) -> np.ndarray:
@@ -139,8 +140,9 @@ def _program(d: DType, x, y, z, keep=lambda name: True, math=tuple(MATH)
     if d.is_float:
         op("div", f"uop.div %x, %y : {t}", t, _computed(d, np.divide, x, y))
         for name in math:
-            op(name, f"uop.{name} %y : {t}", t, _libm(MATH[name], y, d))
+            op(name, f"uop.{name} %y : {t}", t, _libm(MATH[name], d, y))
         op("recip", f"uop.recip %y : {t}", t, _computed(d, np.reciprocal, y))
+        op("pow", f"uop.pow %y, %x : {t}", t, _libm("pow", d, y, x))
     for other in DTYPES.values():
         if other is d:
             continue
