@@ -78,7 +78,8 @@ def _cast(z: np.ndarray, src: DType, dst: DType) -> np.ndarray:
 
 def _inputs(d: DType, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x and y for the arithmetic (y: no 0, no -1, and positive for floats: the math
-    ops take it), z for the casts (floats: in [0, 120), which every integer type holds)."""
+    ops take it; float x has a row of NaN, ±inf and -0), z for the casts (floats: in
+    [0, 120), which every integer type holds, and -0)."""
     if d.kind == "bool":
         x, y = rng.integers(0, 2, SHAPE).astype(bool), rng.integers(0, 2, SHAPE).astype(bool)
         return x, y, x
@@ -93,7 +94,9 @@ def _inputs(d: DType, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray,
     x = (rng.integers(-32, 32, SHAPE) / 4).astype(d.numpy)
     x[0] = -np.abs(x[0]) - 1  # a row whose max is negative
     y = (rng.integers(2, 32, SHAPE) / 4).astype(d.numpy)
+    x[2] = [np.nan, np.inf, -0.0, -np.inf]  # NaN propagates through max, sum and compares
     z = (rng.integers(0, 480, SHAPE) / 4).astype(d.numpy)
+    z.flat[0] = -0.0  # false as i1, 0 as an integer, its sign bit kept by float casts
     return x, y, z
 
 
@@ -315,8 +318,13 @@ def test_float_conversions_round_to_nearest_even_on_every_bit_pattern():
 def _dense(values: np.ndarray) -> str:
     """An MLIR dense literal of the 4x4 array `values`."""
     def text(v) -> str:
-        return ("true" if v else "false") if values.dtype == bool else repr(v.item()) \
-            if values.dtype.kind == "f" or values.dtype == DTYPES["bf16"].numpy else str(int(v))
+        if values.dtype == bool:
+            return "true" if v else "false"
+        if values.dtype.kind in "iu":
+            return str(int(v))
+        if np.isfinite(float(v)):
+            return repr(float(v))
+        return f"0x{int(np.array(v).view(f'u{values.itemsize}')):0{2 * values.itemsize}X}"
     return "dense<[" + ", ".join("[" + ", ".join(text(v) for v in row) + "]"
                                  for row in values) + "]>"
 

@@ -101,13 +101,13 @@ def _runner_libraries() -> str:
 
 
 def _element(v: np.generic) -> str:
-    """One element: floats by repr (the exact value, read back exactly), f32
-    non-finite values as their bit patterns."""
+    """One element: floats by repr (the exact value, read back exactly), non-finite
+    values as their bit patterns."""
     if isinstance(v, np.floating) or v.dtype == DTYPES["bf16"].numpy:
-        text = repr(float(v))
-        if v.dtype == np.float32 and not np.isfinite(v):
-            return {"inf": "0x7F800000", "-inf": "0xFF800000"}.get(text, "0x7FC00000")
-        return text
+        if not np.isfinite(float(v)):
+            size = v.dtype.itemsize
+            return f"0x{int(np.array(v).view(f'u{size}')):0{2 * size}X}"
+        return repr(float(v))
     return str(int(v))
 
 
