@@ -31,10 +31,16 @@ an index outside [0, n) undefined, the clamp keeps the read in bounds). Indices 
 affine forms (see `indexing`), so a view chain that is really affine comes out affine.
 Size-1 axes get no loop.
 
+Element types: buffers and scalars take each type's loop-level type (`DType.loop`:
+ui8 is signless i8, since arith takes signless integers only; its scalar lowerings pick
+the unsigned ops, and its arguments keep `uopc.dtype = "ui8"` for the runtime). Loops
+count in index whatever the data's type, so i64 data costs no wider loop counters.
+
 Placement: every scalar is emitted in the outermost loop where it is invariant (its
 loop-variable dependencies are known exactly), so loads and arithmetic that depend only on
 an outer index are hoisted by construction. A reduction is a loop with a scalar
-accumulator (`iter_args`; identity 0, -inf or INT_MIN) placed as a sibling loop in front of
+accumulator (`iter_args`; identity 0 for add, for max the type's least value: -inf,
+the signed type's MIN, ui8's 0) placed as a sibling loop in front of
 the loops it does not depend on: `x - max(x)` computes each row's max once per row. When a
 reduction would be recomputed for loops it does not depend on (its result broadcast along
 an outer axis), it is materialized once into an arena temporary instead.

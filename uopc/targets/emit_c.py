@@ -13,8 +13,16 @@
   `arith.floordivsi` calls a floor-division helper only when an operand may be negative
   (the interval analysis of `uopc.passes.intrange`, which bounds loop variables by their
   loops, proves the common index case non-negative, which prints as plain `/`);
-- non-finite constants print as NAN/INFINITY, f16 is `_Float16` (math functions run in
-  float and round back);
+- the element types are their C types (`DType.c`: bool, int8_t, int16_t, int32_t,
+  int64_t, _Float16, float, double); ui8 is signless i8 at loop level, so its buffers
+  are int8_t and its unsigned ops (`arith.divui`, `maxui`, `cmpi ult`, `extui`,
+  `uitofp`, `fptoui`) cast to uint8_t; i8 and i16 compute in C's int and wrap when
+  stored (-fwrapv), i32 and i64 wrap by the flag (through unsigned types without it);
+- f16 and bf16 compute in f32 and round once (`DType.c_widen`/`c_narrow`): f16 is
+  `_Float16`, bf16 its 16 bits (`uop_bf16`, gcc 12 has no bf16 arithmetic) converted by
+  the prelude's round-to-nearest-even helpers, its constants printed as bits; f64 is
+  double with libm's double functions, f32 float with the `...f` ones;
+- non-finite constants print as NAN/INFINITY;
 - every SSA result is one named local, so each f16/f32 result is rounded where SPEC §5
   says (compile with -fexcess-precision=standard -ffp-contract=off -fwrapv for bit-exactness).
 
