@@ -11,7 +11,7 @@ from uopc import Tensor
 from uopc.pipelines import run_pipeline
 from uopc.runtime import CompileError, compiler
 from uopc.runtime.compiler import build_library, translation_units
-from uopc.runtime.driver import parse_program
+from uopc.runtime.driver import compile_program, parse_program
 from uopc.runtime.engine import Engine
 from uopc.targets.emit_c import emit_c_unit
 from uopc.targets.emit_c_checked import CheckedCEmitter
@@ -146,3 +146,29 @@ def test_a_failing_unit_names_its_source(cache, monkeypatch):
         build_library(header + good + bad, (header, good, bad))
     path = build_library(header + good, (header, good, good[:0]))
     assert path.exists()
+
+
+def test_the_units_of_a_parallel_build_wrap_like_one_unit(cache, monkeypatch):
+    """Each unit compiles with -fwrapv too: i64 sums that overflow wrap in a split build
+    (gcc simplified `a + b <= b + k` to `a <= k` in units built without the flag)."""
+    monkeypatch.setenv("UOPC_CC_JOBS", "2")
+    monkeypatch.setattr(compiler, "PARALLEL_MIN_CHARS", 0)
+    t = "tensor<4xi64>"
+    text = f"""func.func @main(%a: {t}, %b: {t}) -> (tensor<i64>, tensor<4xi1>) {{
+      %s = uop.reduce add %a axes [0] : {t} -> tensor<i64>
+      %k = uop.const dense<4920993756714580700> : {t}
+      %ab = uop.add %a, %b : {t}
+      %bk = uop.add %b, %k : {t}
+      %le = uop.cmple %ab, %bk : {t}
+      func.return %s, %le : tensor<i64>, tensor<4xi1>
+    }}"""
+    units = []
+    real = compiler.compile_into
+    monkeypatch.setattr(compiler, "compile_into",
+                        lambda source, path, parts=None: units.append(parts) or real(source, path, parts))
+    a = np.array([-48, 1, 2, 3], np.int64)
+    b = np.array([9186654301534707690, 5, 6, 7], np.int64)
+    _, le = compile_program(parse_program(text), "main")(a, b)
+    assert units and len(units[0]) >= 2  # built as several units
+    with np.errstate(over="ignore"):
+        assert le.tolist() == ((a + b) <= (b + np.int64(4920993756714580700))).tolist()

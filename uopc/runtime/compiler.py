@@ -243,7 +243,10 @@ def _build_parallel(units: Sequence[str], library_file: str, directory: Path) ->
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             files.append((src, src[:-2] + ".o"))
-        procs = [_start([*compiler(), *cflags(), "-fPIC", "-c", src, "-o", obj])
+        # every unit gets the flags a one-unit build has (-fwrapv: without it, gcc took
+        # a wrapping i64 `a + b <= b + k` for `a <= k` in a split build)
+        unit_flags = [flag for flag in ALWAYS_FLAGS if flag != "-shared"]
+        procs = [_start([*compiler(), *cflags(), *unit_flags, "-c", src, "-o", obj])
                  for src, obj in files]
         failure = None
         for proc, text in zip(procs, units):
