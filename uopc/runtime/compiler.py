@@ -111,10 +111,17 @@ def numbered(source: str) -> str:
     return "\n".join(f"{n:5d}  {line}" for n, line in enumerate(source.splitlines(), 1))
 
 
+#: part of every library's cache key: raised when the way a library is built changes, so
+#: that no library built the old way is reused (2: each unit of a parallel build gets
+#: -fwrapv)
+BUILD_SCHEME = 2
+
+
 def library_key(source: str) -> str:
     cc = tuple(compiler())
     h = hashlib.sha256()
-    for part in (source, compiler_identity(cc), shlex.join([*cflags(), *ALWAYS_FLAGS])):
+    for part in (source, compiler_identity(cc), shlex.join([*cflags(), *ALWAYS_FLAGS]),
+                 str(BUILD_SCHEME)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
