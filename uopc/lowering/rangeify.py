@@ -114,7 +114,6 @@ from uopc.uopdialect.types import sig_of
 INDEX = IndexType()
 I1 = IntegerType(1)
 I8 = IntegerType(8)
-I32 = IntegerType(32)
 #: the stack memory (per thread) a function's row buffers (`_row_buffered`) may use together
 ROW_BUFFER_BYTES = 64 * 1024
 
