@@ -22,6 +22,7 @@ from uopc.runtime.driver import compile_program, compile_text, parse_program, sc
 from uopc.runtime.engine import Engine
 from uopc.runtime.gpu_emulation import GpuEmulationBackend
 from uopc.runtime.program import CheckFailure
+from uopc.targets.emit_c import emit_c_unit
 from uopc.testing import with_mlir
 from uopc.uopdialect.dtypes import DTYPES, DType
 from uopc.uopdialect.graph import UOp
@@ -352,3 +353,15 @@ def test_constant_tables_of_every_type(dtype):
     run_pipeline(cuda.stages().loops, module)
     run_pipeline(cuda.pipeline_tail(), module)
     assert b".entry" in compile_cuda(cuda.emit(module).text, "compute_90")
+
+
+def test_scalar_16_bit_float_functions_get_no_cffi_declaration():
+    """cffi can pass neither `_Float16` nor `uop_bf16` scalars: such functions are left
+    out of the declarations (buffers of them are void pointers and pass)."""
+    text = """
+    func.func @half(%x: f16) -> f16 { func.return %x : f16 }
+    func.func @brain(%x: bf16) -> bf16 { func.return %x : bf16 }
+    func.func @wide(%x: f64, %m: memref<2xbf16>) -> f64 { func.return %x : f64 }"""
+    _, declarations, _, _ = emit_c_unit(parse_program(text, "mlir"))
+    assert "half" not in declarations and "brain" not in declarations
+    assert "double wide(double, void *);" in declarations

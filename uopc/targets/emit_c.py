@@ -312,7 +312,7 @@ class CEmitter:
             if arg is not None:
                 self.names[arg] = name
         cname = c_function_name(f.sym_name.data)
-        if "_Float16" not in (ret, *ffi_params):  # cffi has no _Float16 scalars
+        if not _NOT_IN_CFFI.intersection((ret, *ffi_params)):  # scalars cffi cannot pass
             self.declarations[cname] = f"{ret} {cname}({', '.join(ffi_params) or 'void'});"
         return f"{ret} {cname}({', '.join(params) or 'void'})"
 
@@ -891,6 +891,9 @@ def _arg_name(arg: SSAValue | None, k: int, used: set[str], reserved: set[str]) 
     return name
 
 
+#: the C types of scalars cffi cannot declare (`_Float16`, and the `uop_bf16` typedef its
+#: parser never sees): functions taking or returning one get no cffi declaration
+_NOT_IN_CFFI = frozenset(d.c for d in DTYPES.values() if d.widened_to)
 _WRAPPING = {arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp}
 #: what -fwrapv defines to wrap (shifts keep the unsigned form: C leaves a negative
 #: operand's left shift undefined, whatever the flag)
