@@ -365,3 +365,20 @@ def test_scalar_16_bit_float_functions_get_no_cffi_declaration():
     _, declarations, _, _ = emit_c_unit(parse_program(text, "mlir"))
     assert "half" not in declarations and "brain" not in declarations
     assert "double wide(double, void *);" in declarations
+
+
+@pytest.mark.parametrize("dtype", sorted(d.name for d in DTYPES.values() if d.is_float))
+def test_a_float_truncated_to_an_integer_and_back_is_never_minus_zero(dtype):
+    """float -> int -> float of -0.5 and -0.0 is +0.0 through every integer type (gcc
+    folds the round trip into one rounding toward zero, which keeps the sign)."""
+    d = DTYPES[dtype]
+    t = f"tensor<4x{dtype}>"
+    ints = [i.name for i in DTYPES.values() if i.is_int]
+    lines = [f"  %i_{i} = uop.cast %x : {t} to tensor<4x{i}>\n"
+             f"  %r_{i} = uop.cast %i_{i} : tensor<4x{i}> to {t}" for i in ints]
+    text = (f"func.func @main(%x: {t}) -> ({', '.join([t] * len(ints))}) {{\n"
+            + "\n".join(lines) + f"\n  func.return {', '.join(f'%r_{i}' for i in ints)} : "
+            + ", ".join([t] * len(ints)) + "\n}")
+    x = np.array([-0.5, -0.0, -0.75, 2.5], d.numpy)
+    for i, got in zip(ints, compile_text(text)(x)):
+        assert _same_bits(got, np.array([0, 0, 0, 2], d.numpy)), (i, got)

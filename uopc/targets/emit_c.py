@@ -683,6 +683,8 @@ class CEmitter:
         """A conversion; a 16-bit float converts through f32 (the lowering only converts
         them from and to f32, and f64 -> f16 written directly rounds to f32 first, as
         PyTorch does)."""
+        if isinstance(op, (arith.SIToFPOp, arith.UIToFPOp)):
+            return self.int_to_float(op)
         src = self.name(op.operands[0])
         target = c_type(op.results[0].type)
         s, d = BY_XDSL.get(op.operands[0].type), BY_XDSL.get(op.results[0].type)
@@ -692,17 +694,32 @@ class CEmitter:
             if target == src_c:
                 return src
         if d is not None and d.widened_to:
-            if isinstance(op, arith.UIToFPOp):
-                src = f"({_unsigned(op.input.type)}){src}"
             wide = DTYPES[d.widened_to].c
             return narrow(d, src if src_c == wide else f"({wide})({src})")
-        if isinstance(op, (arith.UIToFPOp, arith.ExtUIOp)):
+        if isinstance(op, arith.ExtUIOp):
             return f"({target})({_unsigned(op.input.type)}){src}"
         if isinstance(op, arith.FPToUIOp):
             return f"({target})({_unsigned(op.result.type)})({src})"
         if isinstance(op, arith.TruncIOp) and op.result.type == IntegerType(1):
             return f"(bool)({src} & 1)"
         return f"({target})({src})" if s is not None and s.widened_to else f"({target}){src}"
+
+    def int_to_float(self, op: arith.SIToFPOp | arith.UIToFPOp) -> str:
+        """An integer converted to a float (f16 and bf16: to f32, then rounded). Under
+        -fno-trapping-math gcc folds a float truncated to an integer and converted back
+        into one rounding toward zero, which makes -0.5 -0.0 where the integer round
+        trip gives +0.0: such a conversion selects +0.0 for a zero (gcc removed an
+        added +0.0, reasoning that a converted integer is never -0.0, before folding)."""
+        src = self.name(op.input)
+        if isinstance(op, arith.UIToFPOp):
+            src = f"({_unsigned(op.input.type)}){src}"
+        d = BY_XDSL.get(op.result.type)
+        wide = DTYPES[d.widened_to].xdsl if d is not None and d.widened_to else op.result.type
+        expr = f"({c_type(wide)}){src}"
+        if _truncated_float(op.input):
+            zero = float_literal(0.0, wide)
+            expr = f"({expr} == {zero} ? {zero} : {expr})"
+        return narrow(d, expr)
 
     def bitcast(self, op: arith.BitcastOp) -> str:
         """The same bits as another type of the same width (a memcpy gcc compiles to a
@@ -817,6 +834,14 @@ def _free_values(op: Operation) -> list[SSAValue]:
 def _written_in(op: Operation, mem: SSAValue) -> bool:
     """May anything inside `op` write `mem` (`may_write`)?"""
     return any(mem in may_write(inner) for inner in op.walk())
+
+
+def _truncated_float(v: SSAValue) -> bool:
+    """Whether integer `v` is a float truncated toward zero (`fptosi`/`fptoui`, through
+    integer extensions and truncations)."""
+    while isinstance(v.owner, (arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)):
+        v = v.owner.input
+    return isinstance(v.owner, (arith.FPToSIOp, arith.FPToUIOp))
 
 
 def _is_function_argument(v: SSAValue) -> bool:
