@@ -3,8 +3,12 @@
 (`CUDA_PRELUDE`: the same helpers made to compile under NVRTC, with the headers that
 stand in for the C ones, `CUDA_HEADERS`).
 
-Kept in one module because the CUDA prelude extends the C one: a helper added for C
-must compile on the device as well.
+Kept in one module because the CUDA prelude extends the C one: both start from
+`COMMON_PRELUDE`, so a helper added there must compile on the device as well. The
+element types differ in one place: bf16 is its 16 bits in C (`BF16_PRELUDE`: gcc 12 has
+no bf16 arithmetic) and CUDA's `__nv_bfloat16`; both name the conversions
+`uop_bf16_to_f32`/`uop_f32_to_bf16` (round to nearest even) and the constant of given
+bits `UOP_BF16(bits)`, which the emitters print.
 """
 
 from uopc.uopdialect.dtypes import DTYPES
