@@ -382,3 +382,20 @@ def test_a_float_truncated_to_an_integer_and_back_is_never_minus_zero(dtype):
     x = np.array([-0.5, -0.0, -0.75, 2.5], d.numpy)
     for i, got in zip(ints, compile_text(text)(x)):
         assert _same_bits(got, np.array([0, 0, 0, 2], d.numpy)), (i, got)
+
+
+@pytest.mark.parametrize("dtype", sorted(d.name for d in DTYPES.values() if d.is_float))
+def test_pow_of_one_half_is_pow_at_minus_inf_and_minus_zero(dtype):
+    """pow(x, 0.5) in a loop: gcc's vectorizer makes it sqrt, which differs from C's pow
+    at -inf (+inf) and -0.0 (+0.0); the emitted C keeps pow's values."""
+    d = DTYPES[dtype]
+    t = f"tensor<32x{dtype}>"
+    text = f"""func.func @main(%x: {t}) -> {t} {{
+      %h = uop.const dense<0.5> : {t}
+      %p = uop.pow %x, %h : {t}
+      func.return %p : {t}
+    }}"""
+    x = np.linspace(0, 40, 32).astype(d.numpy)
+    x[:5] = [-np.inf, -0.0, np.nan, -1.0, np.inf]
+    (got,) = compile_text(text)(x)
+    assert _same_bits(got, _libm("pow", d, x, np.full_like(x, 0.5)))
