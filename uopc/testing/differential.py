@@ -1,0 +1,446 @@
+"""`python -m uopc.testing.differential`: random uop expressions, folded and compiled C, bit for bit.
+
+    python -m uopc.testing.differential --n 10000 [--seed S] [--types i8,bf16,...]
+
+For each element type, random expression trees of that result type (every op, casts from
+every other type, compares of every type, special values: NaN, ±inf, ±0, subnormals, MIN,
+MAX) become uop IR on rank-0 tensors; `uop-fold` folds them, and the literal each leaves
+must equal, bit for bit, both the reference semantics (`uopc.uopdialect.semantics`) and
+what the same expression computes in C (NaN payloads excepted). A tree whose reference
+evaluation is undefined must be left unfolded, and is not run in C. `--n` counts the
+DEFINED trees compared with C per type. The last line is the summary; the exit status is
+1 when anything differed. tests/py/test_semantics_vs_c.py runs the same at 2,000 per type.
+
+The C side is written here from the SPEC §5 rules in C spellings (`int8_t`, `uint8_t`,
+`int64_t`, `double`, `_Float16`, bf16 as its bits through the prelude's
+`uop_bf16_to_f32`/`uop_f32_to_bf16`), stores every op result in a variable of its type,
+and is built with `STRICT_FP_FLAGS` as SPEC §5 asks of the C backend. Literals come from
+volatile tables, so the C compiler folds nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region, SSAValue
+
+from uopc.passes.fold import FoldPass
+from uopc.testing.csnippet import run_c
+from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
+from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.shapes import Sig
+
+HEADER = "#include <stdio.h>\n#include <stdbool.h>\n" + semantics.C_PRELUDE
+
+#: the unary float ops of the random trees (every one has its C math function)
+FLOAT_UNARY = ("recip", "sqrt", "exp2", "log2", "sin", "exp", "tanh")
+#: the binary ops by operand kind, beyond add, mul and max (every type has those)
+KIND_BINARY = {"int": ("floordiv", "floormod"), "float": ("div", "pow"), "bool": ()}
+COMPARES = ("cmplt", "cmple", "cmpeq", "cmpne")
+
+SPECIAL_F = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, -3.5, 1e-3, 127.5, 255.9, -128.7, 65504.0,
+             1e30, -1e30, 16777216.0, 2147483520.0, -2147483648.0, 9.2e18, 1e-40, np.inf,
+             -np.inf, np.nan]
+SPECIAL_I = [0, 1, -1, 2, -2, 3, 7, -7, 100, 127, -128, 200, 255, 32767, -32768, 65536,
+             46341, 2**31 - 1, -(2**31), 2**32, 2**62, 2**63 - 1, -(2**63)]
+
+
+# ---------------------------------------------------------------------------------------
+# bits
+
+
+def bits_of(x: np.ndarray) -> np.ndarray:
+    """The raw bits of each element as uint64 (i1: 0 or 1)."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return x.astype(np.uint64)
+    return x.view(f"u{x.dtype.itemsize}").astype(np.uint64)
+
+
+def same_bits(ours: np.ndarray, c_bits: np.ndarray, dtype: str) -> np.ndarray:
+    """Elementwise agreement of values with C's bits; any NaN equals any NaN."""
+    ours = np.asarray(ours)
+    agree = bits_of(ours) == c_bits
+    d = DTYPES[dtype]
+    if d.is_float:
+        theirs = np.asarray(c_bits).astype(f"u{d.itemsize}").view(d.numpy)
+        with np.errstate(invalid="ignore"):
+            agree |= np.isnan(ours.astype(np.float64)) & np.isnan(theirs.astype(np.float64))
+    return agree
+
+
+# ---------------------------------------------------------------------------------------
+# C text of one op
+
+
+def _widen(dtype: str, x: str) -> str:
+    """C for the value `x` of `dtype` in its compute type (f16/bf16: f32)."""
+    d = DTYPES[dtype]
+    return d.c_widen.format(x) if d.c_widen else x
+
+
+def _narrow(dtype: str, x: str) -> str:
+    """C rounding a compute-type value `x` to `dtype`."""
+    d = DTYPES[dtype]
+    return d.c_narrow.format(x) if d.c_narrow else x
+
+
+def _math(dtype: str, name: str) -> str:
+    """The C math function `name` of the compute type of `dtype` (`expf` or `exp`)."""
+    return name if dtype == "f64" else name + "f"
+
+
+def c_expr(op: str, dtype: str, args: Sequence[str], arg_dtypes: Sequence[str]) -> str:
+    """C for one op whose result has `dtype`, on C variables `args` of `arg_dtypes`."""
+    src = arg_dtypes[0]
+    kind = DTYPES[src].kind
+    if op == "where":
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    if op == "cast":
+        return c_cast(src, dtype, args[0])
+    w = [_widen(src, a) for a in args]
+    infix = {"cmplt": "<", "cmple": "<=", "cmpeq": "==", "cmpne": "!="}
+    if op in infix:
+        return f"({w[0]} {infix[op]} {w[1]})"
+    if kind == "bool":
+        return f"({args[0]} {'&' if op == 'mul' else '|'} {args[1]})"
+    if kind == "int":
+        if op == "max":
+            return f"({args[0]} > {args[1]} ? {args[0]} : {args[1]})"
+        return f"uop_{op}_{src}({args[0]}, {args[1]})"
+    if op == "max":
+        return f"uop_max_{src}({args[0]}, {args[1]})"
+    if op in ("add", "mul", "div"):
+        return _narrow(dtype, f"({w[0]} {dict(add='+', mul='*', div='/')[op]} {w[1]})")
+    if op == "pow":
+        return _narrow(dtype, f"{_math(src, 'pow')}({w[0]}, {w[1]})")
+    if op == "recip":
+        one = "1.0" if src == "f64" else "1.0f"
+        return _narrow(dtype, f"({one} / {w[0]})")
+    name = {"round": "rint"}.get(op, op)
+    return _narrow(dtype, f"{_math(src, name)}({w[0]})")
+
+
+def c_cast(src: str, dst: str, x: str) -> str:
+    """C for `uop.cast` of `x` from `src` to `dst`: f16/bf16 targets through f32, bf16
+    sources read as f32 (exact)."""
+    s, d = DTYPES[src], DTYPES[dst]
+    value = _widen(src, x)  # bf16 and f16 widen exactly
+    if d.kind == "bool":
+        return f"({value} != 0)"
+    if d.widened_to is not None:
+        return _narrow(dst, f"(float)({value})")
+    if s.kind == "bool":
+        return f"({d.c})({x})"
+    return f"({d.c})({value})"
+
+
+def _width(dtype: str) -> int:
+    """Bits of one element in a buffer (i1 takes a byte)."""
+    return 8 * DTYPES[dtype].itemsize
+
+
+def c_load(dtype: str, name: str, source: str) -> str:
+    """C that declares `name` of `dtype` from the raw bits in the expression `source`."""
+    if dtype == "i1":
+        return f"bool {name} = ({source}) != 0;"
+    w = _width(dtype)
+    return (f"{DTYPES[dtype].c} {name}; {{ uint{w}_t b = (uint{w}_t)({source}); "
+            f"memcpy(&{name}, &b, sizeof b); }}")
+
+
+def c_print(dtype: str, name: str) -> str:
+    """C printing the bits of `name` as one hex number on a line."""
+    if dtype == "i1":
+        return f'printf("%x\\n", (unsigned){name});'
+    w = _width(dtype)
+    return (f'{{ uint{w}_t b; memcpy(&b, &{name}, sizeof b); '
+            f'printf("%llx\\n", (unsigned long long)b); }}')
+
+
+class CProgram:
+    """A C program printing the bits of many results, one hex number per line.
+
+    Literals come from a volatile table, so nothing is folded at compile time. Code is
+    split into many small functions (one per expression or op case) and built at -O0:
+    a single huge main takes gcc minutes to optimize.
+    """
+
+    def __init__(self) -> None:
+        self.table: list[int] = []
+        self.functions: list[str] = []
+        self.lines: list[str] = []
+        self.n = 0
+
+    def fresh(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+    def literal(self, value: np.ndarray, dtype: str) -> str:
+        self.table.append(int(bits_of(np.asarray(value))))
+        name = self.fresh()
+        self.lines.append(c_load(dtype, name, f"table[{len(self.table) - 1}]"))
+        return name
+
+    def assign(self, dtype: str, text: str) -> str:
+        name = self.fresh()
+        self.lines.append(f"{DTYPES[dtype].c} {name} = {text};")
+        return name
+
+    def emit(self, name: str, dtype: str) -> None:
+        """Print `name`; close the current function after about 400 statements."""
+        self.lines.append(c_print(dtype, name))
+        if len(self.lines) > 400:
+            self.close()
+
+    def close(self) -> None:
+        if self.lines:
+            self.functions.append("\n".join(self.lines))
+            self.lines = []
+
+    def loop(self, in_dtypes: Sequence[str], arrays: Sequence[np.ndarray], out_dtype: str,
+             text: Callable[[list[str]], str]) -> None:
+        """A function printing text(a0, a1, ...) for every index of the input arrays."""
+        self.close()
+        k, n = len(self.functions), len(arrays[0])
+        decls = []
+        loads = []
+        for j, (dtype, arr) in enumerate(zip(in_dtypes, arrays)):
+            data = ", ".join(f"{int(b)}u" for b in bits_of(arr))
+            w = _width(dtype)
+            decls.append(f"static volatile uint{w}_t in{k}_{j}[{n}] = {{{data}}};")
+            loads.append(c_load(dtype, f"a{j}", f"in{k}_{j}[i]"))
+        result = text([f"a{j}" for j in range(len(arrays))])
+        body = (f"for (int i = 0; i < {n}; i++) {{ {' '.join(loads)} "
+                f"{DTYPES[out_dtype].c} r = {result}; {c_print(out_dtype, 'r')} }}")
+        self.functions.append("\n".join(decls) + "\n" + body)
+
+    def run(self) -> np.ndarray:
+        """Compile and run; the printed bits as uint64."""
+        self.close()
+        table = ", ".join(f"{v}ull" for v in self.table) or "0u"
+        parts = [HEADER, f"static volatile uint64_t table[] = {{{table}}};"]
+        for k, body in enumerate(self.functions):
+            parts.append(f"static void f{k}(void) {{\n{body}\n}}")
+        calls = " ".join(f"f{k}();" for k in range(len(self.functions)))
+        parts.append(f"int main(void) {{ {calls} return 0; }}")
+        out = run_c("\n".join(parts) + "\n", flags=("-O0",))
+        return np.array([int(line, 16) for line in out.split()], dtype=np.uint64)
+
+
+# ---------------------------------------------------------------------------------------
+# random trees: (op, dtype, children); leaves are ("const", dtype, value)
+
+Tree = tuple[str, str, Any]
+
+
+def random_value(rng: random.Random, dtype: str) -> Any:
+    """Special values, small values and random bit patterns (NaNs, subnormals included)."""
+    d = DTYPES[dtype]
+    if d.kind == "bool":
+        return rng.random() < 0.5
+    kind = rng.randrange(3)
+    if d.kind == "int":
+        if kind == 0:
+            return rng.choice([v for v in SPECIAL_I if d.fits(v)])
+        if kind == 1:
+            return rng.randint(max(-50, int(d.min)), 50)
+        return rng.randint(int(d.min), int(d.max))
+    if kind == 0:
+        return rng.choice(SPECIAL_F)
+    if kind == 1:
+        return round(rng.uniform(-300, 300), rng.randrange(4))
+    raw = np.array(rng.getrandbits(d.bits), dtype=f"u{d.itemsize}")
+    return raw.view(d.numpy).item()
+
+
+def random_tree(rng: random.Random, dtype: str, depth: int = 3) -> Tree:
+    """A random expression tree of result type `dtype`."""
+    d = DTYPES[dtype]
+    if depth == 0 or rng.random() < 0.25:
+        return ("const", dtype, random_value(rng, dtype))
+    ops = ["add", "mul", "max", "where", "cast", *(2 * KIND_BINARY[d.kind])]
+    ops += list(FLOAT_UNARY) if d.is_float else []
+    ops += list(COMPARES) if d.kind == "bool" else []
+    op = rng.choice(ops)
+
+    def sub(t: str) -> Tree:
+        return random_tree(rng, t, depth - 1)
+
+    if op in COMPARES:
+        operand = rng.choice([t for t in DTYPES if t != "i1"])
+        return (op, dtype, (sub(operand), sub(operand)))
+    if op == "where":
+        return (op, dtype, (sub("i1"), sub(dtype), sub(dtype)))
+    if op == "cast":
+        return (op, dtype, (sub(rng.choice([t for t in DTYPES if t != dtype])),))
+    if op in FLOAT_UNARY:
+        return (op, dtype, (sub(dtype),))
+    return (op, dtype, (sub(dtype), sub(dtype)))
+
+
+def reference(tree: Tree) -> np.ndarray:
+    """Tree evaluation with uopc.uopdialect.semantics (raises UndefinedBehavior)."""
+    op, dtype, payload = tree
+    if op == "const":
+        return semantics.array(payload, dtype)
+    args = [reference(c) for c in payload]
+    if op == "where":
+        return semantics.where(*args)
+    if op == "cast":
+        return semantics.cast(args[0], dtype)
+    if op in FLOAT_UNARY:
+        return semantics.unary(op, args[0])
+    return semantics.binary(op, *args)
+
+
+def build_ir(tree: Tree, block: Block, literals: dict) -> SSAValue:
+    """The tree as uop ops on rank-0 tensors appended to `block`; its result value.
+    Equal literals share one `uop.const` (building literals dominates the cost)."""
+    op, dtype, payload = tree
+    if op == "const":
+        value = semantics.array(payload, dtype)
+        key = (dtype, int(bits_of(value)))
+        if key not in literals:
+            literals[key] = u.ConstOp.from_array(value, Sig((), dtype))
+            block.add_op(literals[key])
+        return literals[key].results[0]
+    operands = [build_ir(c, block, literals) for c in payload]
+    if op == "cast":
+        new = u.CastOp.make(*operands, result=Sig((), dtype))
+    elif op == "where":
+        new = u.WhereOp.make(*operands)
+    elif op in FLOAT_UNARY:
+        new = u.UNARY_BY_NAME[op].make(*operands)
+    else:
+        new = u.BINARY_BY_NAME[op].make(*operands)
+    block.add_op(new)
+    return new.results[0]
+
+
+def build_c(tree: Tree, prog: CProgram) -> str:
+    """The tree as C statements appended to `prog`; the variable holding its value."""
+    op, dtype, payload = tree
+    if op == "const":
+        return prog.literal(semantics.array(payload, dtype), dtype)
+    names = [build_c(c, prog) for c in payload]
+    return prog.assign(dtype, c_expr(op, dtype, names, [c[1] for c in payload]))
+
+
+# ---------------------------------------------------------------------------------------
+# one run
+
+
+@dataclass
+class Outcome:
+    """What one type's run compared, and every disagreement found."""
+
+    dtype: str
+    compared: int = 0
+    undefined: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"{self.dtype}: {self.compared} programs against C, {self.undefined} undefined "
+                f"left unfolded, {len(self.failures)} mismatches, {self.seconds:.1f} s")
+
+
+def _draw(dtype: str, n: int, seed: int) -> tuple[list[Tree], list[Tree]]:
+    """Non-trivial trees of `dtype` until n are defined: (defined, undefined)."""
+    rng = random.Random(f"{dtype}:{seed}")
+    defined: list[Tree] = []
+    undefined: list[Tree] = []
+    while len(defined) < n:
+        tree = random_tree(rng, dtype)
+        if tree[0] == "const":
+            continue
+        try:
+            reference(tree)
+            defined.append(tree)
+        except semantics.UndefinedBehavior:
+            undefined.append(tree)
+    return defined, undefined
+
+
+def check_type(dtype: str, n: int, seed: int = 0, batch: int = 4000) -> Outcome:
+    """Fold n defined random trees of `dtype` (and the undefined ones drawn on the way)
+    and compare them with the reference and with C, `batch` trees per C program."""
+    start = time.perf_counter()
+    outcome = Outcome(dtype)
+    defined, undefined = _draw(dtype, n, seed)
+    outcome.undefined = len(undefined)
+    trees = undefined + defined
+    for lo in range(0, len(trees), batch):
+        _check_batch(trees[lo: lo + batch], outcome)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _check_batch(trees: list[Tree], outcome: Outcome) -> None:
+    dtype = outcome.dtype
+    block = Block()
+    literals: dict = {}
+    roots = [build_ir(t, block, literals) for t in trees]
+    block.add_op(func.ReturnOp(*roots))
+    module = ModuleOp([func.FuncOp("exprs", ([], [r.type for r in roots]), Region(block))])
+    FoldPass().apply(None, module)  # type: ignore[arg-type]
+    results = list(block.last_op.operands)  # type: ignore[union-attr]
+    prog = CProgram()
+    folded_trees: list[tuple[Tree, np.ndarray]] = []
+    for tree, value in zip(trees, results):
+        owner = value.owner
+        try:
+            expected = reference(tree)
+        except semantics.UndefinedBehavior:
+            if isinstance(owner, u.ConstOp):
+                outcome.failures.append(f"undefined {tree} was folded")
+            continue
+        if not isinstance(owner, u.ConstOp):
+            outcome.failures.append(f"{tree} was not folded")
+            continue
+        folded = owner.as_array()
+        if not same_bits(folded, bits_of(expected), dtype):
+            outcome.failures.append(f"{tree}: folded {folded!r}, reference {expected!r}")
+        prog.emit(build_c(tree, prog), dtype)
+        folded_trees.append((tree, folded))
+    c_bits = prog.run()
+    if len(c_bits) != len(folded_trees):
+        raise RuntimeError(f"the C program printed {len(c_bits)} results for "
+                           f"{len(folded_trees)} expressions")
+    for (tree, folded), c in zip(folded_trees, c_bits):
+        if not same_bits(folded, c, dtype):
+            outcome.failures.append(f"{tree}: folded {folded!r}, C {int(c):#x}")
+    outcome.compared += len(folded_trees)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m uopc.testing.differential",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10000, help="defined programs per type")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--types", default=",".join(DTYPES), help="comma-separated IR names")
+    args = parser.parse_args(argv)
+    failed = 0
+    for dtype in args.types.split(","):
+        outcome = check_type(dtype, args.n, args.seed)
+        for failure in outcome.failures[:20]:
+            print(f"  {failure}")
+        print(outcome.line(), flush=True)
+        failed += len(outcome.failures)
+    print(f"{failed} mismatches")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
