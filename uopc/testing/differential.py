@@ -320,10 +320,11 @@ def build_ir(tree: Tree, block: Block, literals: dict) -> SSAValue:
         new = u.CastOp.make(*operands, result=Sig((), dtype))
     elif op == "where":
         new = u.WhereOp.make(*operands)
-    elif op in FLOAT_UNARY:
-        new = u.UNARY_BY_NAME[op].make(*operands)
     else:
-        new = u.BINARY_BY_NAME[op].make(*operands)
+        family = u.UNARY_BY_NAME if op in FLOAT_UNARY else u.BINARY_BY_NAME
+        op_class = family[op]
+        assert op_class is not None and issubclass(op_class, u.UopOp)
+        new = op_class.make(*operands)
     block.add_op(new)
     return new.results[0]
 

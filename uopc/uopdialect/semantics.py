@@ -117,11 +117,11 @@ def literal(text: str, dtype: str) -> np.ndarray:
     if d.kind == "bool":
         return array(text.strip() in ("true", "1"), dtype)
     if d.kind == "int":
-        value = int(text)
-        if not d.fits(value):
-            raise OverflowError(f"literal {value} does not fit {dtype} [{d.min}, {d.max}]: "
+        number = int(text)
+        if not d.fits(number):
+            raise OverflowError(f"literal {number} does not fit {dtype} [{d.min}, {d.max}]: "
                                 f"write a value in range or use a wider type")
-        return array(value, dtype)
+        return array(number, dtype)
     word = text.strip().lower().lstrip("+")
     negative = word.startswith("-")
     word = word.lstrip("-")
