@@ -12,8 +12,9 @@ DEFINED trees compared with C per type. The last line is the summary; the exit s
 1 when anything differed. tests/py/test_semantics_vs_c.py runs the same at 2,000 per type.
 
 The C side is written here from the SPEC §5 rules in C spellings (`int8_t`, `uint8_t`,
-`int64_t`, `double`, `_Float16`, bf16 as its bits through the prelude's
-`uop_bf16_to_f32`/`uop_f32_to_bf16`), stores every op result in a variable of its type,
+`int64_t`, `double`, `_Float16`, bf16 as its bits through `uop_bf16_to_f32` /
+`uop_f32_to_bf16`), with `semantics.C_PRELUDE`'s helpers where it has them and this
+module's (`ref_floordiv_i8`, ...) for the rest; it stores every op result in a variable of its type,
 and is built with `STRICT_FP_FLAGS` as SPEC §5 asks of the C backend. Literals come from
 volatile tables, so the C compiler folds nothing.
 """
@@ -37,10 +38,8 @@ from uopc.passes.fold import FoldPass
 from uopc.testing.csnippet import run_c
 from uopc.uopdialect import ops as u
 from uopc.uopdialect import semantics
-from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.dtypes import DTYPES, DType
 from uopc.uopdialect.shapes import Sig
-
-HEADER = "#include <stdio.h>\n#include <stdbool.h>\n" + semantics.C_PRELUDE
 
 #: the unary float ops of the random trees (every one has its C math function)
 FLOAT_UNARY = ("recip", "sqrt", "exp2", "log2", "sin", "exp", "tanh")
@@ -117,9 +116,9 @@ def c_expr(op: str, dtype: str, args: Sequence[str], arg_dtypes: Sequence[str]) 
     if kind == "int":
         if op == "max":
             return f"({args[0]} > {args[1]} ? {args[0]} : {args[1]})"
-        return f"uop_{op}_{src}({args[0]}, {args[1]})"
+        return f"{helper(op, src)}({args[0]}, {args[1]})"
     if op == "max":
-        return f"uop_max_{src}({args[0]}, {args[1]})"
+        return f"{helper('max', src)}({args[0]}, {args[1]})"
     if op in ("add", "mul", "div"):
         return _narrow(dtype, f"({w[0]} {dict(add='+', mul='*', div='/')[op]} {w[1]})")
     if op == "pow":
@@ -166,6 +165,70 @@ def c_print(dtype: str, name: str) -> str:
     w = _width(dtype)
     return (f'{{ uint{w}_t b; memcpy(&b, &{name}, sizeof b); '
             f'printf("%llx\\n", (unsigned long long)b); }}')
+
+
+def helper(op: str, dtype: str) -> str:
+    """The C helper computing `op` on `dtype`: the prelude's `uop_op_T` where
+    `semantics.C_PRELUDE` has one (i32 arithmetic, f32/f16 max), else this harness's
+    `ref_op_T` (the emitters write their own forms of these; this is the rule in C)."""
+    name = f"uop_{op}_{dtype}"
+    return name if name + "(" in semantics.C_PRELUDE else f"ref_{op}_{dtype}"
+
+
+def _c_int_helpers(d: DType) -> str:
+    """Wrapping add/mul and floor division/remainder of one integer type. The arithmetic
+    runs on an unsigned type of at least 32 bits (narrower ones would promote to a signed
+    int, where a product can overflow), and the result converts back modulo 2^bits."""
+    t = d.c
+    wide = f"uint{max(d.bits, 32)}_t"
+    bodies = {"add": f"return ({t})(({wide})a + ({wide})b);",
+              "mul": f"return ({t})(({wide})a * ({wide})b);"}
+    if d.signed:
+        bodies["floordiv"] = (f"{t} q = ({t})(a / b); "
+                              f"return (q * b != a && ((a < 0) != (b < 0))) ? ({t})(q - 1) : q;")
+        bodies["floormod"] = (f"{t} r = ({t})(a % b); "
+                              f"return (r != 0 && ((r < 0) != (b < 0))) ? ({t})(r + b) : r;")
+    else:
+        bodies["floordiv"], bodies["floormod"] = "return a / b;", "return a % b;"
+    return "".join(f"static inline {t} {helper(op, d.name)}({t} a, {t} b) {{ {body} }}\n"
+                   for op, body in bodies.items() if helper(op, d.name).startswith("ref_"))
+
+
+def _c_max_helper(d: DType) -> str:
+    """max of one float type with the NaN and signed-zero rules, compared in its compute
+    type."""
+    if not helper("max", d.name).startswith("ref_"):
+        return ""
+    t = d.c
+    x, y = _widen(d.name, "a"), _widen(d.name, "b")
+    return (f"static inline {t} {helper('max', d.name)}({t} a, {t} b) {{\n"
+            f"  return ({x} > {y} || {x} != {x} || ({x} == {y} && !signbit({x}))) ? a : b;\n}}\n")
+
+
+#: bf16 as its 16 bits: to f32 exactly, from f32 rounding to nearest even (a NaN stays a
+#: quiet NaN of the same sign); the names `DType.c_widen`/`c_narrow` spell
+_C_BF16 = r"""typedef uint16_t uop_bf16;
+static inline float uop_bf16_to_f32(uop_bf16 h) {
+  uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, sizeof f); return f;
+}
+static inline uop_bf16 uop_f32_to_bf16(float f) {
+  uint32_t u; memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uop_bf16)((u >> 16) | 0x40u);
+  return (uop_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"""
+
+
+def _header() -> str:
+    parts = ["#include <stdio.h>\n#include <stdbool.h>\n#include <string.h>\n",
+             semantics.C_PRELUDE, _C_BF16]
+    parts += [_c_int_helpers(d) for d in DTYPES.values() if d.is_int]
+    parts += [_c_max_helper(d) for d in DTYPES.values() if d.is_float]
+    return "".join(parts)
+
+
+#: the text before every test program: the C prelude and the helpers above
+HEADER = _header()
 
 
 class CProgram:

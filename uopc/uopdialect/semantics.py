@@ -2,8 +2,10 @@
 
 This module is the one definition of what every uop op computes, bit for bit. The
 constant folder, the evaluator, the graph reference executor and the C emitter's tests
-all call it; the C side of the same definitions is `C_PRELUDE` below, so the C emitter
-can paste the helpers instead of re-deriving them.
+all call it. `C_PRELUDE` below holds the C helpers every C target starts from (i32
+floor division and wrapping arithmetic, f32/f16 max); the targets add their own for the
+other types (`uopc.targets.prelude`), and `uopc.testing.differential` checks all of these
+rules against C, type by type.
 
 Values are numpy arrays of the dtype of the uop element type (`DType.numpy`): `i1` bool,
 `i8` int8, `ui8` uint8, `i16` int16, `i32` int32, `i64` int64, `f16` float16, `bf16`
@@ -80,7 +82,7 @@ from typing import Any
 
 import numpy as np
 
-from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, DType
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES
 from uopc.uopdialect.opinfo import op_named
 from uopc.uopdialect.quant_formats import CODES
 
@@ -498,60 +500,25 @@ def _max_of(flat: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------
 # the same definitions in C
 
-def _c_int_helpers(d: DType) -> str:
-    """Wrapping add/mul and floor division/remainder of one integer type. The arithmetic
-    runs on an unsigned type of at least 32 bits (narrower ones would promote to a signed
-    int, where a product can overflow), and the result converts back modulo 2^bits."""
-    t, n = d.c, d.name
-    u = f"uint{max(d.bits, 32)}_t"
-    text = (f"static inline {t} uop_add_{n}({t} a, {t} b) {{ return ({t})(({u})a + ({u})b); }}\n"
-            f"static inline {t} uop_mul_{n}({t} a, {t} b) {{ return ({t})(({u})a * ({u})b); }}\n")
-    if not d.signed:
-        return text + (f"static inline {t} uop_floordiv_{n}({t} a, {t} b) {{ return a / b; }}\n"
-                       f"static inline {t} uop_floormod_{n}({t} a, {t} b) {{ return a % b; }}\n")
-    return text + (
-        f"static inline {t} uop_floordiv_{n}({t} a, {t} b) {{\n"
-        f"  {t} q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
-        f"static inline {t} uop_floormod_{n}({t} a, {t} b) {{\n"
-        f"  {t} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}\n")
-
-
-def _c_max_helper(d: DType) -> str:
-    """max of one float type with the NaN and signed-zero rules, compared in its compute
-    type."""
-    t, n = d.c, d.name
-    w = d.c_widen or "{}"
-    x, y = w.format("a"), w.format("b")
-    return (f"static inline {t} uop_max_{n}({t} a, {t} b) {{\n"
-            f"  return ({x} > {y} || {x} != {x} || ({x} == {y} && !signbit({x}))) ? a : b;\n}}\n")
-
-
-#: bf16 as its 16 bits: to f32 exactly, from f32 rounding to nearest even (a NaN stays a
-#: quiet NaN of the same sign)
-_C_BF16 = r"""typedef uint16_t uop_bf16;
-static inline float uop_bf16_to_f32(uop_bf16 h) {
-  uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, sizeof f); return f;
-}
-static inline uop_bf16 uop_f32_to_bf16(float f) {
-  uint32_t u; memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uop_bf16)((u >> 16) | 0x40u);
-  return (uop_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-"""
-
-
-def _c_prelude() -> str:
-    parts = ["\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n", _C_BF16]
-    parts += [_c_int_helpers(d) for d in DTYPES.values() if d.is_int]
-    for d in DTYPES.values():
-        if d.is_float:
-            helper = _c_max_helper(d)
-            parts.append(f"#ifdef __FLT16_MAX__\n{helper}#endif\n" if d.name == "f16" else helper)
-    return "".join(parts)
-
-
-#: C helpers that implement the rules above where plain C operators differ from them, for
-#: every type: uop_add_T, uop_mul_T, uop_floordiv_T, uop_floormod_T of each integer type
-#: (T its IR name), uop_max_T of each float type, and bf16 (`uop_bf16`, its conversions).
+#: C helpers that implement the rules above where plain C operators differ from them.
 #: A C emitter includes this text once per translation unit.
-C_PRELUDE = _c_prelude()
+C_PRELUDE = r"""
+#include <math.h>
+#include <stdint.h>
+static inline int32_t uop_floordiv_i32(int32_t a, int32_t b) {
+  int32_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int32_t uop_floormod_i32(int32_t a, int32_t b) {
+  int32_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline int32_t uop_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static inline int32_t uop_mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline float uop_max_f32(float a, float b) {
+  return (a > b || a != a || (a == b && !signbit(a))) ? a : b;
+}
+#ifdef __FLT16_MAX__
+static inline _Float16 uop_max_f16(_Float16 a, _Float16 b) {
+  return (a > b || a != a || (a == b && !signbit((float)a))) ? a : b;
+}
+#endif
+"""
