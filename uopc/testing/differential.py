@@ -1,6 +1,6 @@
 """`python -m uopc.testing.differential`: random uop expressions, folded and compiled C, bit for bit.
 
-    python -m uopc.testing.differential --n 10000 [--seed S] [--types i8,bf16,...]
+    python -m uopc.testing.differential --n 10000 [--seed S] [--types i8,bf16,...] [--compiled]
 
 For each element type, random expression trees of that result type (every op, casts from
 every other type, compares of every type, special values: NaN, ±inf, ±0, subnormals, MIN,
@@ -10,6 +10,11 @@ what the same expression computes in C (NaN payloads excepted). A tree whose ref
 evaluation is undefined must be left unfolded, and is not run in C. `--n` counts the
 DEFINED trees compared with C per type. The last line is the summary; the exit status is
 1 when anything differed. tests/py/test_semantics_vs_c.py runs the same at 2,000 per type.
+
+With `--compiled`, the trees read function arguments instead (vectors of special and
+random values of every type) and go through uopc's whole pipeline and the default
+backend (the real emitted C); each lane must equal the reference. `--n` then counts
+the compiled trees, all defined on every lane.
 
 The C side is written here from the SPEC §5 rules in C spellings (`int8_t`, `uint8_t`,
 `int64_t`, `double`, `_Float16`, bf16 as its bits through `uop_bf16_to_f32` /
@@ -25,7 +30,7 @@ import argparse
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +45,7 @@ from uopc.uopdialect import ops as u
 from uopc.uopdialect import semantics
 from uopc.uopdialect.dtypes import DTYPES, DType
 from uopc.uopdialect.shapes import Sig
+from uopc.uopdialect.types import tensor_type
 
 #: the unary float ops of the random trees (every one has its C math function)
 FLOAT_UNARY = ("recip", "sqrt", "exp2", "log2", "sin", "exp", "tanh")
@@ -327,10 +333,13 @@ def random_value(rng: random.Random, dtype: str) -> Any:
     return raw.view(d.numpy).item()
 
 
-def random_tree(rng: random.Random, dtype: str, depth: int = 3) -> Tree:
-    """A random expression tree of result type `dtype`."""
+def random_tree(rng: random.Random, dtype: str, depth: int = 3, args: int = 0) -> Tree:
+    """A random expression tree of result type `dtype`; with `args`, most leaves are
+    ("arg", dtype, k), argument k < args of that type, instead of constants."""
     d = DTYPES[dtype]
     if depth == 0 or rng.random() < 0.25:
+        if args and rng.random() < 0.7:
+            return ("arg", dtype, rng.randrange(args))
         return ("const", dtype, random_value(rng, dtype))
     ops = ["add", "mul", "max", "where", "cast", *(2 * KIND_BINARY[d.kind])]
     ops += list(FLOAT_UNARY) if d.is_float else []
@@ -338,7 +347,7 @@ def random_tree(rng: random.Random, dtype: str, depth: int = 3) -> Tree:
     op = rng.choice(ops)
 
     def sub(t: str) -> Tree:
-        return random_tree(rng, t, depth - 1)
+        return random_tree(rng, t, depth - 1, args)
 
     if op in COMPARES:
         operand = rng.choice([t for t in DTYPES if t != "i1"])
@@ -352,12 +361,23 @@ def random_tree(rng: random.Random, dtype: str, depth: int = 3) -> Tree:
     return (op, dtype, (sub(dtype), sub(dtype)))
 
 
-def reference(tree: Tree) -> np.ndarray:
-    """Tree evaluation with uopc.uopdialect.semantics (raises UndefinedBehavior)."""
+#: the argument arrays of compiled trees, by (dtype, k)
+Env = dict[tuple[str, int], np.ndarray]
+
+
+def reference(tree: Tree, env: Env | None = None) -> np.ndarray:
+    """Tree evaluation with uopc.uopdialect.semantics (raises UndefinedBehavior); the
+    arguments' values come from `env`, and constants then take their shape."""
     op, dtype, payload = tree
+    if op == "arg":
+        assert env is not None
+        return env[dtype, payload]
     if op == "const":
-        return semantics.array(payload, dtype)
-    args = [reference(c) for c in payload]
+        value = semantics.array(payload, dtype)
+        if env:
+            return np.full(next(iter(env.values())).shape, value)
+        return value
+    args = [reference(c, env) for c in payload]
     if op == "where":
         return semantics.where(*args)
     if op == "cast":
@@ -367,20 +387,26 @@ def reference(tree: Tree) -> np.ndarray:
     return semantics.binary(op, *args)
 
 
-def build_ir(tree: Tree, block: Block, literals: dict) -> SSAValue:
-    """The tree as uop ops on rank-0 tensors appended to `block`; its result value.
-    Equal literals share one `uop.const` (building literals dominates the cost)."""
+def build_ir(tree: Tree, block: Block, literals: dict,
+             args: Mapping[tuple[str, int], SSAValue] | None = None,
+             shape: tuple[int, ...] = ()) -> SSAValue:
+    """The tree as uop ops on tensors of `shape` appended to `block`; its result value.
+    `args` are the block arguments of ("arg", dtype, k) leaves. Equal literals share one
+    `uop.const` (building literals dominates the cost)."""
     op, dtype, payload = tree
+    if op == "arg":
+        assert args is not None
+        return args[dtype, payload]
     if op == "const":
         value = semantics.array(payload, dtype)
         key = (dtype, int(bits_of(value)))
         if key not in literals:
-            literals[key] = u.ConstOp.from_array(value, Sig((), dtype))
+            literals[key] = u.ConstOp.from_array(np.full(shape, value), Sig(shape, dtype))
             block.add_op(literals[key])
         return literals[key].results[0]
-    operands = [build_ir(c, block, literals) for c in payload]
+    operands = [build_ir(c, block, literals, args, shape) for c in payload]
     if op == "cast":
-        new = u.CastOp.make(*operands, result=Sig((), dtype))
+        new = u.CastOp.make(*operands, result=Sig(shape, dtype))
     elif op == "where":
         new = u.WhereOp.make(*operands)
     else:
@@ -488,16 +514,69 @@ def _check_batch(trees: list[Tree], outcome: Outcome) -> None:
     outcome.compared += len(folded_trees)
 
 
+def _argument_values(rng: random.Random, dtype: str, lanes: int) -> np.ndarray:
+    return np.array([semantics.array(random_value(rng, dtype), dtype) for _ in range(lanes)])
+
+
+def check_compiled(dtype: str, n: int, seed: int = 0, lanes: int = 32, args: int = 2,
+                   batch: int = 250) -> Outcome:
+    """n random trees of `dtype` over function arguments (`args` vectors of `lanes`
+    values per element type: specials, small and random bits), compiled by uopc's
+    pipeline for the default backend and run; every lane must equal the reference bit
+    for bit. A tree undefined on any lane is not compiled (C would trap or differ)."""
+    from uopc.runtime.driver import compile_program
+
+    start = time.perf_counter()
+    outcome = Outcome(dtype)
+    rng = random.Random(f"compiled:{dtype}:{seed}")
+    keys = [(t, k) for t in DTYPES for k in range(args)]
+    env = {key: _argument_values(rng, key[0], lanes) for key in keys}
+    trees: list[tuple[Tree, np.ndarray]] = []
+    while len(trees) < n:
+        tree = random_tree(rng, dtype, args=args)
+        if tree[0] in ("const", "arg"):
+            continue
+        try:
+            trees.append((tree, reference(tree, env)))
+        except semantics.UndefinedBehavior:
+            outcome.undefined += 1
+    shape = (lanes,)
+    types = [tensor_type(Sig(shape, t)) for t, _ in keys]
+    inputs = [env[key] for key in keys]
+    for lo in range(0, n, batch):
+        part = trees[lo: lo + batch]
+        block = Block(arg_types=types)
+        values = dict(zip(keys, block.args))
+        roots = [build_ir(t, block, {}, values, shape) for t, _ in part]
+        block.add_op(func.ReturnOp(*roots))
+        module = ModuleOp([func.FuncOp("main", (types, [r.type for r in roots]), Region(block))])
+        results = compile_program(module)(*inputs)
+        for (tree, expected), got in zip(part, results):
+            bad = ~same_bits(expected, bits_of(np.asarray(got, expected.dtype)), dtype)
+            if bad.any():
+                lane = int(np.flatnonzero(bad)[0])
+                args_at = {f"{t}#{k}": env[t, k][lane].item() for t, k in keys}
+                outcome.failures.append(f"{tree} at lane {lane}: compiled {got[lane]!r}, "
+                                        f"reference {expected[lane]!r}; arguments {args_at}")
+        outcome.compared += len(part)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m uopc.testing.differential",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10000, help="defined programs per type")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--types", default=",".join(DTYPES), help="comma-separated IR names")
+    parser.add_argument("--compiled", action="store_true",
+                        help="trees over function arguments, compiled by uopc and run, "
+                             "instead of folded and compared with C written from the rules")
     args = parser.parse_args(argv)
     failed = 0
     for dtype in args.types.split(","):
-        outcome = check_type(dtype, args.n, args.seed)
+        check = check_compiled if args.compiled else check_type
+        outcome = check(dtype, args.n, args.seed)
         for failure in outcome.failures[:20]:
             print(f"  {failure}")
         print(outcome.line(), flush=True)
