@@ -205,10 +205,10 @@ def _floormod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.remainder(a, b)
 
 
-def _wrapping(fn: BinaryFn, on_bool: BinaryFn) -> BinaryFn:
-    """An integer op that wraps modulo 2^bits (numpy integer arithmetic does, at the
-    operands' width and signedness); i1 takes `on_bool`; floats compute in their compute
-    type and round once to theirs."""
+def _arithmetic(fn: BinaryFn, on_bool: BinaryFn) -> BinaryFn:
+    """add or mul on every type: integers wrap modulo 2^bits (numpy integer arithmetic
+    does, at the operands' width and signedness); i1 takes `on_bool`; floats compute in
+    their compute type and round once to theirs."""
     def apply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.dtype == np.bool_:
             return on_bool(a, b)
@@ -237,8 +237,8 @@ def _binary_op(name: str, fn: BinaryFn, kind: str | None = None) -> BinaryFn:
     return apply
 
 
-add = _binary_op("add", _wrapping(np.add, np.logical_or))
-mul = _binary_op("mul", _wrapping(np.multiply, np.logical_and))
+add = _binary_op("add", _arithmetic(np.add, np.logical_or))
+mul = _binary_op("mul", _arithmetic(np.multiply, np.logical_and))
 maximum = _binary_op("max", _maximum)
 cmplt = _binary_op("cmplt", _compare(np.less))
 cmple = _binary_op("cmple", _compare(np.less_equal))
