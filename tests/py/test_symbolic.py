@@ -2,9 +2,10 @@
 
 * The simplifications SPEC §6 and issue 3 promise, checked exactly on arith index loops
   and on uop tensors (bounded atoms on tensors come from floormod by a constant).
-* Random arith expressions over the variables of two nested scf.for loops: xDSL's own
-  interpreter runs the loop nest before and after the pass, so every point of the
-  iteration space (bounds included) is compared.
+* Random arith expressions (index, i64, i32, i16, i8) over the variables of two nested
+  scf.for loops: xDSL's own interpreter (which wraps at each width) runs the loop nest
+  before and after the pass, so every point of the iteration space (bounds included) is
+  compared.
 * Random uop integer expressions (i8, ui8, i16, i32, i64) over unbounded tensor arguments,
   evaluated at every value of the 8-bit types and at special and random points of the
   wider ones (MIN, MAX, 0, ±1, ...) with the reference semantics before the pass and with
@@ -316,7 +317,7 @@ def test_a_negative_rewrite_budget_is_a_clean_option_error(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------
 # random arith expressions inside loops, run by xDSL's interpreter
 
-ARITH_TYPES = ("index", "i32")
+ARITH_TYPES = ("index", "i32", "i64", "i16", "i8")
 
 
 def random_arith(rng: random.Random, n_ops: int, t: str) -> list[str]:
@@ -358,9 +359,9 @@ def random_arith(rng: random.Random, n_ops: int, t: str) -> list[str]:
 
 def loop_program(lines: list[str], t: str, xs: tuple[int, int], ys: tuple[int, int]) -> str:
     (x0, x1), (y0, y1) = xs, ys
-    cast_in = ("%x = arith.index_cast %xi : index to i32\n%y = arith.index_cast %yi : index to i32"
-               if t == "i32" else "%x = arith.addi %xi, %c0 : index\n%y = arith.addi %yi, %c0 : index")
-    out = "%ro = arith.index_cast %r : i32 to index" if t == "i32" else "%ro = arith.addi %r, %c0 : index"
+    cast_in = (f"%x = arith.index_cast %xi : index to {t}\n%y = arith.index_cast %yi : index to {t}"
+               if t != "index" else "%x = arith.addi %xi, %c0 : index\n%y = arith.addi %yi, %c0 : index")
+    out = f"%ro = arith.index_cast %r : {t} to index" if t != "index" else "%ro = arith.addi %r, %c0 : index"
     body = "\n".join(lines)
     return f"""
 func.func @f(%out: memref<{x1 - x0}x{y1 - y0}xindex>) {{
@@ -397,7 +398,7 @@ def run_loops(module: ModuleOp, shape: tuple[int, int]) -> list[int]:
 TRIP_COUNTS = st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6])
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), t=st.sampled_from(ARITH_TYPES), nx=TRIP_COUNTS,
        ny=TRIP_COUNTS)
 def test_random_loop_arithmetic_keeps_its_value(seed, t, nx, ny):
