@@ -447,8 +447,8 @@ class Outcome:
     failures: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        return (f"{self.dtype}: {self.compared} programs against C, {self.undefined} undefined "
-                f"left unfolded, {len(self.failures)} mismatches, {self.seconds:.1f} s")
+        return (f"{self.dtype}: {self.compared} programs compared, {len(self.failures)} "
+                f"mismatches ({self.undefined} undefined ones not run in C), {self.seconds:.1f} s")
 
 
 def _draw(dtype: str, n: int, seed: int) -> tuple[list[Tree], list[Tree]]:
