@@ -21,6 +21,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from uopc.testing import differential
 from uopc.testing.csnippet import run_c
 from uopc.testing.differential import (
     HEADER,
@@ -385,3 +386,11 @@ int main(void) {{
         # going through a Python float (f64) first would have got some of these wrong
         naive = [int(bits_of(semantics.array(float(t), dtype))) for t in texts]
         assert any(a != b for a, b in zip(naive, c_bits))
+
+
+def test_the_longer_run_prints_a_line_per_type_and_its_summary(capsys):
+    assert differential.main(["--n", "30", "--types", "ui8,bf16", "--seed", "4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("ui8: 30 programs compared, 0 mismatches")
+    assert lines[1].startswith("bf16: 30 programs compared, 0 mismatches")
+    assert lines[-1] == "0 mismatches"
