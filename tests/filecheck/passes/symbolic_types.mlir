@@ -68,3 +68,23 @@ func.func @ui8_is_not_signed(%x: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xi1>)
   %lt = uop.cmplt %c200, %c : tensor<4xui8>
   func.return %r, %lt : tensor<4xui8>, tensor<4xi1>
 }
+
+// -----
+
+// Below the tensor level ui8 is signless i8 read through arith.extui: the bounds know the
+// value is in [0, 255], so it divides by 256 to 0, is its own remainder and is not negative.
+// CHECK-LABEL: func.func @ui8_below_the_tensor_level
+// CHECK: %[[E:.*]] = arith.extui %{{.*}} : i8 to i32
+// CHECK-DAG: %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[F:.*]] = arith.constant false
+// CHECK: func.return %[[Z]], %[[E]], %[[F]] : i32, i32, i1
+func.func @ui8_below_the_tensor_level(%b: memref<4xi8>, %i: index) -> (i32, i32, i1) {
+  %v = memref.load %b[%i] : memref<4xi8>
+  %e = arith.extui %v : i8 to i32
+  %c256 = arith.constant 256 : i32
+  %q = arith.floordivsi %e, %c256 : i32
+  %r = arith.remsi %e, %c256 : i32
+  %c0 = arith.constant 0 : i32
+  %neg = arith.cmpi slt, %e, %c0 : i32
+  func.return %q, %r, %neg : i32, i32, i1
+}
