@@ -130,7 +130,7 @@ def literal(text: str, dtype: str) -> np.ndarray:
     if word in ("inf", "infinity", "nan"):
         value: Any = float(word)
     elif dtype == "f64":
-        value = float(Fraction(word))  # exact fraction, rounded once to nearest even
+        value = float(word)  # correctly rounded, as C reads a double (1e400 is inf)
     else:
         value = _nearest_f32(Fraction(word))
     with np.errstate(over="ignore"):
