@@ -361,7 +361,8 @@ def _near_midpoints(dtype: str, rng: np.random.Generator, n: int) -> list[str]:
     top = int(np.asarray(np.finfo(np.float32).max if dtype == "bf16" else np.finfo(d.numpy).max,
                          dtype=d.numpy).view(bits))
     texts = ["0.1", "1e-3", "-0.0", "65504.0", "65520.0", "65519.99", "3.4028235e38",
-             "3.4028236e38", "1e39", "7e-46", "1.4e-45", "6e-8", "2.98e-8", "1e-8"]
+             "3.4028236e38", "1e39", "7e-46", "1.4e-45", "6e-8", "2.98e-8", "1e-8", "1e400",
+             "2.5e-324", "2.4e-324"]
     with localcontext() as ctx:
         ctx.prec = 800
         for raw in rng.integers(1, top, n):
