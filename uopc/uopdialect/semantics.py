@@ -23,7 +23,8 @@ Integers (`i8 ui8 i16 i32 i64`; `ui8` unsigned, the others two's complement):
   so C needs the prelude's helpers). ui8 floordiv/floormod are C's unsigned `/` and `%`.
   A zero divisor, and MIN floordiv/floormod -1 for each signed width (i8 -128, i16
   -32768, i32 -2^31, i64 -2^63: C's `/` and `%` trap there), are undefined:
-  `UndefinedBehavior` is raised, and nothing undefined is ever folded.
+  `UndefinedBehavior` is raised, and nothing undefined is ever folded. (uop has no shift
+  ops: a frontend shift is a multiply or a floordiv by a power of two, with these rules.)
 
 Floats (`f16 bf16 f32 f64`):
 
