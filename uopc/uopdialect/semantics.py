@@ -24,7 +24,7 @@ Integers (`i8 ui8 i16 i32 i64`; `ui8` unsigned, the others two's complement):
   A zero divisor, and MIN floordiv/floormod -1 for each signed width (i8 -128, i16
   -32768, i32 -2^31, i64 -2^63: C's `/` and `%` trap there), are undefined:
   `UndefinedBehavior` is raised, and nothing undefined is ever folded. (uop has no shift
-  ops: a frontend shift is a multiply or a floordiv by a power of two, with these rules.)
+  ops; the Tensor API's bitwise operators are built from the ops here.)
 
 Floats (`f16 bf16 f32 f64`):
 
