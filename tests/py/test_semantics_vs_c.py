@@ -22,7 +22,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from uopc.targets import prelude
 from uopc.testing import differential
 from uopc.testing.csnippet import run_c
 from uopc.testing.differential import (
@@ -295,12 +294,6 @@ def test_folded_expressions_match_c(dtype):
     assert outcome.compared >= 2000
 
 
-#: whether the C backend emits every element type yet (the emission work of issue 25
-#: brings the bf16 helpers to the targets' prelude); until then these tests skip
-EMITS_EVERY_TYPE = "uop_f32_to_bf16" in prelude.EXTRA_PRELUDE
-
-
-@pytest.mark.skipif(not EMITS_EVERY_TYPE, reason="the C backend does not emit every type yet")
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_compiled_expressions_match_the_reference(dtype):
     """The same trees over function arguments, through uopc's pipeline and the real
