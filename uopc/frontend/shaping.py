@@ -182,7 +182,7 @@ class Shaping(TensorMixin):
         hit, ids, d = self._along(index, dim, "gather")
         keep = [slice(0, m) if i != d else slice(None) for i, m in enumerate(ids.shape)]
         x = self[tuple(keep)].unsqueeze(d)
-        return hit.where(x, 0).sum(d + 1)
+        return hit.where(x, 0).sum(d + 1, dtype=self.dtype)
 
     def scatter(self, dim: int, index: Any, src: Any) -> Any:
         """self with self[i][index[i][j]] = src[i][j] along `dim` (a Tensor or a number);
@@ -194,7 +194,7 @@ class Shaping(TensorMixin):
             src = Tensor.full(ids.shape, src, self.dtype)
         values = src[tuple(slice(0, m) for m in ids.shape)].cast(self.dtype).unsqueeze(d + 1)
         written = hit.cast("i32").sum(d)  # (m_0, .., n at d, .., m_k)
-        placed = hit.where(values, 0).sum(d)
+        placed = hit.where(values, 0).sum(d, dtype=self.dtype)
         widths = [None if i == d else (0, n - m)
                   for i, (m, n) in enumerate(zip(ids.shape, self.shape))]
         if any(w not in (None, (0, 0)) for w in widths):
@@ -254,7 +254,7 @@ class Shaping(TensorMixin):
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n): x[j]
         r = running.transpose(d, -1).unsqueeze(-1)  # (..., n, 1): running[i]
         same = x.eq(r) + (x.isnan() * r.isnan()) if self.dtype in FLOAT_DTYPES else x.eq(r)
-        j = Tensor(np.arange(1, n + 1, dtype=np.int32))
+        j = Tensor(np.arange(1, n + 1, dtype=np.int64))
         last = (tri * same).where(j, 0).max(-1) - 1
         return last.transpose(d, -1)
 
@@ -270,7 +270,7 @@ class Shaping(TensorMixin):
         their order (a stable sort), as torch.sort."""
         Tensor = self._tensor_class()
         if self.ndim == 0:
-            return self, Tensor.full((), 0, "i32")
+            return self, Tensor.full((), 0, "i64")
         d = _axis(self, dim, "sort")
         x = self.transpose(d, -1)
         n = x.shape[-1]
@@ -284,9 +284,9 @@ class Shaping(TensorMixin):
             tie = tie + nan_a * nan_b
         earlier = Tensor(np.tril(np.ones((n, n), dtype=np.bool_), -1))  # j < i
         rank = (before + tie * earlier).cast("i32").sum(-1)  # (..., n): where x[i] goes
-        slot = Tensor(np.arange(n, dtype=np.int32))
+        slot = Tensor(np.arange(n, dtype=np.int64))
         goes = rank.unsqueeze(-2).eq(slot.unsqueeze(-1))  # (..., k, i): x[i] lands at k
-        values = goes.where(x.unsqueeze(-2), 0).sum(-1)
+        values = goes.where(x.unsqueeze(-2), 0).sum(-1, dtype=x.dtype)
         indices = goes.where(slot.unsqueeze(-2), 0).sum(-1)
         return values.transpose(d, -1), indices.transpose(d, -1)
 

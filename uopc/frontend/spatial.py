@@ -116,7 +116,7 @@ class Spatial(TensorMixin):
                    ceil_mode: bool = False, return_indices: bool = False) -> Any:
         """The maximum of each window; padding never wins (it is -inf, or INT_MIN for
         integers, which keep their type). `return_indices` also gives each maximum's
-        flat index h * W + w in its input plane (i32), as PyTorch does."""
+        flat index h * W + w in its input plane (int64), as PyTorch does."""
         kernel = pair(kernel_size, "max_pool2d kernel_size")
         strides = kernel if stride is None else pair(stride, "max_pool2d stride")
         pads = padding_of(padding, "max_pool2d")
