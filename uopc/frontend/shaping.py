@@ -193,7 +193,7 @@ class Shaping(TensorMixin):
         if not isinstance(src, Tensor):
             src = Tensor.full(ids.shape, src, self.dtype)
         values = src[tuple(slice(0, m) for m in ids.shape)].cast(self.dtype).unsqueeze(d + 1)
-        written = hit.cast("i32").sum(d)  # (m_0, .., n at d, .., m_k)
+        written = hit.sum(d, dtype="i32")  # (m_0, .., n at d, .., m_k)
         placed = hit.where(values, 0).sum(d, dtype=self.dtype)
         widths = [None if i == d else (0, n - m)
                   for i, (m, n) in enumerate(zip(ids.shape, self.shape))]
@@ -254,9 +254,9 @@ class Shaping(TensorMixin):
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n): x[j]
         r = running.transpose(d, -1).unsqueeze(-1)  # (..., n, 1): running[i]
         same = x.eq(r) + (x.isnan() * r.isnan()) if self.dtype in FLOAT_DTYPES else x.eq(r)
-        j = Tensor(np.arange(1, n + 1, dtype=np.int64))
+        j = Tensor(np.arange(1, n + 1, dtype=np.int32))  # index arithmetic in i32
         last = (tri * same).where(j, 0).max(-1) - 1
-        return last.transpose(d, -1)
+        return last.transpose(d, -1).cast("i64")
 
     def logcumsumexp(self, dim: int = 0) -> Any:
         x = self._floating()
@@ -283,12 +283,12 @@ class Shaping(TensorMixin):
                 (before + (nan_b * nan_a.logical_not()))
             tie = tie + nan_a * nan_b
         earlier = Tensor(np.tril(np.ones((n, n), dtype=np.bool_), -1))  # j < i
-        rank = (before + tie * earlier).cast("i32").sum(-1)  # (..., n): where x[i] goes
-        slot = Tensor(np.arange(n, dtype=np.int64))
+        rank = (before + tie * earlier).sum(-1, dtype="i32")  # (..., n): where x[i] goes
+        slot = Tensor(np.arange(n, dtype=np.int32))  # index arithmetic in i32
         goes = rank.unsqueeze(-2).eq(slot.unsqueeze(-1))  # (..., k, i): x[i] lands at k
         values = goes.where(x.unsqueeze(-2), 0).sum(-1, dtype=x.dtype)
-        indices = goes.where(slot.unsqueeze(-2), 0).sum(-1)
-        return values.transpose(d, -1), indices.transpose(d, -1)
+        indices = goes.where(slot.unsqueeze(-2), 0).sum(-1, dtype="i32")
+        return values.transpose(d, -1), indices.transpose(d, -1).cast("i64")
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = True) -> Any:
         return self.sort(dim, descending)[1]

@@ -539,7 +539,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __neg__(self) -> Tensor:
         if self.dtype == "i1":
             raise TypeError("negation of a bool tensor: use logical_not()")
-        return self * -1
+        return self * self._minus_one()
+
+    def _minus_one(self) -> int:
+        """-1 in this tensor's type: 255 for uint8, where it wraps to the same products."""
+        record = DTYPES[self.uop.sig.dtype]
+        return -1 if record.kind == "float" or record.signed else int(record.max)
 
     def __sub__(self, other: TensorLike) -> Tensor:
         a, b = _operands(self, other)
@@ -791,7 +796,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self.logical_not()
         if self.dtype in FLOAT_DTYPES:
             return -self
-        return self * -1 + -1
+        return self * self._minus_one() + self._minus_one()
 
     def where(self, a: TensorLike, b: TensorLike) -> Tensor:
         """`a` where this condition is true (nonzero), else `b`; all three broadcast.
@@ -1380,12 +1385,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         shape = [1] * x.ndim
         shape[ax] = n
         # n - i for position i, so that the largest candidate is the first maximum.
-        countdown = Tensor(np.arange(n, 0, -1, dtype=np.int64).reshape(shape))
+        countdown = Tensor(np.arange(n, 0, -1, dtype=np.int32).reshape(shape))
         hit = x.eq(x.max(ax, keepdim=True))
         if x.dtype in FLOAT_DTYPES:
             hit = hit + x.isnan()  # the max of a row with a NaN is NaN, equal to nothing
         first = hit.where(countdown, 0).max(ax, keepdim=keepdim)
-        return n - first
+        return (n - first).cast("i64")  # index arithmetic in i32, the result PyTorch's type
 
     def argmin(self, axis: int | None = None, keepdim: bool = False, *,
                dim: int | None = None) -> Tensor:
