@@ -8,7 +8,9 @@ rewrites every such function into uop ops, so that the rest of uopc (`uop-to-c`,
     uopc-opt model.mlir -p 'uop-from-linalg,uop-to-c' -t c
     uopc-run model.mlir --fill
 
-What converts (static shapes; element types f32, f16, i32, i1):
+What converts (static shapes; every uop element type: i1, i8, i16, i32, i64, f16, bf16, f32,
+f64, and ui8 tensors; MLIR's signless integers are read as signed, and the unsigned arith ops
+convert through ui8 or through a wider signed type):
 
 - `linalg.generic` whose indexing maps are projected permutations (each operand index
   is a loop dimension, as in elementwise ops, broadcasts, transposes, matmuls and
@@ -31,9 +33,11 @@ What converts (static shapes; element types f32, f16, i32, i1):
   static low/high padding and a constant pad value.
 - elementwise `arith` and `math` ops, on tensors at the top level or on scalars inside a
   linalg body: add, sub, mul, div (floats: `uop.div`, correctly rounded), floordivsi, neg,
-  maximumf/maxnumf/maxsi, minimumf/minnumf/minsi, cmpf (every predicate), cmpi (signed and
-  equality predicates), select, andi/ori/xori on i1, sitofp, fptosi, extf, truncf,
-  extui/uitofp from i1, constant (scalar, splat or dense); math.exp, exp2, log, log2, sqrt,
+  maximumf/maxnumf/maxsi/maxui, minimumf/minnumf/minsi/minui, cmpf (every predicate), cmpi (signed and
+  equality predicates, and the unsigned ones by offsetting both sides by the type's least
+  value), select, andi/ori/xori on i1, sitofp, fptosi, extsi, trunci, extf, truncf, bitcast,
+  extui from any width, uitofp from widths below 64, fptoui to widths below 64, constant
+  (scalar, splat or dense); math.exp, exp2, log, log2, sqrt,
   rsqrt, sin, tanh, absf, absi. `exp`, `log` and `tanh` go through uop's exp2 and log2 (in
   f32 for f16 values), so they are within a few ulp of libm's, not bit-identical.
 
@@ -70,6 +74,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from uopc.uopdialect import ops as uop
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.locations import about
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect.shapes import ShapeError, Sig
@@ -172,12 +177,31 @@ class _Emitter:
         return self.binary("add", a, self.neg(b))
 
     def bitnot(self, x: SSAValue) -> SSAValue:
-        """~x = -x - 1 for i32 (wrapping), an order-reversing bijection."""
+        """~x = -x - 1 on integers (wrapping), an order-reversing bijection."""
         return self.binary("add", self.neg(x), self.splat(x, -1))
 
     def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        flip = self.bitnot if sig_of(a.type).dtype == "i32" else self.neg
+        flip = self.bitnot if DTYPES[sig_of(a.type).dtype].is_int else self.neg
         return flip(self.binary("max", flip(a), flip(b)))
+
+    def unsigned(self, x: SSAValue) -> SSAValue:
+        """The unsigned value of a signless integer, in the narrowest uop type that holds
+        it: i1 as it is, i8 reinterpreted as ui8, i16 and i32 zero-extended to i64."""
+        dtype = sig_of(x.type).dtype
+        if dtype == "i1":
+            return x
+        if dtype == "i8":
+            return self.emit(uop.BitcastOp.make(x, result=Sig(sig_of(x.type).shape, "ui8")))
+        assert dtype in ("i16", "i32"), dtype  # callers refuse i64 (no wider type)
+        wide = self.cast(x, "i64")
+        wrapped = self.binary("add", wide, self.splat(wide, 1 << DTYPES[dtype].bits))
+        return self.where(self.binary("cmplt", x, self.splat(x, 0)), wrapped, wide)
+
+    def offset_to_signed(self, x: SSAValue) -> SSAValue:
+        """x + MIN (wrapping): unsigned order of signless values becomes signed order (and
+        applied twice it gives x back, since 2 * MIN wraps to 0)."""
+        d = DTYPES[sig_of(x.type).dtype]
+        return self.binary("add", x, self.splat(x, d.min))
 
     def not_(self, x: SSAValue) -> SSAValue:
         return self.binary("cmpne", x, self.splat(x, True))
@@ -202,12 +226,13 @@ class _Emitter:
             self.unary("recip", self.binary("add", exp2x, one)), -2.0))
 
     def in_f32(self, x: SSAValue, fn: Callable[[SSAValue], SSAValue]) -> SSAValue:
-        """`fn(x)` computed in f32 for an f16 `x` (its constants, log2(e) and ln(2), lose
-        too much as f16), then rounded back."""
+        """`fn(x)` computed in f32 for an f16 or bf16 `x` (its constants, log2(e) and
+        ln(2), lose too much in 16 bits), then rounded back."""
         dtype = sig_of(x.type).dtype
-        if dtype != "f16":
+        wide = DTYPES[dtype].widened_to
+        if wide is None:
             return fn(x)
-        return self.cast(fn(self.cast(x, "f32")), dtype)
+        return self.cast(fn(self.cast(x, wide)), dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,6 +258,8 @@ def _cmpf(e: _Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
 
 
 def _cmpi(e: _Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
+    if pred[0] == "u" and sig_of(a.type).dtype != "i1":
+        return _cmpi(e, "s" + pred[1:], e.offset_to_signed(a), e.offset_to_signed(b))
     table = {
         "eq": lambda: e.not_(e.binary("cmpne", a, b)),
         "ne": lambda: e.binary("cmpne", a, b),
@@ -240,6 +267,11 @@ def _cmpi(e: _Emitter, pred: str, a: SSAValue, b: SSAValue) -> SSAValue | None:
         "sgt": lambda: e.binary("cmplt", b, a),
         "sle": lambda: e.not_(e.binary("cmplt", b, a)),
         "sge": lambda: e.not_(e.binary("cmplt", a, b)),
+        # i1 unsigned: false < true, the order of uop's i1 compares
+        "ult": lambda: e.binary("cmplt", a, b),
+        "ugt": lambda: e.binary("cmplt", b, a),
+        "ule": lambda: e.not_(e.binary("cmplt", b, a)),
+        "uge": lambda: e.not_(e.binary("cmplt", a, b)),
     }
     return table[pred]() if pred in table else None
 
@@ -265,6 +297,10 @@ ELEMENTWISE: dict[type[Operation], Elementwise] = {
     arith.MaxSIOp: lambda e, x: e.binary("max", *x),
     arith.MinimumfOp: lambda e, x: e.min(*x),
     arith.MinSIOp: lambda e, x: e.min(*x),
+    arith.MaxUIOp: lambda e, x: e.offset_to_signed(e.binary(
+        "max", e.offset_to_signed(x[0]), e.offset_to_signed(x[1]))),
+    arith.MinUIOp: lambda e, x: e.offset_to_signed(e.min(
+        e.offset_to_signed(x[0]), e.offset_to_signed(x[1]))),
     arith.MaxnumfOp: lambda e, x: e.where(e.isnan(x[0]), x[1], e.where(
         e.isnan(x[1]), x[0], e.binary("max", *x))),
     arith.MinnumfOp: lambda e, x: e.where(e.isnan(x[0]), x[1], e.where(
@@ -287,8 +323,8 @@ _I1_LOGIC: dict[type[Operation], Elementwise] = {
     arith.OrIOp: lambda e, x: e.or_(*x),
     arith.XOrIOp: lambda e, x: e.binary("cmpne", *x),
 }
-_CASTS = (arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp, arith.ExtUIOp,
-          arith.UIToFPOp)
+_CASTS = (arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp, arith.ExtSIOp,
+          arith.TruncIOp, arith.ExtUIOp, arith.UIToFPOp, arith.FPToUIOp, arith.BitcastOp)
 
 
 def _dtype(op: Operation, t: Attribute) -> str:
@@ -313,17 +349,35 @@ def elementwise(e: _Emitter, op: Operation, operands: list[SSAValue]) -> SSAValu
     if isinstance(op, arith.CmpiOp):
         pred = _CMPI[op.predicate.value.data]
         result = _cmpi(e, pred, *operands)
-        if result is None:
-            raise _fail(op, f"unsigned predicate {pred} is not supported: uop integers "
-                            f"are signed (use eq, ne, slt, sle, sgt, sge)")
+        assert result is not None
         return result
     if isinstance(op, _CASTS):
-        to = _dtype(op, op.results[0].type)
-        src = sig_of(operands[0].type).dtype
-        if isinstance(op, (arith.ExtUIOp, arith.UIToFPOp)) and src != "i1":
-            raise _fail(op, f"unsigned conversion from {src} is not supported: only from i1")
-        return e.cast(operands[0], to)
+        return _convert(e, op, operands[0])
     raise _fail(op, f"not supported by uop-from-linalg; it converts {SUPPORTED}")
+
+
+def _convert(e: _Emitter, op: Operation, x: SSAValue) -> SSAValue:
+    """The arith conversions: uop.cast for the signed and float ones, uop.bitcast for
+    arith.bitcast, and the unsigned ones through the unsigned view of the operand (extui,
+    uitofp) or of a wider result (fptoui)."""
+    to = _dtype(op, op.results[0].type)
+    shape = sig_of(x.type).shape
+    if isinstance(op, arith.BitcastOp):
+        return e.emit(uop.BitcastOp.make(x, result=Sig(shape, to)))
+    if isinstance(op, (arith.ExtUIOp, arith.UIToFPOp)):
+        if sig_of(x.type).dtype == "i64":
+            raise _fail(op, "unsigned conversion from i64 is not supported: uop's widest "
+                            "integer is i64 (signed); use arith.sitofp")
+        return e.cast(e.unsigned(x), to)
+    if isinstance(op, arith.FPToUIOp) and to != "i1":
+        if to == "i64":
+            raise _fail(op, "conversion to unsigned 64-bit integers is not supported: uop's "
+                            "widest integer is i64 (signed); use arith.fptosi")
+        # the value lies in [0, 2**bits): cast to a type that holds it, then keep its bits
+        holder = "ui8" if to == "i8" else "i64"
+        return e.cast(e.cast(x, holder), to) if holder == "i64" else e.emit(
+            uop.BitcastOp.make(e.cast(x, holder), result=Sig(shape, to)))
+    return e.cast(x, to)
 
 
 def _is_elementwise(op: Operation) -> bool:
@@ -587,10 +641,10 @@ class _Function:
             kind, flip, partial = self.combiner(s, yields[k], out_args[k])
             partial = e.cast(self.body_value(s, partial, env, domain), dtype)
             if flip:
-                partial = e.neg(partial) if dtype != "i32" else e.bitnot(partial)
+                partial = e.bitnot(partial) if DTYPES[dtype].is_int else e.neg(partial)
             r = e.reduce(partial, kind, reduced_axes)
             if flip:
-                r = e.neg(r) if dtype != "i32" else e.bitnot(r)
+                r = e.bitnot(r) if DTYPES[dtype].is_int else e.neg(r)
             r = e.permute(r, [parallel.index(d) for d in dims])
             init = self.get(out)
             if not self._is_start(init, kind, flip):

@@ -19,6 +19,8 @@ are `%names` (defined on an earlier line) or literals: ints (`2`, `-3`), floats 
 `[1, 2]` (a one-element tuple is `(0,)`; nested tuples make rank-2+ literals). A float
 literal is rounded to its element type from its decimal text, as C reads `0.1f`.
 
+Element types T are the IR's: i1 i8 ui8 i16 i32 i64 f16 bf16 f32 f64 (`u8` is read as ui8).
+
 Ops (their names are the uop ops' names, plus three pieces of sugar):
 
     buffer N : dtype=T slot=k      argument k of the function, tensor<NxT>; N may also be a
@@ -35,7 +37,7 @@ Ops (their names are the uop ops' names, plus three pieces of sugar):
     sub a, b  = add(a, mul(b, -1))     neg a = mul(a, -1)
     where c, a, b
     recip exp2 log2 sqrt sin x     and every other unary uop op (exp, log, tanh, erf, ...)
-    cast x : dtype=T
+    cast x : dtype=T               bitcast x : dtype=T (same bit width)
     reshape x, SHAPE               one size may be -1 (inferred, as in numpy)
     expand x, SHAPE                permute x, ORDER                flip x, AXES
     shrink x, ((b0, e0), (b1, e1), ...)   per-axis [begin, end)
@@ -328,6 +330,10 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: the course's short spelling of the unsigned byte (the IR, like MLIR, writes ui8)
+_DTYPE_ALIASES = {"u8": "ui8"}
+
+
 def _default_dtype(value: Value) -> str:
     flat = _flatten(value)
     if flat and all(isinstance(v, bool) for v in flat):
@@ -351,12 +357,14 @@ def _check_fits(value: Value, dtype: str) -> None:
         if dtype != "i1" and isinstance(v, bool):
             raise ShapeError(f"literal {str(v).lower()} is a bool but the element type is {dtype}: "
                              "write 1 or 0")
-        if dtype == "i32":
+        d = DTYPES[dtype]
+        if d.is_int:
             if not isinstance(v, int):
-                raise ShapeError(f"literal {v} is not an integer but the element type is i32: "
-                                 f"write an integer, or use a float type")
-            if not -(2**31) <= v < 2**31:
-                raise ShapeError(f"literal {v} does not fit i32 [-2147483648, 2147483647]")
+                raise ShapeError(f"literal {v} is not an integer but the element type is "
+                                 f"{dtype}: write an integer, or use a float type")
+            if not d.fits(v):
+                raise ShapeError(f"literal {v} does not fit {dtype} [{d.min}, {d.max}]: "
+                                 f"write a value in range, or use a wider type")
         elif isinstance(v, int) and abs(v) >= 2**1024:  # beyond any float: even inf is a guess
             raise ShapeError(f"literal {v} is too large for {dtype}: write inf if you mean it")
 
@@ -475,10 +483,11 @@ class _Importer:
             if default is None:
                 raise self.error(f"{st.op.text} needs dtype=: one of {', '.join(DTYPES)}")
             return default
-        if not isinstance(lit.value, str) or lit.value not in DTYPES:
+        name = _DTYPE_ALIASES.get(lit.value, lit.value) if isinstance(lit.value, str) else None
+        if name not in DTYPES:
             raise self.error(f"unsupported dtype {lit.value}: expected one of "
                              f"{', '.join(DTYPES)}", lit)
-        return lit.value
+        return name
 
     def _ints(self, operand: Operand, what: str, depth: int = 1) -> tuple:
         """A tuple of ints (depth 1) or of int pairs (depth 2)."""
@@ -600,12 +609,14 @@ def _unary(op_class: type[uop.UopOp]) -> Callable[[_Importer, Statement], SSAVal
 
 
 def _negated(im: _Importer, value: SSAValue) -> SSAValue:
-    """value * -1, for sub and neg."""
+    """value * -1, for sub and neg (ui8's -1 is 255: the product wraps the same way)."""
     sig = sig_of(value.type)
     st = im.current
     if sig.dtype == "i1":
         raise im.error(f"{st.op.text} of i1 values: cast to i32 first")
-    minus_one = im.const(Literal(-1, st.start, st.end), sig.dtype, sig.shape)
+    d = DTYPES[sig.dtype]
+    minus = -1 if d.signed else d.max
+    minus_one = im.const(Literal(minus, st.start, st.end), sig.dtype, sig.shape)
     return im.emit(uop.MulOp, value, minus_one)
 
 
@@ -639,11 +650,14 @@ def _buffer(im: _Importer, st: Statement) -> SSAValue:
     return im.emit(uop.ReshapeOp, arg, result=Sig(shape, sig_of(arg.type).dtype))
 
 
-def _cast(im: _Importer, st: Statement) -> SSAValue:
-    im._check_keys(st, {"dtype"})
-    im._check_arity(st, 1, "one operand")
-    src = im.value(st.operands[0])
-    return im.emit(uop.CastOp, src, result=Sig(sig_of(src.type).shape, im._dtype(st, None)))
+def _converted(op_class: type[uop.UopOp]) -> Callable[[_Importer, Statement], SSAValue]:
+    """cast and bitcast: one operand and the result's dtype=."""
+    def handle(im: _Importer, st: Statement) -> SSAValue:
+        im._check_keys(st, {"dtype"})
+        im._check_arity(st, 1, "one operand")
+        src = im.value(st.operands[0])
+        return im.emit(op_class, src, result=Sig(sig_of(src.type).shape, im._dtype(st, None)))
+    return handle
 
 
 def _decode(im: _Importer, st: Statement) -> SSAValue:
@@ -772,7 +786,8 @@ Handler = Callable[[_Importer, Statement], SSAValue]
 #: the ops whose operands or keys follow no family
 _SPECIAL: dict[str, Handler] = {
     "sub": _sub, "neg": _neg, "buffer": _buffer,
-    "where": _where, "cast": _cast, "const": _const, "decode": _decode,
+    "where": _where, "cast": _converted(uop.CastOp), "bitcast": _converted(uop.BitcastOp),
+    "const": _const, "decode": _decode,
     "reduce": _reduce, "stack": _stack, "index": _index, "contiguous": _contiguous,
 }
 

@@ -4,12 +4,12 @@
 // RUN: ulimit -v 3145728
 // RUN: uopc-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-// expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
-%c = "uop.const"() <{value = dense<1.0> : tensor<2xf64>}> : () -> tensor<2xf64>
+// expected-error@+1 {{unsupported element type ui16: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+%c = "uop.const"() <{value = dense<1> : tensor<2xui16>}> : () -> tensor<2xui16>
 
 // -----
-// expected-error@+1 {{unsupported element type i8: expected one of i1, i32, f32, f16}}
-%c = "uop.const"() <{value = dense<1> : tensor<2xi8>}> : () -> tensor<2xi8>
+// expected-error@+1 {{unsupported element type si8: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+%c = "uop.const"() <{value = dense<1> : tensor<2xsi8>}> : () -> tensor<2xsi8>
 
 // -----
 // expected-error@+1 {{literal has type tensor<i32> but the result is tensor<2xi32>: write the literal with the result's type}}
@@ -74,3 +74,11 @@
 // -----
 // expected-error@+1 {{literal has type tensor<2147483648xf32> but the result is tensor<2147483648xf16>: write the literal with the result's type}}
 %c = "uop.const"() <{value = dense<1.0> : tensor<2147483648xf32>}> : () -> tensor<2147483648xf16>
+
+// -----
+// expected-error@+1 {{uop.const: Integer value 256 is out of range for type ui8 which supports values in the range [0, 256): write a value the element type can hold}}
+%c = uop.const dense<256> : tensor<2xui8>
+
+// -----
+// expected-error@+1 {{uop.const: Integer value -129 is out of range for type i8}}
+%c = uop.const dense<-129> : tensor<2xi8>

@@ -52,9 +52,9 @@ func.func @f(%a: tensor<2xi1>) {
 }
 
 // -----
-func.func @f(%a: tensor<2xf64>) {
-  // expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
-  %r = "uop.add"(%a, %a) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+func.func @f(%a: tensor<2xui16>) {
+  // expected-error@+1 {{unsupported element type ui16: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+  %r = "uop.add"(%a, %a) : (tensor<2xui16>, tensor<2xui16>) -> tensor<2xui16>
   func.return
 }
 
@@ -123,8 +123,8 @@ func.func @f(%a: tensor<2xf32>) {
 
 // -----
 func.func @f(%a: tensor<2xf32>) {
-  // expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
-  %r = "uop.cast"(%a) : (tensor<2xf32>) -> tensor<2xf64>
+  // expected-error@+1 {{unsupported element type ui16: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+  %r = "uop.cast"(%a) : (tensor<2xf32>) -> tensor<2xui16>
   func.return
 }
 
@@ -172,9 +172,9 @@ func.func @f(%a: tensor<2xf32>) {
 }
 
 // -----
-func.func @f(%a: tensor<2xf64>) {
-  // expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
-  %r = uop.sin %a : tensor<2xf64>
+func.func @f(%a: tensor<2xui16>) {
+  // expected-error@+1 {{unsupported element type ui16: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+  %r = uop.sin %a : tensor<2xui16>
   func.return
 }
 
@@ -187,8 +187,8 @@ func.func @f(%c: tensor<2xi32>, %a: tensor<2xf32>) {
 
 // -----
 func.func @f(%a: tensor<2xf32>) {
-  // expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
-  %r = uop.cast %a : tensor<2xf32> to tensor<2xf64>
+  // expected-error@+1 {{unsupported element type ui16: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+  %r = uop.cast %a : tensor<2xf32> to tensor<2xui16>
   func.return
 }
 

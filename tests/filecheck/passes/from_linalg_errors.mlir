@@ -46,10 +46,10 @@ func.func @iota(%o: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
-// expected-error@+1 {{unsupported element type f64: expected one of i1, i32, f32, f16}}
-func.func @wide(%x: tensor<4xf64>) -> tensor<4xf64> {
-  %r = arith.addf %x, %x : tensor<4xf64>
-  func.return %r : tensor<4xf64>
+// expected-error@+1 {{unsupported element type f80: expected one of i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64}}
+func.func @wide(%x: tensor<4xf80>) -> tensor<4xf80> {
+  %r = arith.addf %x, %x : tensor<4xf80>
+  func.return %r : tensor<4xf80>
 }
 
 // -----
@@ -62,14 +62,14 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-func.func @unsigned(%a: tensor<4xi32>, %b: tensor<4xi32>, %o: tensor<4xi1>) -> tensor<4xi1> {
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<4xi32>, tensor<4xi32>) outs(%o : tensor<4xi1>) {
-  ^bb0(%x: i32, %y: i32, %out: i1):
-    // expected-error@+1 {{unsigned predicate ult is not supported: uop integers are signed (use eq, ne, slt, sle, sgt, sge)}}
-    %c = arith.cmpi ult, %x, %y : i32
-    linalg.yield %c : i1
-  } -> tensor<4xi1>
-  func.return %r : tensor<4xi1>
+func.func @unsigned_i64(%a: tensor<4xi64>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<4xi64>) outs(%o : tensor<4xf32>) {
+  ^bb0(%x: i64, %out: f32):
+    // expected-error@+1 {{unsigned conversion from i64 is not supported: uop's widest integer is i64 (signed); use arith.sitofp}}
+    %c = arith.uitofp %x : i64 to f32
+    linalg.yield %c : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
 }
 
 // -----
