@@ -134,12 +134,12 @@ class Spatial(TensorMixin):
         if not return_indices:
             return out
         h, w = self.shape[2:]
-        flat = self.arange(h * w).reshape(1, 1, h, w)
+        flat = self.arange(h * w, dtype="i32").reshape(1, 1, h, w)  # index arithmetic in i32
         where = flat._patches(*args[:3], -1, *args[4:])  # (K, 1, 1, OH, OW)
         which = cols.argmax(0)  # first maximum's window position, (N, C, OH, OW)
         k = cols.shape[0]
         pick = which.unsqueeze(0).eq(self.arange(k).reshape(k, 1, 1, 1, 1))
-        return out, pick.where(where, 0).sum(0)
+        return out, pick.where(where, 0).sum(0, dtype="i32").cast("i64")
 
     def avg_pool2d(self, kernel_size: int | Sequence[int] = 2,
                    stride: int | Sequence[int] | None = None,
