@@ -123,7 +123,7 @@ def test_gpt2_forward_matches_the_tensor_api_bit_for_bit(tmp_path):
         uopc.export(model, [ids], tmp_path / "refused")
     path = uopc.export(logits, [ids], tmp_path / "gpt2")
     manifest = json.loads((path / deploy.MANIFEST).read_text())
-    assert manifest["inputs"] == [{"name": "ids", "shape": [2, 8], "dtype": "int32",
+    assert manifest["inputs"] == [{"name": "ids", "shape": [2, 8], "dtype": "int64",
                                    "used": True}]
     names = [w["name"] for w in manifest["weights"]["tensors"]]
     assert {"model.wte", "model.wpe", "model.blocks.0.qkv.0", "model.ln_f.weight"} <= set(names)

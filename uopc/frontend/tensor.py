@@ -917,6 +917,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return -self
 
     def abs(self) -> Tensor:
+        if self._minus_one() != -1:  # uint8: every value is its own absolute value
+            return self
         return self.maximum(-self)
 
     def sign(self) -> Tensor:
