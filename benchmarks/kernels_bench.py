@@ -10,12 +10,13 @@ in one process; each reports its median, and the table gives uopc's time relativ
 the best peer of each kind (ratio > 1: uopc is slower). The machine's load average is
 printed first: on a shared machine, read ratios, not absolute times.
 
-Workloads: GEMM f32 1024 and 2048 (numpy: BLAS), the elementwise chain relu(a*2+1)*3 on
-16M floats (numpy with out=), row softmax and LayerNorm on 4096x1024, single-head
+Workloads: GEMM f32 1024 and 2048 (numpy: BLAS), GEMM f64 512, the elementwise chain
+relu(a*2+1)*3 on 16M floats (numpy with out=), the integer chain max(a*3+7, 0) // 5 on 4M
+int64 values (PyTorch's default integer type), row softmax and LayerNorm on 4096x1024, single-head
 attention softmax(QK^T/8)V with N=1024, d=64 (torch: scaled_dot_product_attention),
 softmax, LayerNorm and attention also with reduce fusion ("fused" rows), and
 the forward pass of the 784-128-10 MLP on a batch of 128 (GFLOP/s). `--quick` uses
-smaller sizes (GEMM 512, 4M elements, 1024x1024 rows, N=256).
+smaller sizes (GEMM 512, f64 GEMM 256, 4M elements, 1024x1024 rows, N=256).
 OPT (0, 1, 2) selects uopc's schedules as everywhere else.
 """
 
@@ -62,7 +63,33 @@ def workloads(quick: bool, torch):
             "torch": (lambda ta=ta, tb=tb: ta @ tb) if torch else None,
         })
 
+    n64 = 256 if quick else 512  # f64 GEMM: the element-type issue's row
+    a, b = rng.standard_normal((n64, n64)), rng.standard_normal((n64, n64))
+    ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
+    yield (f"gemm f64 {n64}", 2 * n64**3, {
+        "uopc": lambda a=a, b=b: (from_numpy(a) @ from_numpy(b)).numpy(),
+        "numpy": lambda a=a, b=b: a @ b,
+        "torch": (lambda ta=ta, tb=tb: ta @ tb) if torch else None,
+    })
+
     n = (1 << 22) if quick else (1 << 24)
+    ints = rng.integers(-(2**40), 2**40, n // 4)  # i64: PyTorch's default integer
+    out64 = np.empty_like(ints)
+
+    def numpy_int_chain():
+        np.multiply(ints, 3, out=out64)
+        np.add(out64, 7, out=out64)
+        np.maximum(out64, 0, out=out64)
+        np.floor_divide(out64, 5, out=out64)
+        return out64
+
+    tints = torch.from_numpy(ints) if torch else None
+    yield (f"i64 max(a*3+7,0)//5 {n // 4}", 4 * (n // 4), {
+        "uopc": lambda: ((from_numpy(ints) * 3 + 7).relu() // 5).numpy(),
+        "numpy": numpy_int_chain,
+        "torch": (lambda: torch.relu(tints * 3 + 7) // 5) if torch else None,
+    })
+
     x = f32(n)
     out = np.empty_like(x)
 

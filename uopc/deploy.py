@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import cffi
+import ml_dtypes  # noqa: F401  (names "bfloat16" for numpy: bf16 ports and weights)
 import numpy as np
 
 FORMAT = "uopc-static-plan"

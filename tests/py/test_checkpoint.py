@@ -3,6 +3,7 @@ training process killed mid-run that resumes to the same losses as an uninterrup
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,8 +20,26 @@ from uopc import Tensor, manual_seed, nn
 from uopc.frontend.checkpoint import CheckpointError, load_state_dict, state_dict
 from uopc.frontend.nn.gpt import GPT
 from uopc.frontend.optim import SGD, AdamW
+from uopc.uopdialect.dtypes import DTYPES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_every_element_type_round_trips_bit_for_bit(tmp_path, dtype):
+    """Each of uop's element types is stored under its safetensors name and read back as
+    the same numpy dtype with the same bits (bf16 as ml_dtypes.bfloat16, which
+    safetensors' own numpy reader refuses)."""
+    d = DTYPES[dtype]
+    raw = np.random.default_rng(0).integers(0, 256, 8 * d.itemsize, dtype=np.uint8)
+    values = raw.view(d.numpy) if d.kind != "bool" else raw % 2 == 1
+    uopc.save({"x": values.reshape(2, -1)}, tmp_path / "c.safetensors")
+    back = uopc.load(tmp_path / "c.safetensors")["x"]
+    assert back.dtype == d.numpy and back.shape == (2, values.size // 2)
+    assert back.tobytes() == values.tobytes()
+    header = json.loads((tmp_path / "c.safetensors").read_bytes()[8:][:int.from_bytes(
+        (tmp_path / "c.safetensors").read_bytes()[:8], "little")])
+    assert header["x"]["dtype"] == d.safetensors
 
 
 def test_save_load_round_trip_keeps_values_dtypes_and_metadata(tmp_path):

@@ -150,6 +150,10 @@ def worker(mode: str, out: Path, timeout: float) -> None:
         mine = np.array([1.0, -2.0, 3.5], np.float32) * (rank + 1)
         found = {op: dist.all_reduce(mine.copy(), op) for op in ("sum", "avg", "max", "min")}
         found["broadcast"] = dist.broadcast(mine.copy(), src=1)
+        # 64-bit values travel as themselves: nothing narrowed to f32 on the way
+        found["sum_f64"] = dist.all_reduce(np.array([0.1, 2.0**60]) * (rank + 1))
+        found["sum_i64"] = dist.all_reduce(np.array([2**40 + 1, -3]) * (rank + 1))
+        found["max_i64"] = dist.all_reduce(np.array([2**62, -(2**62)]) * (1 - 2 * rank), "max")
         dist.barrier()
         np.savez(out / f"rank{rank}.npz", **found)
         return
@@ -246,11 +250,15 @@ def test_collectives_combine_the_ranks_arrays(tmp_path):
     assert rc == 0, out
     base = np.array([1.0, -2.0, 3.5], np.float32)
     expected = {"sum": base * 3, "avg": base * 1.5, "max": np.maximum(base, base * 2),
-                "min": np.minimum(base, base * 2), "broadcast": base * 2}
+                "min": np.minimum(base, base * 2), "broadcast": base * 2,
+                "sum_f64": np.array([0.1 + 0.2, 3 * 2.0**60]),
+                "sum_i64": np.array([3 * (2**40 + 1), -9]),
+                "max_i64": np.array([2**62, 2**62])}
     for r in range(2):
         saved = np.load(tmp_path / f"rank{r}.npz")
         for name, value in expected.items():
             np.testing.assert_array_equal(saved[name], value, err_msg=f"rank {r} {name}")
+            assert saved[name].dtype == value.dtype, (r, name)
 
 
 # ---------------------------------------------------------------------- the examples
@@ -368,3 +376,22 @@ def test_data_parallel_splits_the_global_batch_evenly_or_says_why(monkeypatch):
 
 if __name__ == "__main__":
     worker(sys.argv[1], Path(sys.argv[2]), float(sys.argv[3]))
+
+
+def test_buckets_keep_f64_gradients_in_f64_and_split_where_the_wire_type_changes():
+    from uopc.frontend.distributed import _buckets
+
+    buckets = _buckets([((2, 3), "f32"), ((4,), "bf16"), ((5,), "f64"), ((1,), "f64"),
+                        ((2,), "f16")], bucket_mb=1.0)
+    assert [(b.dtype, [s.param for s in b.slots], b.size) for b in buckets] == [
+        ("f32", [0, 1], 10), ("f64", [2, 3], 6), ("f32", [4], 2)]
+
+
+def test_all_reduce_of_bf16_says_how_to_reduce_it(monkeypatch):
+    import ml_dtypes
+
+    from uopc.frontend import distributed as dist
+
+    monkeypatch.setattr(dist, "_group", lambda what: None)
+    with pytest.raises(TypeError, match="MPI has no bf16 type; reduce an f32 copy"):
+        dist.all_reduce(np.zeros(2, ml_dtypes.bfloat16))

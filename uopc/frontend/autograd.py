@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from uopc.frontend.tensor_protocol import TensorProtocol
-from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.graph import UOp, toposort
 from uopc.uopdialect.opinfo import OpInfo
 
@@ -119,23 +119,29 @@ def scatter_into(shape: tuple[int, ...], index: Any, values: Any) -> tuple[Any, 
 
     The placement is the transpose of the selection, which is what its gradient rules
     compute: the gradient of sum(x[index] * v) with respect to x is v at the selected
-    places. Integer values go through the gradient of their bits' halves as f32 (exact:
-    each half is below 2**16), so that every element type is placed exactly."""
+    places. f32 and f64 values are placed as they are, f16 and bf16 through f32. Integer
+    values go through the gradient of their 16-bit pieces as f32 (exact: each piece is
+    below 2**16 in magnitude), so that every element type is placed exactly."""
     Tensor = values._tensor_class()
 
     def place(v: Any) -> Any:
-        x = Tensor.zeros(*shape, requires_grad=True)
+        x = Tensor.zeros(*shape, dtype=v.dtype, requires_grad=True)
         root = (x[index] * v).sum()
-        return gradients(Tensor, root._trace, [x._trace]).get(id(x._trace),
-                                                             Tensor.zeros(*shape))
+        return gradients(Tensor, root._trace, [x._trace]).get(
+            id(x._trace), Tensor.zeros(*shape, dtype=v.dtype))
 
     mask = place(Tensor.ones(*values.shape)).ne(0)
-    if values.dtype in FLOAT_DTYPES:
-        if values.dtype == "f32":
+    d = DTYPES[values.dtype]
+    if d.is_float:
+        if d.widened_to is None:
             return place(values), mask
-        return place(values.cast("f32")).cast(values.dtype), mask
-    wide = values.cast("i32")
-    high = (wide // 65536).cast("f32")  # floor division: wide = high * 65536 + low
-    low = (wide % 65536).cast("f32")
-    joined = place(high).cast("i32") * 65536 + place(low).cast("i32")
-    return joined.cast(values.dtype), mask
+        return place(values.cast(d.widened_to)).cast(values.dtype), mask
+    wide = values.cast("i64")
+    pieces = -(-d.bits // 16)
+    # floor division and modulus: wide = sum(piece_k * 65536**k), every piece in
+    # [0, 65536) but the top one, which keeps the sign
+    placed = []
+    for k in range(pieces):
+        piece = wide // 65536**k if k == pieces - 1 else (wide // 65536**k) % 65536
+        placed.append(place(piece.cast("f32")).cast("i64") * 65536**k)
+    return sum(placed[1:], placed[0]).cast(values.dtype), mask

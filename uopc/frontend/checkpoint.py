@@ -31,6 +31,7 @@ import safetensors.numpy
 from safetensors import SafetensorError
 
 from uopc.frontend.dtypes import numpy_dtype
+from uopc.frontend.safetensors_file import read_safetensors
 from uopc.frontend.tensor import Tensor
 
 __all__ = ["CheckpointError", "save", "load", "state_dict", "load_state_dict", "check_tensor",
@@ -77,10 +78,10 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     try:
-        tensors = safetensors.numpy.load_file(path)
+        tensors = read_safetensors(path)
         with safetensors.safe_open(path, "np") as opened:
             metadata = opened.metadata() or {}
-    except (SafetensorError, OSError) as e:
+    except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"{path}: not a readable safetensors checkpoint ({e})") from None
     if _TREE_KEY not in metadata:
         raise CheckpointError(f"{path}: a safetensors file without uopc's '{_TREE_KEY}' "

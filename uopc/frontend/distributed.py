@@ -17,8 +17,9 @@ cached plan, one native call for forward, backward and the update. Under
 
 1. native call 1 computes the loss and every parameter's gradient (the forward and
    backward graph);
-2. the gradients are copied into flat f32 buckets of about `bucket_mb` MiB each, in
-   parameter order, and each bucket is summed across ranks by one non-blocking MPI
+2. the gradients are copied into flat buckets of about `bucket_mb` MiB each, in
+   parameter order (f64 gradients in f64 buckets, all others in f32 ones, which hold f16
+   and bf16 values exactly), and each bucket is summed across ranks by one non-blocking MPI
    allreduce (all buckets are in flight at once); scalars passed to `step(*extra)`, such
    as the loss, ride in the last bucket and come back averaged, so `loss.item()` is the
    loss of the global batch on every rank;
@@ -64,7 +65,7 @@ import numpy as np
 from uopc import settings
 from uopc.frontend.optim import Optimizer
 from uopc.frontend.tensor import Tensor
-from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.shapes import Sig, fmt_shape
 
@@ -211,6 +212,9 @@ def all_reduce(array: np.ndarray, op: str = "sum") -> np.ndarray:
     if not (isinstance(array, np.ndarray) and array.flags.c_contiguous
             and array.flags.writeable):
         raise TypeError("all_reduce: reduces a writable, C-contiguous numpy array in place")
+    if BY_NUMPY.get(array.dtype) is DTYPES["bf16"]:
+        raise TypeError("all_reduce: MPI has no bf16 type; reduce an f32 copy "
+                        "(array.astype(np.float32)) and round the result back")
     mpi = group.mpi
     mpi_op = {"sum": mpi.SUM, "avg": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN}[op]
     group.wait([group.comm.Iallreduce(mpi.IN_PLACE, array, op=mpi_op)], f"all_reduce({op})")
@@ -291,9 +295,26 @@ class _Slot:
     shape: tuple[int, ...]
 
 
+@dataclass
+class _Bucket:
+    """Consecutive parameters whose gradients travel in one flat array of `dtype` (f64 for
+    f64 parameters, f32 for the others: f16 and bf16 widen to it exactly)."""
+
+    dtype: str
+    slots: list[_Slot]
+
+    @property
+    def size(self) -> int:
+        return self.slots[-1].offset + self.slots[-1].size
+
+
+def _wire_dtype(dtype: str) -> str:
+    return "f64" if dtype == "f64" else "f32"
+
+
 class DistributedOptimizer:
     """An optimizer whose `step(*extra)` averages the gradients of all ranks before the
-    update (see the module docstring). Gradients go into flat f32 buckets of at least
+    update (see the module docstring). Gradients go into flat buckets of at least
     `bucket_mb` MiB (the last one smaller), one allreduce each. `check_every=N` compares
     parameter hashes across ranks after every N-th step (default: `UOPC_DIST_CHECK`, else
     off). The wrapped optimizer's `params`, `lr`, `steps`, `zero_grad`, `state_dict` and
@@ -312,7 +333,7 @@ class DistributedOptimizer:
         if check_every is None:
             check_every = settings.DIST_CHECK.get()
         self.check_every = check_every
-        self.buckets = _buckets([p.shape for p in optimizer.params], bucket_mb)
+        self.buckets = _buckets([(p.shape, p.dtype) for p in optimizer.params], bucket_mb)
         # time of the gradient allreduces and of copying gradients into the buckets, over
         # the steps after the first (whose allreduce waits for every rank's compile)
         self.allreduce_seconds = 0.0
@@ -378,14 +399,14 @@ class DistributedOptimizer:
             self.check_parameters()
 
     def _pack(self, grads: list[Tensor], averaged: list[Tensor]) -> list[np.ndarray]:
-        """Fresh f32 bucket arrays holding the realized gradients (and, at the end of the
+        """Fresh bucket arrays holding the realized gradients (and, at the end of the
         last bucket, the float `averaged` tensors)."""
         tail = sum(e.numel() for e in averaged)
         arrays = []
         for b, bucket in enumerate(self.buckets):
-            end = bucket[-1].offset + bucket[-1].size
-            flat = np.empty(end + (tail if b == len(self.buckets) - 1 else 0), np.float32)
-            for s in bucket:
+            flat = np.empty(bucket.size + (tail if b == len(self.buckets) - 1 else 0),
+                            DTYPES[bucket.dtype].numpy)
+            for s in bucket.slots:
                 flat[s.offset:s.offset + s.size] = grads[s.param].uop.arg.reshape(-1)
             arrays.append(flat)
         at = len(arrays[-1]) - tail
@@ -401,15 +422,15 @@ class DistributedOptimizer:
         scale = 1.0 / self.group.size
         params = self.optimizer.params
         for bucket, flat in zip(self.buckets, arrays):
-            whole = Tensor(UOp.buffer(flat, Sig((flat.size,), "f32")))  # no copy
-            for s in bucket:
+            whole = Tensor(UOp.buffer(flat, Sig((flat.size,), bucket.dtype)))  # no copy
+            for s in bucket.slots:
                 g = whole.shrink([(s.offset, s.offset + s.size)]).reshape(*s.shape)
                 if scale != 1.0:
                     g = g * scale
                 params[s.param].grad = g.cast(grads[s.param].dtype)
         at = len(arrays[-1]) - sum(e.numel() for e in averaged)
         for e in averaged:
-            mean = arrays[-1][at:at + e.numel()].reshape(e.shape) * np.float32(scale)
+            mean = arrays[-1][at:at + e.numel()].reshape(e.shape) * arrays[-1].dtype.type(scale)
             e.assign(Tensor(mean.astype(e.uop.arg.dtype)))
             at += e.numel()
 
@@ -418,11 +439,11 @@ class DistributedOptimizer:
         params = self.optimizer.params
         Tensor.realize_all(*params)
         for bucket in self.buckets:
-            flat = np.concatenate([params[s.param].uop.arg.reshape(-1).astype(np.float32)
-                                   for s in bucket])
+            flat = np.concatenate([params[s.param].uop.arg.reshape(-1).astype(
+                DTYPES[bucket.dtype].numpy) for s in bucket.slots])
             self.group.wait([self.group.comm.Ibcast(flat, root=0)],
                             "the broadcast of rank 0's parameters")
-            for s in bucket:
+            for s in bucket.slots:
                 p = params[s.param]
                 value = flat[s.offset:s.offset + s.size].reshape(s.shape)
                 p.assign(Tensor(value.astype(p.uop.arg.dtype)))
@@ -450,16 +471,18 @@ class DistributedOptimizer:
                     + "; every rank must run the same steps on the same model")
 
 
-def _buckets(shapes: Sequence[tuple[int, ...]], bucket_mb: float) -> list[list[_Slot]]:
-    """Consecutive parameters grouped into buckets of at least `bucket_mb` MiB of f32."""
-    limit = max(1, int(bucket_mb * 2**20) // 4)
-    buckets: list[list[_Slot]] = [[]]
+def _buckets(params: Sequence[tuple[tuple[int, ...], str]], bucket_mb: float) -> list[_Bucket]:
+    """Consecutive parameters (shape, dtype) grouped into buckets of at least `bucket_mb`
+    MiB, a new bucket wherever the gradients' wire type changes."""
+    buckets: list[_Bucket] = []
     offset = 0
-    for i, shape in enumerate(shapes):
-        if offset >= limit:
-            buckets.append([])
+    for i, (shape, dtype) in enumerate(params):
+        wire = _wire_dtype(dtype)
+        limit = max(1, int(bucket_mb * 2**20) // DTYPES[wire].itemsize)
+        if not buckets or offset >= limit or buckets[-1].dtype != wire:
+            buckets.append(_Bucket(wire, []))
             offset = 0
         size = math.prod(shape)
-        buckets[-1].append(_Slot(i, offset, size, tuple(shape)))
+        buckets[-1].slots.append(_Slot(i, offset, size, tuple(shape)))
         offset += size
     return buckets

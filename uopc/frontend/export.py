@@ -43,7 +43,7 @@ from uopc.frontend.checkpoint import named_parameters
 from uopc.frontend.tensor import Tensor
 from uopc.runtime.engine import Trace, default_engine, trace
 from uopc.runtime.export import Binding, Example, ExportError, Weight, write_artifact
-from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, INT_DTYPES
 from uopc.uopdialect.ops import OP
 
 __all__ = ["export", "ExportError"]
@@ -125,7 +125,7 @@ def _run(fn: Callable[..., Any], arrays: Sequence[np.ndarray], what: str
     artifact is built, so indexing with them wraps negative indices and masks indices
     out of range in the graph, as it does for computed indices."""
     tensors = [Tensor(a) for a in arrays]
-    result = fn(*[t + 0 if t.dtype == "i32" else t for t in tensors])
+    result = fn(*[t + 0 if t.dtype in INT_DTYPES else t for t in tensors])
     if isinstance(result, Tensor):
         return tensors, [result.uop], "tensor"
     if isinstance(result, (tuple, list)) and result and all(isinstance(r, Tensor)
@@ -152,8 +152,8 @@ def _bindings(tr: Trace, input_slot: dict[int, int],
 def _other_values(a: np.ndarray) -> np.ndarray:
     """Values of the same shape and dtype that differ from `a` almost everywhere, and
     that stay valid indices and masks (integers are rotated, not changed)."""
-    if a.dtype.kind == "f":
-        return (0.3125 - 0.5 * a).astype(a.dtype)  # signs flip, magnitudes change
+    if BY_NUMPY[a.dtype].is_float:
+        return (0.3125 - 0.5 * a.astype(np.float64)).astype(a.dtype)  # signs flip, magnitudes change
     return np.roll(a.reshape(-1), 1).reshape(a.shape)
 
 

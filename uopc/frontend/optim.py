@@ -6,6 +6,13 @@ of a step has the same structure every time: the learning rate, the step count a
 Adam bias corrections are data buffers, not constants, so changing the learning rate or
 taking the next step reuses the compiled plan.
 
+Element types follow PyTorch: the optimizer state of a parameter (momentum, Adam's
+moments) has the parameter's type, and its gradient is read in that type. With
+`master_weights=True`, each f16 or bf16 parameter is updated through an f32 copy (its
+master weight, part of the optimizer state) whose state is f32 too, and the parameter
+becomes the master rounded back after every step: mixed-precision training, where small
+updates that a 16-bit parameter would round away accumulate in the master.
+
 `state_dict()` / `load_state_dict()` snapshot and restore the step count, the
 hyperparameters and the state tensors (numpy copies), for `uopc.save` / `uopc.load`.
 """
@@ -21,6 +28,7 @@ import numpy as np
 
 from uopc.frontend.checkpoint import CheckpointError, check_keys, check_tensor
 from uopc.frontend.tensor import Tensor
+from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 
 
 def _scalar(value: float) -> Tensor:
@@ -28,14 +36,22 @@ def _scalar(value: float) -> Tensor:
 
 
 class Optimizer:
-    def __init__(self, params: Iterable[Tensor], lr: float):
+    def __init__(self, params: Iterable[Tensor], lr: float, master_weights: bool = False):
         self.params = list(params)
         if not self.params:
             raise ValueError("optimizer got no parameters: pass uopc.frontend.nn.parameters(model)")
         for p in self.params:
             p.requires_grad = True
+            if p.dtype not in FLOAT_DTYPES:
+                raise TypeError(f"optimizer: a parameter of shape {p.shape} is {p.dtype}; "
+                                f"only floating-point tensors can be trained")
         self._lr = _scalar(lr)
         self.steps = 0  # optimizer steps taken
+        #: what each update computes on: the parameter, or its f32 master weight
+        self.weights = [Tensor(p.numpy().astype(np.float32))
+                        if master_weights and DTYPES[p.dtype].widened_to else p
+                        for p in self.params]
+        self.master_weights = master_weights
 
     @property
     def lr(self) -> float:
@@ -60,12 +76,26 @@ class Optimizer:
         """Optimizer-state tensors assigned by `_update` (realized with the parameters)."""
         raise NotImplementedError
 
+    def _masters(self) -> list[Tensor]:
+        """The master weights (the f32 copies; none without master_weights)."""
+        return [w for w, p in zip(self.weights, self.params) if w is not p]
+
+    def _zeros(self) -> list[Tensor]:
+        """A zero state tensor per parameter, of the type its update computes in."""
+        return [Tensor(np.zeros(w.shape, DTYPES[w.dtype].numpy)) for w in self.weights]
+
+    def _updated(self, i: int, value: Tensor) -> None:
+        """Set parameter i (through its master weight, if it has one) to `value`."""
+        self.weights[i].assign(value)
+        if self.weights[i] is not self.params[i]:
+            self.params[i].assign(self.weights[i])
+
     def _update(self) -> None:
         raise NotImplementedError
 
     def step(self, *extra: Tensor) -> None:
         self._update()
-        Tensor.realize_all(*self.params, *self._state(), *extra)
+        Tensor.realize_all(*self.params, *self._masters(), *self._state(), *extra)
         self.steps += 1
 
     def hyperparameters(self) -> dict[str, float]:
@@ -73,8 +103,12 @@ class Optimizer:
         raise NotImplementedError
 
     def _named_state(self) -> dict[str, list[Tensor]]:
-        """The per-parameter state tensors by torch's names (e.g. `exp_avg`)."""
+        """The per-parameter state tensors by torch's names (e.g. `exp_avg`), and the
+        master weights (`master_weight`) where there are any."""
         raise NotImplementedError
+
+    def _with_masters(self, named: dict[str, list[Tensor]]) -> dict[str, list[Tensor]]:
+        return {**named, "master_weight": self.weights} if self.master_weights else named
 
     def _shared_state(self) -> dict[str, Tensor]:
         """State tensors shared by all parameters (e.g. Adam's bias-correction powers)."""
@@ -126,11 +160,10 @@ class SGD(Optimizer):
     """p -= lr * v with v = momentum * v + grad (PyTorch's form; v = grad without momentum)."""
 
     def __init__(self, params: Iterable[Tensor], lr: float = 0.01, momentum: float = 0.0,
-                 weight_decay: float = 0.0):
-        super().__init__(params, lr)
+                 weight_decay: float = 0.0, master_weights: bool = False):
+        super().__init__(params, lr, master_weights)
         self.momentum, self.weight_decay = momentum, weight_decay
-        self.velocity = [Tensor(np.zeros(p.shape, np.float32)) for p in self.params] \
-            if momentum else []
+        self.velocity = self._zeros() if momentum else []
 
     def _state(self) -> list[Tensor]:
         return self.velocity
@@ -139,15 +172,16 @@ class SGD(Optimizer):
         return {"lr": self.lr, "momentum": self.momentum, "weight_decay": self.weight_decay}
 
     def _named_state(self) -> dict[str, list[Tensor]]:
-        return {"momentum_buffer": self.velocity} if self.momentum else {}
+        return self._with_masters({"momentum_buffer": self.velocity} if self.momentum else {})
 
     def _update(self) -> None:
-        for i, (p, g) in enumerate(zip(self.params, self._grads())):
+        for i, (w, g) in enumerate(zip(self.weights, self._grads())):
+            g = g.cast(w.dtype)
             if self.weight_decay:
-                g = g + self.weight_decay * p
+                g = g + self.weight_decay * w
             if self.momentum:
                 g = self.velocity[i].assign(self.momentum * self.velocity[i] + g)
-            p.assign(p - self._lr * g)
+            self._updated(i, w - self._lr.cast(w.dtype) * g)
 
 
 class AdamW(Optimizer):
@@ -155,11 +189,12 @@ class AdamW(Optimizer):
     the decay applied to the parameter before the step (as PyTorch does)."""
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, b1: float = 0.9,
-                 b2: float = 0.999, eps: float = 1e-8, wd: float = 0.01):
-        super().__init__(params, lr)
+                 b2: float = 0.999, eps: float = 1e-8, wd: float = 0.01,
+                 master_weights: bool = False):
+        super().__init__(params, lr, master_weights)
         self.b1, self.b2, self.eps, self.wd = b1, b2, eps, wd
-        self.m = [Tensor(np.zeros(p.shape, np.float32)) for p in self.params]
-        self.v = [Tensor(np.zeros(p.shape, np.float32)) for p in self.params]
+        self.m = self._zeros()
+        self.v = self._zeros()
         # b1**t and b2**t, advanced each step (buffers keep the plan structure fixed)
         self.b1_power, self.b2_power = _scalar(1.0), _scalar(1.0)
 
@@ -170,7 +205,7 @@ class AdamW(Optimizer):
         return {"lr": self.lr, "b1": self.b1, "b2": self.b2, "eps": self.eps, "wd": self.wd}
 
     def _named_state(self) -> dict[str, list[Tensor]]:
-        return {"exp_avg": self.m, "exp_avg_sq": self.v}
+        return self._with_masters({"exp_avg": self.m, "exp_avg_sq": self.v})
 
     def _shared_state(self) -> dict[str, Tensor]:
         return {"b1_power": self.b1_power, "b2_power": self.b2_power}
@@ -185,30 +220,32 @@ class AdamW(Optimizer):
         eps = root_correction * self.eps
         decay = 1.0 - self._lr * self.wd if self.wd else None
         shared: dict[tuple[tuple[int, ...], str], _AdamOperands] = {}
-        for p, g, m, v in zip(self.params, self._grads(), self.m, self.v):
-            c = shared.get((p.shape, g.dtype))
+        for i, (w, g, m, v) in enumerate(zip(self.weights, self._grads(), self.m, self.v)):
+            g = g.cast(w.dtype)
+            c = shared.get((w.shape, w.dtype))
             if c is None:
-                c = shared[p.shape, g.dtype] = self._step_operands(p.shape, g.dtype, eps,
+                c = shared[w.shape, w.dtype] = self._step_operands(w.shape, w.dtype, eps,
                                                                    scale, decay)
             m.assign(c.b1 * m + c.one_minus_b1 * g)
             v.assign(c.b2 * v + c.one_minus_b2 * (g * g))
             step = m * (v.sqrt() + c.eps).reciprocal() * c.scale
-            p.assign((p if c.decay is None else p * c.decay) + step)
+            self._updated(i, (w if c.decay is None else w * c.decay) + step)
 
-    def _step_operands(self, shape: tuple[int, ...], grad_dtype: str, eps: Tensor,
+    def _step_operands(self, shape: tuple[int, ...], dtype: str, eps: Tensor,
                        scale: Tensor, decay: Tensor | None) -> _AdamOperands:
-        """The constants and broadcast scalars of a step for parameters of `shape`: the
-        nodes `self.b1 * m`, `(1 - self.b1) * g` or `+ eps` would make per parameter
-        (a constant takes the type of the tensor it multiplies: the f32 moments, the
-        gradient), traced once per shape and gradient type."""
-        def const(value: float, dtype: str) -> Tensor:
+        """The constants and broadcast scalars of a step for parameters of `shape` whose
+        update computes in `dtype`: the nodes `self.b1 * m`, `(1 - self.b1) * g` or
+        `+ eps` would make per parameter, traced once per shape and type."""
+        def const(value: float) -> Tensor:
             return Tensor.full(shape, value, dtype)
 
-        return _AdamOperands(const(self.b1, "f32"), const(1.0 - self.b1, grad_dtype),
-                             const(self.b2, "f32"), const(1.0 - self.b2, grad_dtype),
-                             eps._broadcast_to(shape),
-                             scale._broadcast_to(shape),
-                             None if decay is None else decay._broadcast_to(shape))
+        def scalar(t: Tensor) -> Tensor:
+            return t.cast(dtype)._broadcast_to(shape)
+
+        return _AdamOperands(const(self.b1), const(1.0 - self.b1),
+                             const(self.b2), const(1.0 - self.b2),
+                             scalar(eps), scalar(scale),
+                             None if decay is None else scalar(decay))
 
 
 class _AdamOperands(NamedTuple):

@@ -6,10 +6,11 @@ matrix, computed from graph inputs that hold only packed storage (see
 little-endian words; rows padded to whole words; 4-bit GGUF blocks repacked in element
 order), the block scales, and a small pattern of code positions. Its graph is
 `uop.decode` of the words broadcast over the codes they hold, times the scales broadcast
-over their blocks: all elementwise and movement ops, so kernelize fuses it into whatever
-reads the weight (`x @ qw.T`, a `Linear`, an `Embedding` gather) and the kernel decodes
-bytes inline; no f32 copy of the weight is made (kernelize never stages or copies a
-decoded weight). Activations stay f32.
+over their blocks; codes that are an element type of their own (f16, bf16) are instead a
+tensor of that type cast to f32, which is the same value and needs no decode. All are
+elementwise and movement ops, so kernelize fuses them into whatever reads the weight
+(`x @ qw.T`, a `Linear`, an `Embedding` gather) and the kernel decodes bytes inline; no
+f32 copy of the weight is made (kernelize never stages or copies a decoded weight). Activations stay f32.
 
 Quantization runs along the last axis of the matrix given (PyTorch's (out, in) weights:
 along the inputs, the axis a matmul reduces); `quantize_model` quantizes an `nn.Linear`
@@ -27,6 +28,7 @@ import numpy as np
 
 from uopc.frontend.nn import Linear, Sequential
 from uopc.frontend.tensor import Tensor
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.quant_formats import Format, Packed, QuantError, get_format, pack_codes
@@ -59,6 +61,14 @@ def _decoded(data: np.ndarray, code: str, bits: int, count: int) -> Tensor:
     return values if n * per == count else values.shrink(((0, rows), (0, count)))
 
 
+def _as_floats(data: np.ndarray, dtype: str, count: int) -> Tensor:
+    """The first `count` 16-bit float codes of each row of little-endian bytes `data`,
+    as a tensor of their own element type cast to f32 (rows, count)."""
+    rows = data.shape[0]
+    values = np.ascontiguousarray(data).view(DTYPES[dtype].numpy.newbyteorder("<"))
+    return Tensor(values.reshape(rows, -1)[:, :count].astype(DTYPES[dtype].numpy)).float()
+
+
 def _over_blocks(scale: Tensor, group: int) -> Tensor:
     """(rows, blocks) scales broadcast over the elements of their blocks: (rows, cols)."""
     rows, blocks = scale.shape
@@ -76,7 +86,8 @@ def dequantized(packed: Packed) -> Tensor:
         # element order, as many bytes: consecutive elements then lie in consecutive
         # nibbles of one word, which a matvec's vector lanes read as consecutive words
         codes = pack_codes(fmt.block_codes(packed), fmt.bits)
-    values = _decoded(codes, fmt.code.name, fmt.bits, width)
+    values = _as_floats(codes, fmt.code.name, width) if fmt.code.name in FLOAT_DTYPES \
+        else _decoded(codes, fmt.code.name, fmt.bits, width)
     if fmt.offset:
         values = values + fmt.offset
     if fmt.scale == "mx":
@@ -124,7 +135,7 @@ def quantize_weight(tensor: Any, fmt: str, group_size: int | None = None) -> Qua
     `uopc.uopdialect.quant_formats.FORMATS`) in blocks along its last axis: `group_size`
     elements per scale (32 when omitted; MX and GGUF formats have fixed blocks of 32)."""
     value = tensor.numpy() if isinstance(tensor, Tensor) else np.asarray(tensor)
-    if value.ndim != 2 or value.dtype.kind != "f":
+    if value.ndim != 2 or value.dtype not in BY_NUMPY or not BY_NUMPY[value.dtype].is_float:
         raise QuantError(f"quantize_weight takes a 2-D float weight, got shape "
                          f"{value.shape} of {value.dtype}: quantize matrices (reshape "
                          f"others first)")

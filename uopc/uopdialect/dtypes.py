@@ -70,6 +70,8 @@ class DType:
     #: the loop-level (memref/arith) type: `arith` takes signless integers only, so ui8
     #: is stored as i8 there and its ops are chosen unsigned by the lowering
     loop_xdsl: Attribute | None = None
+    #: the dtype name in a safetensors header (checkpoints and model files)
+    safetensors: str = ""
 
     @property
     def itemsize(self) -> int:
@@ -113,25 +115,30 @@ class DType:
         return self.min <= value <= self.max
 
 
-_F16_WIDEN = {"widened_to": "f32", "c_widen": "(float)({})", "c_narrow": "(_Float16)({})"}
-_BF16_WIDEN = {"widened_to": "f32", "c_widen": "uop_bf16_to_f32({})",
-               "c_narrow": "uop_f32_to_bf16({})"}
-
 #: the element types by IR name, in the order error messages list them
 DTYPES: dict[str, DType] = {d.name: d for d in (
-    DType("i1", IntegerType(1), np.dtype(np.bool_), "bool", "bool", "bool", 1, signed=False),
-    DType("i8", IntegerType(8), np.dtype(np.int8), "int8_t", "int8_t", "int", 8),
+    DType("i1", IntegerType(1), np.dtype(np.bool_), "bool", "bool", "bool", 1, signed=False,
+          safetensors="BOOL"),
+    DType("i8", IntegerType(8), np.dtype(np.int8), "int8_t", "int8_t", "int", 8,
+          safetensors="I8"),
     DType("ui8", IntegerType(8, Signedness.UNSIGNED), np.dtype(np.uint8), "uint8_t",
-          "uint8_t", "int", 8, signed=False, loop_xdsl=IntegerType(8)),
-    DType("i16", IntegerType(16), np.dtype(np.int16), "int16_t", "int16_t", "int", 16),
-    DType("i32", IntegerType(32), np.dtype(np.int32), "int32_t", "int32_t", "int", 32),
-    DType("i64", IntegerType(64), np.dtype(np.int64), "int64_t", "int64_t", "int", 64),
+          "uint8_t", "int", 8, signed=False, loop_xdsl=IntegerType(8), safetensors="U8"),
+    DType("i16", IntegerType(16), np.dtype(np.int16), "int16_t", "int16_t", "int", 16,
+          safetensors="I16"),
+    DType("i32", IntegerType(32), np.dtype(np.int32), "int32_t", "int32_t", "int", 32,
+          safetensors="I32"),
+    DType("i64", IntegerType(64), np.dtype(np.int64), "int64_t", "int64_t", "int", 64,
+          safetensors="I64"),
     DType("f16", Float16Type(), np.dtype(np.float16), "_Float16", "__half", "float", 16,
-          **_F16_WIDEN),
+          safetensors="F16", widened_to="f32", c_widen="(float)({})",
+          c_narrow="(_Float16)({})"),
     DType("bf16", BFloat16Type(), np.dtype(ml_dtypes.bfloat16), "uop_bf16",
-          "__nv_bfloat16", "float", 16, **_BF16_WIDEN),
-    DType("f32", Float32Type(), np.dtype(np.float32), "float", "float", "float", 32),
-    DType("f64", Float64Type(), np.dtype(np.float64), "double", "double", "float", 64),
+          "__nv_bfloat16", "float", 16, safetensors="BF16", widened_to="f32",
+          c_widen="uop_bf16_to_f32({})", c_narrow="uop_f32_to_bf16({})"),
+    DType("f32", Float32Type(), np.dtype(np.float32), "float", "float", "float", 32,
+          safetensors="F32"),
+    DType("f64", Float64Type(), np.dtype(np.float64), "double", "double", "float", 64,
+          safetensors="F64"),
 )}
 FLOAT_DTYPES = frozenset(d.name for d in DTYPES.values() if d.kind == "float")
 INT_DTYPES = frozenset(d.name for d in DTYPES.values() if d.kind == "int")

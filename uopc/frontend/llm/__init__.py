@@ -3,7 +3,7 @@ the GPT-2 byte-level BPE tokenizer, GPT-2 and Llama models written with the Tens
 and generation with a KV cache.
 
     checkpoints  Hugging Face model directories (config.json + weights) -> numpy state dicts
-    safetensors_file, torch_zip, bfloat16   the two weight formats, read without torch
+    torch_zip    PyTorch zip checkpoints, read without torch (safetensors: uopc.frontend)
     gguf_file    llama GGUF files: config, weights (packed and dequantized), metadata
     bpe          byte-level BPE: GPT-2's encoder.json / vocab.bpe, or a GGUF's vocabulary
     weights      weights looked up by checkpoint name, shapes checked

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from uopc.frontend.llm.safetensors_file import read_safetensors
 from uopc.frontend.llm.torch_zip import read_torch_zip
+from uopc.frontend.safetensors_file import read_safetensors
+from uopc.uopdialect.dtypes import BY_NUMPY
 
 
 def read_state_dict(path: str | Path) -> dict[str, np.ndarray]:
@@ -59,4 +60,5 @@ def _read_directory(directory: Path) -> dict[str, np.ndarray]:
 
 
 def _as_compute_dtype(array: np.ndarray) -> np.ndarray:
-    return array.astype(np.float32) if array.dtype.kind == "f" else array
+    d = BY_NUMPY.get(array.dtype)
+    return array.astype(np.float32) if d is not None and d.is_float else array

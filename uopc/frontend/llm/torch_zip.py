@@ -21,13 +21,13 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from uopc.frontend.llm.bfloat16 import bf16_to_f32
+from uopc.uopdialect.dtypes import DTYPES
 
-#: torch storage type name -> numpy dtype of its elements (bfloat16 read as its bits)
+#: torch storage type name -> the element type of its values
 STORAGE_DTYPES = {
-    "DoubleStorage": "f8", "FloatStorage": "f4", "HalfStorage": "f2", "BFloat16Storage": "u2",
-    "LongStorage": "i8", "IntStorage": "i4", "ShortStorage": "i2", "CharStorage": "i1",
-    "ByteStorage": "u1", "BoolStorage": "?",
+    "DoubleStorage": "f64", "FloatStorage": "f32", "HalfStorage": "f16",
+    "BFloat16Storage": "bf16", "LongStorage": "i64", "IntStorage": "i32",
+    "ShortStorage": "i16", "CharStorage": "i8", "ByteStorage": "ui8", "BoolStorage": "i1",
 }
 
 
@@ -40,7 +40,7 @@ class _StorageType:
 
     def __init__(self, name: str):
         self.name = name
-        self.dtype = np.dtype(STORAGE_DTYPES[name])
+        self.dtype = DTYPES[STORAGE_DTYPES[name]].numpy
 
 
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
@@ -110,7 +110,7 @@ class RestrictedUnpickler(pickle.Unpickler):
 
 
 def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
-    """name -> array of the state dict in a torch.save zip file (bfloat16 as float32).
+    """name -> array of the state dict in a torch.save zip file (every element type as itself).
 
     Raises UnsafeCheckpointError for a pickle that names anything but a state dict's
     parts, ValueError for a file that is not a torch zip checkpoint."""
@@ -138,8 +138,7 @@ def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
             if raw.size < numel:
                 raise ValueError(f"{path}: storage {key} holds {raw.size} elements, "
                                  f"the pickle says {numel}")
-            raw = raw.astype(dtype)  # native byte order, own memory
-            return bf16_to_f32(raw) if dtype == np.uint16 else raw
+            return raw.astype(dtype)  # native byte order, own memory
 
         with archive.open(pickles[0]) as f:
             try:
