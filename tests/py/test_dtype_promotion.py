@@ -278,3 +278,73 @@ def test_true_division_of_integers_is_float32():
     assert floor.dtype == "i32"
     np.testing.assert_array_equal(floor.numpy(), [3, -4])
     np.testing.assert_array_equal((Tensor(np.array([7, -7], np.int32)) % 2).numpy(), [1, 1])
+
+
+# ---------------------------------------------------------------------- values of every type
+
+A_VALUES = [100, -7, 5, 0, 1, 127]  # 100 * 2 wraps in int8, -7 is 249 as uint8
+B_VALUES = [2, 2, -3, 4, 1, 5]  # no zero: integer division by zero is undefined
+
+
+def _compare(got: Tensor, want, what) -> None:
+    assert got.dtype == IR_OF[want.dtype], (what, got.dtype, want.dtype)
+    mine = got.numpy().astype(np.float64)
+    ref = want.double().numpy()
+    if want.is_floating_point():  # f16/bf16 round after every op where torch may not
+        tol = 1e-6 if want.dtype in (torch.float32, torch.float64) else 2e-2
+        np.testing.assert_allclose(mine, ref, rtol=tol, atol=tol, err_msg=str(what))
+    else:
+        np.testing.assert_array_equal(mine, ref, err_msg=str(what))
+
+
+def _pair_results(a: str, b: str):
+    ra = torch.tensor(A_VALUES).to(TORCH[a])
+    rb = torch.tensor(B_VALUES).to(TORCH[b])
+    xa, xb = Tensor(ra.numpy() if a != "bf16" else ra.float().numpy(), dtype=a), \
+        Tensor(rb.numpy() if b != "bf16" else rb.float().numpy(), dtype=b)
+    out = []
+    for op, (mine, ref) in OPS.items():
+        if op in ("//", "%") and b == "i1":
+            continue  # a division by False
+        want = torch_dtype(ref, ra, rb)
+        if want is not None:
+            out.append(((op, a, b), mine(xa, xb), ref(ra, rb)))
+    return out
+
+
+@pytest.mark.parametrize("dt", NAMES)
+def test_values_of_each_type_match_torch(dt):
+    """Every op kind on two tensors of one type, its reductions, and its casts to every
+    type, realized in one plan, value for value against torch (integers wrap)."""
+    results = _pair_results(dt, dt)
+    r = torch.tensor(A_VALUES).to(TORCH[dt])
+    x = Tensor(r.numpy() if dt != "bf16" else r.float().numpy(), dtype=dt)
+    results += [(("sum", dt), x.sum(), r.sum()), (("prod", dt), x[2:5].prod(), r[2:5].prod())]
+    if dt != "i1":  # torch has no argmax, max or cumsum of bools
+        results += [(("argmax", dt), x.argmax(), r.argmax()), (("max", dt), x.max(), r.max()),
+                    (("cumsum", dt), x.cumsum(0), r.cumsum(0))]
+    positive = x.abs() if dt not in ("i1", "ui8") else x  # casts of negatives can be undefined
+    for to in NAMES:
+        results.append((("cast", dt, to), positive.cast(to), r.abs().to(TORCH[to])
+                        if dt not in ("i1", "ui8") else r.to(TORCH[to])))
+    Tensor.realize_all(*(got for _, got, _ in results))
+    for what, got, want in results:
+        _compare(got, want, what)
+
+
+@pytest.mark.parametrize("a, b", [("ui8", "i8"), ("i1", "ui8"), ("i64", "f16"), ("bf16", "f16"),
+                                  ("f64", "i32"), ("bf16", "i64"), ("i16", "ui8"), ("f64", "bf16")])
+def test_mixed_type_values_match_torch(a, b):
+    results = _pair_results(a, b)
+    Tensor.realize_all(*(got for _, got, _ in results))
+    for what, got, want in results:
+        _compare(got, want, what)
+
+
+def test_half_precision_sums_accumulate_in_float32():
+    for dt in ("f16", "bf16"):
+        t = Tensor.ones(4096, dtype=dt) * 0.1
+        r = torch.ones(4096, dtype=TORCH[dt]) * 0.1
+        assert t.sum().dtype == dt
+        assert t.sum().item() == r.sum().item()
+        assert t.mean().item() == r.mean().item()

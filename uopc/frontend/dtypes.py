@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeGuard
 
 import numpy as np
 
-from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES
 
 Scalar = bool | int | float
 

@@ -1158,7 +1158,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         parts = _parts(self, others, "cat")
         self = parts[0]
         d = normalize_axis(dim, self.ndim, "cat")
-        dtype = parts[0].dtype
+        dtype: str = parts[0].dtype
         for p in parts[1:]:
             dtype = promote(dtype, p.dtype)
             if p.ndim != self.ndim or any(
@@ -1182,7 +1182,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         `Tensor.stack([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "stack")
         self = parts[0]
-        dtype = parts[0].dtype
+        dtype: str = parts[0].dtype
         for p in parts[1:]:
             dtype = promote(dtype, p.dtype)
             if p.shape != self.shape:
