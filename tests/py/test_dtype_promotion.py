@@ -41,6 +41,25 @@ OPS = {
 }
 
 
+#: op kinds checked for their result type only (their values: test_tensor_torch_api.py)
+TYPE_ONLY_OPS = {
+    "**": (lambda a, b: a ** b, lambda a, b: a ** b),
+    "&": (lambda a, b: a & b, lambda a, b: a & b),
+    "<<": (lambda a, b: a << b, lambda a, b: a << b),
+}
+ALL_OPS = {**OPS, **TYPE_ONLY_OPS}
+
+
+def integer_power(op: str, base: str, exponent: str | None) -> bool:
+    """`**` with an integer tensor exponent: uopc computes it in float32 (no integer pow
+    op), a documented difference from torch."""
+    return op == "**" and exponent is not None and DT_KIND[exponent] != "float" \
+        and DT_KIND[base] != "float"
+
+
+DT_KIND = {n: "float" if n[0] in "fb" else "int" for n in NAMES}
+
+
 def ours(dt: str, dim: bool) -> Tensor:
     return Tensor.ones(2, dtype=dt) if dim else Tensor.ones((), dtype=dt)
 
@@ -57,30 +76,30 @@ def torch_dtype(fn, a, b):
         return None
 
 
-@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("op", list(ALL_OPS))
 @pytest.mark.parametrize("dims", [(True, True), (True, False), (False, True), (False, False)],
                          ids=["dim-dim", "dim-zero", "zero-dim", "zero-zero"])
 def test_tensor_pairs_promote_as_torch(op, dims):
-    mine, ref = OPS[op]
+    mine, ref = ALL_OPS[op]
     for a, b in itertools.product(NAMES, NAMES):
         want = torch_dtype(ref, theirs(a, dims[0]), theirs(b, dims[1]))
-        if want is None:
+        if want is None or integer_power(op, a, b):
             continue
         got = mine(ours(a, dims[0]), ours(b, dims[1])).dtype
         assert got == want, (op, a, b, dims, got, want)
 
 
-@pytest.mark.parametrize("op", [k for k in OPS if k != "maximum"])
+@pytest.mark.parametrize("op", [k for k in ALL_OPS if k != "maximum"])
 @pytest.mark.parametrize("scalar", [3, 2.5, True], ids=["int", "float", "bool"])
 @pytest.mark.parametrize("dim", [True, False], ids=["dim", "zero"])
 def test_python_scalars_are_weak(op, scalar, dim):
-    mine, ref = OPS[op]
+    mine, ref = ALL_OPS[op]
     for dt in NAMES:
         for reflected in (False, True):
             args_ours = (scalar, ours(dt, dim)) if reflected else (ours(dt, dim), scalar)
             args_torch = (scalar, theirs(dt, dim)) if reflected else (theirs(dt, dim), scalar)
             want = torch_dtype(ref, *args_torch)
-            if want is None:
+            if want is None or (reflected and integer_power(op, "i64", dt)):
                 continue
             got = mine(*args_ours).dtype
             assert got == want, (op, dt, scalar, reflected, dim, got, want)

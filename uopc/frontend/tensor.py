@@ -683,9 +683,11 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def _shift(self, amount: TensorLike, left: bool) -> Tensor:
         """x << k = x * 2**k (wrapping) and x >> k = floor(x / 2**k) (arithmetic), for
-        shift amounts 0..bits-1 (a Python int, or a tensor of them)."""
-        x = self.cast("i32") if self.dtype == "i1" else self
-        record = DTYPES[x.dtype]
+        shift amounts 0..bits-1 (a Python int, or a tensor of them), in the promoted type
+        of the two, as PyTorch."""
+        dt = _promoted(self, amount)
+        x = self.cast(dt)
+        record = DTYPES[dt]
         if record.kind != "int":
             raise TypeError(f"{'<<' if left else '>>'} takes integer tensors, got {x.dtype}")
         sign = record.bits - 1 if record.signed else None  # the shift that reaches the sign
@@ -713,24 +715,31 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __rshift__(self, amount: TensorLike) -> Tensor:
         return self._shift(amount, left=False)
 
+    def __rlshift__(self, value: TensorLike) -> Tensor:
+        return _as_tensor(value, self)._shift(self, left=True)
+
+    def __rrshift__(self, value: TensorLike) -> Tensor:
+        return _as_tensor(value, self)._shift(self, left=False)
+
     def pow(self, exponent: TensorLike) -> Tensor:
         return self ** exponent
 
     def __pow__(self, exponent: TensorLike) -> Tensor:
-        """x ** n: a Python integer n by repeated squaring (exact for any sign of x, and
-        integer tensors stay integers); other exponents (floats, tensors) with the pow
-        op, C's powf: NaN for a negative base and a non-integer exponent."""
+        """x ** n: a whole number n by repeated squaring in the promoted type (exact for
+        any sign of x; integer tensors with an int stay integers, bools become int64);
+        other exponents (floats, tensors) with the pow op, C's powf: NaN for a negative
+        base and a non-integer exponent. An integer tensor exponent computes in float."""
         if is_scalar(exponent) and float(exponent).is_integer() and abs(exponent) <= 64 \
-                and not (exponent < 0 and self.dtype not in FLOAT_DTYPES):
+                and not (exponent < 0 and _promoted(self, exponent) not in FLOAT_DTYPES):
             n = int(exponent)
-            k, result, base = abs(n), None, self
+            k, result, base = abs(n), None, self.cast(_promoted(self, exponent))
             while k:
                 if k & 1:
                     result = base if result is None else result * base
                 k >>= 1
                 if k:
                     base = base * base
-            result = self.ones_like() if result is None else result
+            result = base.ones_like() if result is None else result
             return result.reciprocal() if n < 0 else result
         if is_scalar(exponent) and exponent == 0.5:
             return self.sqrt()
