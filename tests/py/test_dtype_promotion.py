@@ -195,8 +195,10 @@ def test_reduction_and_index_types(dt):
     assert x.sum(0).dtype == IR_OF[r.sum(0).dtype]
     assert x.prod().dtype == IR_OF[r.prod().dtype]
     assert x.sum(dtype=uopc.float64).dtype == IR_OF[r.sum(dtype=torch.float64).dtype]
+    assert x.cumsum(0, dtype=uopc.int16).dtype == IR_OF[r.cumsum(0, dtype=torch.int16).dtype]
+    assert x.max().dtype == IR_OF[r.max().dtype] and x.min(0).dtype == IR_OF[r.min(0).values.dtype]
+    assert x.any().dtype == x.all(0).dtype == "i1"  # torch: bool (uint8 for uint8 input)
     if dt != "i1":
-        assert x.max().dtype == IR_OF[r.max().dtype]
         assert x.argmax().dtype == IR_OF[r.argmax().dtype]
         assert x.argmin(0).dtype == IR_OF[r.argmin(0).dtype]
         assert x.argsort().dtype == IR_OF[r.argsort().dtype]

@@ -222,16 +222,17 @@ class Shaping(TensorMixin):
         tri, d = self._triangle(dim)
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n)
         picked = tri.where(x, fill)  # (..., n, n): row i holds x[:i+1]
-        out = getattr(picked, reduce)(-1)
+        # sums and products stay in the type the caller chose (`_accumulated`)
+        out = picked.max(-1) if reduce == "max" else getattr(picked, reduce)(-1, dtype=self.dtype)
         return out.transpose(d, -1)
 
-    def cumsum(self, dim: int = 0) -> Any:
-        x = self.cast("i32") if self.dtype == "i1" else self
-        return x._scan(dim, 0, "sum")
+    def cumsum(self, dim: int = 0, dtype: Any = None) -> Any:
+        """Running sums; integers and bools sum as int64 (`sum`'s rule), `dtype` casts
+        the input first, as in PyTorch."""
+        return self._accumulated(dtype)._scan(dim, 0, "sum")
 
-    def cumprod(self, dim: int = 0) -> Any:
-        x = self.cast("i32") if self.dtype == "i1" else self
-        return x._scan(dim, 1, "prod")
+    def cumprod(self, dim: int = 0, dtype: Any = None) -> Any:
+        return self._accumulated(dtype)._scan(dim, 1, "prod")
 
     def cummax(self, dim: int = 0) -> tuple[Any, Any]:
         """(values, indices): the running maximum and the last index where it occurs."""

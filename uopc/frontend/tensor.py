@@ -1265,8 +1265,9 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         """The maximum over `axis` (or `dim`): the values only (PyTorch's max(dim) also
-        returns indices; use argmax for those). NaN propagates."""
-        return self._reduce("max", axis_or_dim(axis, dim, "max"), keepdim, "max")
+        returns indices; use argmax for those). NaN propagates; bools give a bool."""
+        out = self._reduce("max", axis_or_dim(axis, dim, "max"), keepdim, "max")
+        return out.cast("i1") if self.dtype == "i1" else out
 
     def min(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         x = self.cast("i32") if self.dtype == "i1" else self
