@@ -176,6 +176,9 @@ def test_construction_defaults_are_torchs():
         assert getattr(Tensor, make)(2).dtype == "f32"
         assert getattr(Tensor, make)(2, dtype=uopc.float64).dtype == "f64"
     assert Tensor.uniform(2, dtype=uopc.bfloat16).dtype == "bf16"
+    assert Tensor.rand(2, 3).dtype == "f32" and Tensor.rand(2, dtype=float).dtype == "f64"
+    with pytest.raises(TypeError, match="randn draws floats, not uopc.int64"):
+        Tensor.randn(2, dtype=uopc.long)
     assert Tensor.eye(2, dtype=uopc.int8).dtype == "i8"
     x = Tensor([1, 2])
     assert x.zeros_like().dtype == "i64" and x.ones_like(dtype=uopc.half).dtype == "f16"

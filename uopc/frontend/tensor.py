@@ -297,15 +297,24 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     @staticmethod
     def randn(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
-        """Standard normal samples, drawn on the host (see `manual_seed`)."""
-        data = _rng.standard_normal(shape_arg(shape), dtype=np.float32)
-        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+        """Standard normal samples, drawn on the host (see `manual_seed`): in float64 for
+        a float64 tensor, else in float32 and rounded to `dtype`."""
+        dt = _random_dtype(dtype, "randn")
+        data = _rng.standard_normal(shape_arg(shape), dtype=np.float64 if dt == "f64" else np.float32)
+        return Tensor(data, dtype=dt, requires_grad=requires_grad)
 
     @staticmethod
     def uniform(*shape: Dims, low: float = 0.0, high: float = 1.0, dtype: Any = "f32",
                 requires_grad: bool = False) -> Tensor:
-        data = _rng.uniform(low, high, shape_arg(shape)).astype(np.float32)
-        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+        dt = _random_dtype(dtype, "uniform")
+        data = _rng.uniform(low, high, shape_arg(shape))
+        return Tensor(data if dt == "f64" else data.astype(np.float32), dtype=dt,
+                      requires_grad=requires_grad)
+
+    @staticmethod
+    def rand(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
+        """Uniform samples in [0, 1), as torch.rand."""
+        return Tensor.uniform(*shape, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
     def kaiming(*shape: Dims, fan_in: int | None = None, requires_grad: bool = False) -> Tensor:
@@ -1526,6 +1535,15 @@ _UFUNCS = {
         "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "square": "square",
         "reciprocal": "reciprocal", "logical_not": "logical_not"}.items()},
 }
+
+
+def _random_dtype(dtype: Any, what: str) -> str:
+    """The float type random samples are drawn for; PyTorch has no integer ones either."""
+    dt = to_dtype(dtype)
+    if dt not in FLOAT_DTYPES:
+        raise TypeError(f"{what} draws floats, not {element_type(dt)!r}: ask for a float "
+                        f"dtype, or cast the samples (e.g. .round().long())")
+    return dt
 
 
 def _buffer_node(data: Any, dtype: Any) -> UOp:
