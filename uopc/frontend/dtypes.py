@@ -144,11 +144,10 @@ def data_dtype(data: Any, array: np.ndarray) -> str:
     kind = array.dtype.kind
     if kind == "b":
         return "i1"
-    if kind in "iu":
-        return DEFAULT_INT
-    if kind == "f" or (kind == "O" and array.size and all(
-            is_scalar(v) for v in array.flat)):
-        return DEFAULT_FLOAT if kind == "f" else DEFAULT_INT
+    if kind == "f":
+        return DEFAULT_FLOAT
+    if kind in "iu" or (kind == "O" and array.size and all(is_scalar(v) for v in array.flat)):
+        return DEFAULT_INT  # objects: Python ints beyond uint64, which `fit_data` names
     raise TypeError(f"Tensor data {_clip(data)} is not numbers: give nested lists of bool, "
                     f"int or float of a rectangular shape, or a numpy array")
 
@@ -163,6 +162,8 @@ def fit_data(array: np.ndarray, dt: str) -> np.ndarray:
     `dt` raise instead of wrapping, and finite floats that would become infinite raise
     instead of overflowing."""
     record = DTYPES[dt]
+    if array.dtype == DTYPES["bf16"].numpy and dt != "bf16":
+        array = array.astype(np.float32)  # exact; numpy's checks below know float32
     if array.dtype.kind == "O":  # Python ints beyond uint64, or numbers of mixed kinds
         for v in array.flat:
             if isinstance(v, int) and not DTYPES["i64"].fits(v):
@@ -180,7 +181,7 @@ def fit_data(array: np.ndarray, dt: str) -> np.ndarray:
             array.dtype != record.numpy:  # the same type: nothing can overflow
         with np.errstate(over="ignore", invalid="ignore"):
             out: np.ndarray = _through_f32(array, dt).astype(record.numpy)
-        grew = np.isinf(out.astype(np.float32)) & np.isfinite(array)
+        grew = np.isinf(out.astype(np.float64)) & np.isfinite(array)
         if grew.any():
             raise OverflowError(f"Tensor data {array[grew].flat[0]} is beyond the range of "
                                 f"{TORCH_NAMES[dt]}: it would become infinity; rescale it"
@@ -190,8 +191,9 @@ def fit_data(array: np.ndarray, dt: str) -> np.ndarray:
 
 
 def _through_f32(array: np.ndarray, dt: str) -> np.ndarray:
-    """f64 data becomes f16/bf16 through f32, as PyTorch converts (SPEC §5 casts)."""
-    if DTYPES[dt].widened_to and array.dtype == np.float64:
+    """Integers and f64 become f16/bf16 through f32, as PyTorch converts them (SPEC §5
+    casts)."""
+    if DTYPES[dt].widened_to and array.dtype not in (np.float16, np.float32):
         return array.astype(np.float32)
     return array
 
