@@ -651,7 +651,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             bit = {"&": bit_a * bit_b, "|": bit_a + bit_b, "^": bit_a.ne(bit_b)}[what]
             term = bit.where(Tensor.full((), record.min if sign else 1 << k, a.dtype), 0)
             out = term if out is None else out + term
-        assert out is not None  # 32 terms were added
+        assert out is not None  # one term per bit was added
         return out
 
     def __and__(self, other: TensorLike) -> Tensor:
