@@ -160,8 +160,11 @@ def test_cast_methods(method):
 # ---------------------------------------------------------------------- defaults
 
 def test_construction_defaults_are_torchs():
-    for data in ([1, 2], [1.5, 2], [True, False], 3, 2.5, True, [[1], [2]], [], [[1, 2.5]]):
-        assert Tensor(data).dtype == IR_OF[torch.tensor(data).dtype], data
+    for data in ([1, 2], [1.5, 2], [True, False], 3, 2.5, True, [[1], [2]], [], [[1, 2.5]],
+                 [True, 2], [np.float64(1.5), 2], [np.int32(1), 2], [np.int8(1), 2.5],
+                 [np.uint8(3)], [np.float16(1), True], (np.array([1.5]), np.array([2.0]))):
+        assert Tensor(data).dtype == IR_OF[torch.tensor(np.asarray(data) if isinstance(
+            data, tuple) else data).dtype], data
     for name, dt in TORCH.items():
         array = np.zeros(3, dtype=ml_dtypes.bfloat16 if name == "bf16" else TORCH_TO_NUMPY[dt])
         assert Tensor(array).dtype == name

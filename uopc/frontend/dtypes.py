@@ -132,22 +132,31 @@ def unsupported_numpy(np_dtype: np.dtype) -> TypeError:
                      f"types are {_SUPPORTED}): {fix}")
 
 
-def data_dtype(data: Any, array: np.ndarray) -> str:
-    """The element type of Tensor `data` (its numpy form `array`) when none is asked for:
-    a numpy array's or scalar's own type, else PyTorch's defaults for Python data (bool,
-    int64, float32)."""
+def data_dtype(data: Any) -> str:
+    """The element type of Tensor `data` when none is asked for, as torch.tensor infers
+    it: a numpy array's or scalar's own type; a Python bool, int or float is bool, int64
+    or the default float; a list the promotion (`promote`) of its items' types (an empty
+    one the default float)."""
+    found = _item_dtype(data)
+    return DEFAULT_FLOAT if found is None else found
+
+
+def _item_dtype(data: Any) -> str | None:
+    if isinstance(data, (list, tuple)):
+        found: str | None = None
+        for item in data:
+            dt = _item_dtype(item)
+            found = dt if found is None else found if dt is None else promote(found, dt)
+        return found
     if isinstance(data, (np.ndarray, np.generic)):
-        found = BY_NUMPY.get(array.dtype)
-        if found is None:
-            raise unsupported_numpy(array.dtype)
-        return found.name
-    kind = array.dtype.kind
-    if kind == "b":
+        record = BY_NUMPY.get(data.dtype)
+        if record is None:
+            raise unsupported_numpy(data.dtype)
+        return record.name
+    if isinstance(data, bool):
         return "i1"
-    if kind == "f":
-        return DEFAULT_FLOAT
-    if kind in "iu" or (kind == "O" and array.size and all(is_scalar(v) for v in array.flat)):
-        return DEFAULT_INT  # objects: Python ints beyond uint64, which `fit_data` names
+    if isinstance(data, (int, float)):
+        return DEFAULT_INT if isinstance(data, int) else DEFAULT_FLOAT
     raise TypeError(f"Tensor data {_clip(data)} is not numbers: give nested lists of bool, "
                     f"int or float of a rectangular shape, or a numpy array")
 

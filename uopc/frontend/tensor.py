@@ -1550,7 +1550,7 @@ def _buffer_node(data: Any, dtype: Any) -> UOp:
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
         raise TypeError("Tensor of a list of Tensors: use Tensor.stack(tensors)")
     array = np.asarray(data)
-    dt = to_dtype(dtype) if dtype is not None else data_dtype(data, array)
+    dt = to_dtype(dtype) if dtype is not None else data_dtype(data)
     # a private copy: the graph is evaluated later, after the caller may have changed `data`
     array = fit_data(array, dt)
     if buffer_observer is not None:
