@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
@@ -11,7 +12,9 @@ from xdsl.parser import Parser
 from uopc.importers.uir import parse_uir
 from uopc.passes.eval import EvalPass
 from uopc.uopdialect import ops as u
+from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 
@@ -214,3 +217,41 @@ func.func @main(%p: tensor<2xf32>) -> tensor<2xf32> {
 def test_eval_leaves_no_dead_constants():
     module = evaluate(chain_module(100))
     assert len(list(function(module).body.block.ops)) == 2
+
+
+@pytest.mark.parametrize("dtype", ["i8", "ui8", "i16", "i64", "bf16", "f64"])
+def test_reductions_and_index_of_every_type(dtype):
+    """reduce add wraps (integers) or rounds each partial sum (floats); reduce max starts
+    at the type's least value, so an all-zero ui8 row gives 0 and a padded-out empty
+    axis gives the start value; index selects a row of any type."""
+    d = DTYPES[dtype]
+    rng = np.random.default_rng(9)
+    if d.is_int:
+        data = rng.integers(d.min, d.max, (3, 5), endpoint=True).astype(d.numpy)
+    else:
+        data = rng.standard_normal((3, 5)).astype(d.numpy)
+    block = Block()
+
+    def add(op):
+        block.add_op(op)
+        return op.results[0]
+
+    x = add(u.ConstOp.from_array(data, Sig((3, 5), dtype)))
+    total = add(u.ReduceOp.make(x, kind="add", axes=(1,)))
+    top = add(u.ReduceOp.make(x, kind="max", axes=(0, 1)))
+    empty = add(u.ShrinkOp.make(x, begin=(0, 0), end=(3, 0)))
+    start = add(u.ReduceOp.make(empty, kind="max", axes=(1,)))
+    i = add(u.ConstOp.from_array(np.int32(2), Sig((), "i32")))
+    row = add(u.IndexOp.make(x, i))
+    block.add_op(func.ReturnOp(total, top, start, row))
+    types = [v.type for v in (total, top, start, row)]
+    module = evaluate(ModuleOp([func.FuncOp("main", ([], types), Region(block))]))
+    got = [v.owner.as_array() for v in function(module).body.block.last_op.operands]
+    assert got[0].tobytes() == semantics.reduce("add", data, (1,)).tobytes()
+    assert got[1].tobytes() == semantics.reduce("max", data, (0, 1)).tobytes()
+    assert got[2].tolist() == [d.min] * 3
+    assert got[3].tobytes() == data[2].tobytes()
+    if d.is_int:  # the wrapped sum: the exact sum modulo 2^bits, read in the type's sign
+        half = 2 ** (d.bits - 1) if d.signed else 0
+        exact = data.astype(object).sum(axis=1)
+        assert got[0].tolist() == [(v + half) % 2**d.bits - half for v in exact]

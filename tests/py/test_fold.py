@@ -112,19 +112,28 @@ def test_f32_rounds_every_result():
     assert c == 16777216.0 and d == 2048.0
 
 
-BINARY = ["add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod"]
+BINARY = ["add", "mul", "max", "cmplt", "cmpne", "floordiv", "floormod", "div"]
+NUMBER_TYPES = [d for d in DTYPES if d != "i1"]
 
 
-@settings(max_examples=60, deadline=None)
-@given(op=st.sampled_from(BINARY), dtype=st.sampled_from(["i32", "f32", "f16"]),
+@settings(max_examples=120, deadline=None)
+@given(op=st.sampled_from(BINARY), dtype=st.sampled_from(NUMBER_TYPES),
        shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=4), data=st.data())
 def test_dense_literals_fold_elementwise(op, dtype, shape, data):
-    if op.startswith("floor") and dtype != "i32":
-        dtype = "i32"
-    np_dtype = DTYPES[dtype].numpy
-    elements = st.integers(-100, 100) if dtype == "i32" else None
-    a = data.draw(hnp.arrays(np_dtype, shape, elements=elements))
-    b = data.draw(hnp.arrays(np_dtype, shape, elements=elements))
+    """Every element type: integers over their whole range (wrap-around, MIN by -1),
+    floats over every value (bf16 drawn as f32 and rounded)."""
+    d = DTYPES[dtype]
+    if op.startswith("floor") and not d.is_int:
+        dtype = data.draw(st.sampled_from(["i8", "ui8", "i16", "i32", "i64"]))
+    if op == "div" and not d.is_float:
+        dtype = data.draw(st.sampled_from(["f16", "bf16", "f32", "f64"]))
+    d = DTYPES[dtype]
+    drawn = np.dtype(np.float32) if dtype == "bf16" else d.numpy
+    small = st.integers(-3, 3) if d.signed else st.integers(0, 3)
+    # integers: mostly the whole range, sometimes tiny values (so divisors hit 0 and -1)
+    elements = data.draw(st.sampled_from([None, small])) if d.is_int else None
+    a = data.draw(hnp.arrays(drawn, shape, elements=elements)).astype(d.numpy)
+    b = data.draw(hnp.arrays(drawn, shape, elements=elements)).astype(d.numpy)
     try:
         expected = semantics.binary(op, a, b)
     except semantics.UndefinedBehavior:
@@ -142,10 +151,10 @@ def test_dense_literals_fold_elementwise(op, dtype, shape, data):
         return
     got = folded.as_array()
     assert got.dtype == expected.dtype and got.shape == expected.shape
-    if got.dtype.kind == "f":
-        same = (got.view(np.uint16 if dtype == "f16" else np.uint32)
-                == expected.view(np.uint16 if dtype == "f16" else np.uint32))
-        assert np.all(same | (np.isnan(got) & np.isnan(expected)))
+    if DTYPES[semantics.dtype_name(got)].is_float:
+        bits = f"u{got.dtype.itemsize}"
+        nan = np.isnan(got.astype(np.float64)) & np.isnan(expected.astype(np.float64))
+        assert np.all((got.view(bits) == expected.view(bits)) | nan)
     else:
         assert np.array_equal(got, expected)
 

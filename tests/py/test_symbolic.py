@@ -2,12 +2,15 @@
 
 * The simplifications SPEC §6 and issue 3 promise, checked exactly on arith index loops
   and on uop tensors (bounded atoms on tensors come from floormod by a constant).
-* Random arith expressions over the variables of two nested scf.for loops: xDSL's own
-  interpreter runs the loop nest before and after the pass, so every point of the
-  iteration space (bounds included) is compared.
-* Random uop i32 expressions over unbounded tensor arguments, evaluated at special and
-  random points (INT_MIN, INT_MAX, 0, ±1, ...) with the reference semantics before the
-  pass and with uop-eval after it: rules must hold under i32 wraparound.
+* Random arith expressions (index, i64, i32, i16, i8) over the variables of two nested
+  scf.for loops: xDSL's own interpreter (which wraps at each width) runs the loop nest
+  before and after the pass, so every point of the iteration space (bounds included) is
+  compared.
+* Random uop integer expressions (i8, ui8, i16, i32, i64) over unbounded tensor arguments,
+  evaluated at every value of the 8-bit types and at special and random points of the
+  wider ones (MIN, MAX, 0, ±1, ...) with the reference semantics before the pass and with
+  uop-eval after it: rules must hold under wraparound at each width, and no signed rule
+  may touch ui8 (both were found broken this way: literals read as i32, ui8 as signed).
 * Random arith programs using every op the pass knows, with constants at the i32/i64
   limits so that values wrap, run at every loop point by a small evaluator written here
   from MLIR's definitions of the ops (xDSL's interpreter lacks several of them).
@@ -44,6 +47,7 @@ from uopc.tools.opt import main as uopc_opt
 from uopc.uopdialect import ops as u
 from uopc.uopdialect import semantics
 from uopc.uopdialect.context import make_context
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import tensor_type
 
@@ -313,7 +317,7 @@ def test_a_negative_rewrite_budget_is_a_clean_option_error(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------
 # random arith expressions inside loops, run by xDSL's interpreter
 
-ARITH_TYPES = ("index", "i32")
+ARITH_TYPES = ("index", "i32", "i64", "i16", "i8")
 
 
 def random_arith(rng: random.Random, n_ops: int, t: str) -> list[str]:
@@ -355,9 +359,9 @@ def random_arith(rng: random.Random, n_ops: int, t: str) -> list[str]:
 
 def loop_program(lines: list[str], t: str, xs: tuple[int, int], ys: tuple[int, int]) -> str:
     (x0, x1), (y0, y1) = xs, ys
-    cast_in = ("%x = arith.index_cast %xi : index to i32\n%y = arith.index_cast %yi : index to i32"
-               if t == "i32" else "%x = arith.addi %xi, %c0 : index\n%y = arith.addi %yi, %c0 : index")
-    out = "%ro = arith.index_cast %r : i32 to index" if t == "i32" else "%ro = arith.addi %r, %c0 : index"
+    cast_in = (f"%x = arith.index_cast %xi : index to {t}\n%y = arith.index_cast %yi : index to {t}"
+               if t != "index" else "%x = arith.addi %xi, %c0 : index\n%y = arith.addi %yi, %c0 : index")
+    out = f"%ro = arith.index_cast %r : {t} to index" if t != "index" else "%ro = arith.addi %r, %c0 : index"
     body = "\n".join(lines)
     return f"""
 func.func @f(%out: memref<{x1 - x0}x{y1 - y0}xindex>) {{
@@ -394,7 +398,7 @@ def run_loops(module: ModuleOp, shape: tuple[int, int]) -> list[int]:
 TRIP_COUNTS = st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6])
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), t=st.sampled_from(ARITH_TYPES), nx=TRIP_COUNTS,
        ny=TRIP_COUNTS)
 def test_random_loop_arithmetic_keeps_its_value(seed, t, nx, ny):
@@ -410,17 +414,28 @@ def test_random_loop_arithmetic_keeps_its_value(seed, t, nx, ny):
 
 
 # ---------------------------------------------------------------------------------------
-# random uop i32 expressions over unbounded arguments, under wraparound
+# random uop integer expressions over unbounded arguments, under wraparound at each width
 
-SAMPLES = np.array([0, 1, -1, 2, 7, -8, 2**31 - 1, -(2**31), 2**30, -(2**30) - 3, 46341,
-                    123456789, -987654321, 65535], dtype=np.int32)
-SIG = Sig((len(SAMPLES),), "i32")
+_SPECIAL = [0, 1, -1, 2, 7, -8, 2**31 - 1, -(2**31), 2**30, -(2**30) - 3, 46341, 123456789,
+            -987654321, 65535, 127, -128, 255, 32767, -32768, 2**63 - 1, -(2**63), 2**62 + 5]
+
+
+def samples(dtype: str) -> np.ndarray:
+    """Values of x: every value of an 8-bit type; the extremes and random values of the
+    wider ones (each wrapped into the type)."""
+    d = DTYPES[dtype]
+    if d.bits == 8:
+        return np.arange(d.min, d.max + 1).astype(d.numpy)
+    rng = np.random.default_rng(5)
+    rand = rng.integers(0, 2**d.bits, 64, dtype=np.uint64).astype(f"u{d.itemsize}")
+    return np.concatenate([np.array(_SPECIAL, dtype=np.int64).astype(d.numpy),
+                           rand.view(d.numpy)])
 
 
 def random_uop_tree(rng: random.Random, depth: int = 4):
     if depth == 0 or rng.random() < 0.2:
         return ("leaf", rng.choice(["x", "y", "c", "c"]),
-                rng.choice([-7, -1, 0, 1, 2, 3, 4, 8, 16, 2**31 - 1]))
+                rng.choice([-7, -1, 0, 1, 2, 3, 4, 8, 16, 100, 2**31 - 1]))
     kind = rng.choice(["add", "add", "mul", "mulc", "floordiv", "floormod", "max", "where", "addc"])
     sub = lambda: random_uop_tree(rng, depth - 1)  # noqa: E731
     if kind in ("mulc", "addc", "floordiv", "floormod"):
@@ -431,26 +446,31 @@ def random_uop_tree(rng: random.Random, depth: int = 4):
     return (kind, sub(), sub())
 
 
-def eval_tree(tree, env) -> np.ndarray:
+def _literal(value: int, sig: Sig) -> np.ndarray:
+    """The constant `value` wrapped into the element type, at every element."""
+    return np.full(sig.shape, np.int64(value).astype(DTYPES[sig.dtype].numpy))
+
+
+def eval_tree(tree, env, sig: Sig) -> np.ndarray:
     kind = tree[0]
     if kind == "leaf":
-        return env[tree[1]] if tree[1] in env else np.full(SIG.shape, tree[2], np.int32)
-    args = [eval_tree(t, env) for t in tree[1:]]
+        return env[tree[1]] if tree[1] in env else _literal(tree[2], sig)
+    args = [eval_tree(t, env, sig) for t in tree[1:]]
     if kind == "where":
         return semantics.where(semantics.binary("cmplt", args[0], args[1]), args[2], args[3])
     op = {"mulc": "mul", "addc": "add"}.get(kind, kind)
     return semantics.binary(op, *args)
 
 
-def build_tree(tree, block: Block, args) -> object:
+def build_tree(tree, block: Block, args, sig: Sig) -> object:
     kind = tree[0]
     if kind == "leaf":
         if tree[1] in ("x", "y"):
             return args[tree[1]]
-        c = u.ConstOp.from_array(tree[2], SIG)
+        c = u.ConstOp.from_array(_literal(tree[2], sig), sig)
         block.add_op(c)
         return c.result
-    operands = [build_tree(t, block, args) for t in tree[1:]]
+    operands = [build_tree(t, block, args, sig) for t in tree[1:]]
     if kind == "where":
         lt = u.CmpLtOp.make(operands[0], operands[1])
         block.add_op(lt)
@@ -461,16 +481,21 @@ def build_tree(tree, block: Block, args) -> object:
     return new.results[0]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.parametrize("dtype", ["i8", "ui8", "i16", "i32", "i64"])
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1))
-def test_random_uop_expressions_keep_their_value_under_wraparound(seed):
+def test_random_uop_expressions_keep_their_value_under_wraparound(dtype, seed):
+    """No rewrite that holds only at one width (or only for signed values) may fire:
+    i8 and ui8 are checked at every value of x."""
     rng = random.Random(seed)
     tree = random_uop_tree(rng)
-    env = {"x": SAMPLES, "y": np.roll(SAMPLES, 3)}
-    expected = eval_tree(tree, env)
-    t = tensor_type(SIG)
+    xs = samples(dtype)
+    sig = Sig((len(xs),), dtype)
+    env = {"x": xs, "y": np.roll(xs, 37)}
+    expected = eval_tree(tree, env, sig)  # divisors are positive constants: always defined
+    t = tensor_type(sig)
     block = Block(arg_types=[t, t])
-    result = build_tree(tree, block, {"x": block.args[0], "y": block.args[1]})
+    result = build_tree(tree, block, {"x": block.args[0], "y": block.args[1]}, sig)
     block.add_op(func.ReturnOp(result))
     fn = func.FuncOp("f", ([t, t], [t]), Region(block))
     module = ModuleOp([fn])
@@ -478,7 +503,7 @@ def test_random_uop_expressions_keep_their_value_under_wraparound(seed):
     module.verify()
     # bind the arguments to the samples and evaluate what is left
     for arg, name in zip(block.args, ("x", "y")):
-        c = u.ConstOp.from_array(env[name], SIG)
+        c = u.ConstOp.from_array(env[name], sig)
         block.insert_op_before(c, block.first_op)
         arg.replace_all_uses_with(c.result)
     EvalPass().apply(CTX, module)

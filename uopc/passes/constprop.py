@@ -8,8 +8,8 @@ that a remaining op still needs become `uop.const` ops, so a 20,000-op chain cos
 numpy calls and one constant, not 20,000 constants. No Python recursion: nested calls use
 an explicit frame stack.
 
-Ops whose result is undefined for their operands (division by zero, a NaN cast to i32,
-an index out of range...) raise `UndefinedBehavior` and are left in place.
+Ops whose result is undefined for their operands (division by zero, a NaN cast to an
+integer, an index out of range...) raise `UndefinedBehavior` and are left in place.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """`uop-fold`: every uop ALU op whose operands are all constants becomes a constant.
 
 ALU ops are add, mul, max, cmplt, cmpne, floordiv, floormod, recip, exp2, log2, sqrt,
-sin, cast and where, on scalar, splat and dense literals, computed bit for bit as SPEC §5
-defines (`uopc.uopdialect.semantics`). Undefined cases (division by zero, INT_MIN floordiv -1, a
-non-finite or out-of-range float -> i32 cast) are not folded: the op stays, so the
-program's behaviour is not decided at compile time. Constants keep their type (1, 1.0
+sin, cast and where, on scalar, splat and dense literals of every element type, computed
+bit for bit as SPEC §5 defines (`uopc.uopdialect.semantics`: wrap-around at each integer
+width, ui8 unsigned, f16/bf16 through f32). Undefined cases (division by zero, MIN
+floordiv -1 at each signed width, a non-finite float or one outside the target's range
+cast to an integer) are not folded: the op stays, so the program's behaviour is not
+decided at compile time. Constants keep their type (1, 1.0
 and true differ) and their bits (0.0 and -0.0 differ).
 
 The same rules run inside `canonicalize` through the ops' `fold` hooks; this pass does it

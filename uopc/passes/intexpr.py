@@ -1,8 +1,9 @@
 """One view of integer ops across dialects, and a builder for each dialect.
 
 The symbolic simplifier and the bounds analysis reason about integer expressions, whether
-they are written with uop ops on i32 tensors (elementwise, so every element obeys the same
-algebra) or with `arith` ops on i32/i64/index scalars after lowering. `view(op)` turns an
+they are written with uop ops on signed integer tensors (i8, i16, i32, i64: elementwise, so
+every element obeys the same algebra modulo 2^width) or with `arith` ops on signless
+integer and index scalars after lowering. `view(op)` turns an
 op into an `IntOp` (kind, operands, predicate, bit width, constant value); `Emitter` builds
 new ops of the op's own dialect from kinds.
 
@@ -13,6 +14,11 @@ cast (one operand; result type may differ).
 
 `width` is the integer bit width of the result (index counts as 64; i1 is 1) or None for
 floats, where only the type-agnostic rules apply (select, cast to the same type, max).
+Unsigned tensors (ui8) have no width here either: the algebra and the bounds read a
+`width`-bit value as two's complement, which a ui8 value is not (200 is not -56 to
+`cmplt` or `floordiv`), so ui8 ops get only the type-agnostic rules. Below the tensor level
+ui8 is signless i8 with explicitly unsigned ops (divui, cmpi ult, extui), which the views
+read as such.
 """
 
 from __future__ import annotations
@@ -29,12 +35,15 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from uopc.passes.intform import wrap
 from uopc.uopdialect import ops as u
+from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.types import sig_of
 
 INDEX_WIDTH = 64
 #: the predicate that holds with the operands swapped
@@ -48,7 +57,7 @@ def width_of(t: Attribute) -> int | None:
     if isinstance(t, TensorType):
         t = t.get_element_type()
     if isinstance(t, IntegerType):
-        return t.width.data
+        return None if t.signedness.data == Signedness.UNSIGNED else t.width.data
     if isinstance(t, IndexType):
         return INDEX_WIDTH
     return None
@@ -70,7 +79,9 @@ def _uop_const(op: u.ConstOp) -> IntOp | None:
     width = width_of(op.result.type)
     found = None
     if width is not None:
-        values = np.frombuffer(op.value.data.data, dtype=np.uint8 if width == 1 else "<i4")
+        # the raw elements (one for a splat), read as the literal's element type
+        element = np.uint8 if width == 1 else DTYPES[sig_of(op.result.type).dtype].numpy
+        values = np.frombuffer(op.value.data.data, dtype=element)
         if values.size:
             lo, hi = (int(values.min()), int(values.max())) if width > 1 else \
                 (int(values.min() != 0), int(values.max() != 0))

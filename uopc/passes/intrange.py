@@ -1,6 +1,7 @@
 """Conservative bounds [lo, hi] of integer values (SPEC §6's bounds analysis).
 
-Every integer SSA value (uop i32/i1 tensors: all elements; arith i32/i64/index scalars)
+Every integer SSA value (uop i1 and signed integer tensors, i8 to i64: all elements; arith
+integer and index scalars)
 gets an interval of exact Python integers that contains every value it can take:
 
 * literals give their value (a dense literal its min and max);
@@ -11,6 +12,9 @@ gets an interval of exact Python integers that contains every value it can take:
 * any result whose exact interval leaves the type's range may have wrapped, and gets the
   whole range of its type: the analysis never assumes that overflow does not happen;
 * anything else (function arguments, loads, ...) has the whole range of its type.
+
+ui8 tensors get no bounds (`intexpr.width_of`): a cast from one has the whole range of its
+target. At the loop level ui8 is signless i8, read through the unsigned ops' rules.
 
 i1 values are 0 (false) and 1 (true). Results are memoized per value: rewriting replaces
 a value only by an equal one, so a cached interval stays true. Evaluation uses an explicit

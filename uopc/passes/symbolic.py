@@ -1,4 +1,4 @@
-"""`uop-symbolic`: integer algebra on uop i32 tensors and on arith index/integer scalars.
+"""`uop-symbolic`: integer algebra on uop signed integer tensors and arith index/integer scalars.
 
 Index arithmetic after lowering (`(i*8+j) floordiv 8` over loop variables) is where this
 matters most, so the same rules apply to uop ops and to `arith` ops (addi, subi, muli,

@@ -5,7 +5,9 @@ each one Tensor operation on earlier values (inputs are values 0..k-1, step i ma
 k+i; the last step is the result). Every operation kind has one line of Python source
 (`SOURCES`), which is both how the step runs on `uopc.Tensor` and how a reproducer prints,
 and one float64 rule (`_reference`) on `Bounded` values, so that the check's tolerance
-follows from f32 rounding (see `reference.py`).
+follows from f32 rounding (see `reference.py`). Values are f32 between steps; some steps
+compute in other element types and come back: `int_affine` in i8, ui8, i16, i32 or i64,
+`double` a libm function in f64, `half` a round trip through f16.
 
 `generate(seed, ops)` draws a program whose every step is valid on its inputs (a step the
 reference rejects, e.g. a division by values near 0, is redrawn). `smaller(program)` lists
@@ -45,11 +47,18 @@ SOURCES: dict[str, str] = {
     "slice": "{0}[{index}]", "cat": "{0}.cat({1}, dim={dim})",
     "matmul": "{0} @ {1}", "gram": "{0} @ {1}.transpose(-1, -2)",
     "where": "({0} < {1}).where({2}, {3})", "less": "({0} < {1}).float()",
-    "trunc": "{0}.cast('i32').float()", "int_affine": "(({0}.cast('i32') - {d}) * {c}).float()",
-    "half": "{0}.cast('f16').cast('f32')",
+    "trunc": "{0}.cast('i32').float()",
+    "int_affine": "(({0}.cast('{t}') - {d}) * {c}).float()",
+    "half": "{0}.cast('f16').cast('f32')", "double": "{0}.cast('f64').{fn}().cast('f32')",
     "softmax": "{0}.softmax(axis={axis})", "log_softmax": "{0}.log_softmax(axis={axis})",
 }
 ALL_OPS = tuple(SOURCES)
+#: the integer types int_affine computes in (each wraps differently; the reference only
+#: keeps programs whose values stay in range, the wrap itself is checked bit for bit in
+#: `differential.py`)
+INT_AFFINE_TYPES = ("i8", "ui8", "i16", "i32", "i64")
+#: the functions "double" applies in f64 (libm's double versions) between two casts
+DOUBLE_FUNCTIONS = ("sin", "cos", "tanh", "exp")
 # Differentiable (with a gradient finite differences can check) on the reference's domain.
 SMOOTH_OPS = ("add", "sub", "mul", "div", "scale", "rsub", "neg", "exp", "log", "sqrt",
               "reciprocal", "sin", "cos", "tanh", "sigmoid", "silu", "square", "exp2", "log2",
@@ -230,8 +239,10 @@ def _reference(step: Step, xs: list[Bounded]) -> Bounded:
     if op == "trunc":
         return x.truncate()
     if op == "int_affine":
-        t = x.truncate()
-        return Bounded((t.value - p["d"]) * p["c"], t.err * abs(p["c"]))
+        return x.truncate().affine_in(p["t"], p["d"], p["c"])
+    if op == "double":  # computed in f64, rounded once to f32: within the f32 bound
+        f, domain = _UNARY[p["fn"]]
+        return x.unary(f, domain)
     if op == "half":
         return x.half()
     if op in ("softmax", "log_softmax"):
@@ -295,7 +306,10 @@ def _propose(rng: np.random.Generator, op: str, shapes: list[tuple[int, ...]]) -
     if op in ("scale", "rsub"):
         return Step(op, (a,), (("c", float(rng.choice([0.5, -1.5, 3.0, 0.25]))),))
     if op == "int_affine":
-        return Step(op, (a,), (("c", int(rng.integers(-3, 4))), ("d", int(rng.integers(-3, 4)))))
+        return Step(op, (a,), (("c", int(rng.integers(-3, 4))), ("d", int(rng.integers(-3, 4))),
+                               ("t", str(rng.choice(INT_AFFINE_TYPES)))))
+    if op == "double":
+        return Step(op, (a,), (("fn", str(rng.choice(DOUBLE_FUNCTIONS))),))
     if op in _UNARY or op in ("trunc", "half"):
         return Step(op, (a,))
     nd = len(sa)

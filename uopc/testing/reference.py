@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from uopc.uopdialect.dtypes import DTYPES
+
 U = 2.0 ** -24  # unit roundoff of f32
 ROUNDING = 2.0  # units of U one f32 operation (plus a possible reassociation) may add
 FUNCTION_ROUNDING = 16.0  # units of U for exp/log/sin/... (several f32 steps each in uopc)
@@ -120,6 +122,18 @@ class Bounded:
         """Cast to an integer (towards zero); uncertain where the interval crosses an integer."""
         lo, hi = np.trunc(self.value - self.err * 2), np.trunc(self.value + self.err * 2)
         return Bounded(np.trunc(self.value), np.maximum(hi - lo, 0.0))
+
+    def affine_in(self, dtype: str, d: int, c: int) -> Bounded:
+        """(self - d) * c computed in the integer type `dtype` (self is an integer value,
+        e.g. from `truncate`); invalid where the cast, the difference or the product may
+        leave the type's range (the wrap itself is tested bit for bit in
+        `differential.py`, not through float bounds)."""
+        info = DTYPES[dtype]
+        lo, hi = self.value - self.err, self.value + self.err
+        for v in (lo, hi, lo - d, hi - d, (lo - d) * c, (hi - d) * c):  # extremes: linear in v
+            if np.any(v < info.min) or np.any(v > info.max):
+                raise Invalid(f"out of {dtype} range")
+        return Bounded((self.value - d) * c, self.err * abs(c))
 
     def half(self) -> Bounded:
         """A round trip through f16 (11-bit significand, subnormals below 2**-14)."""
