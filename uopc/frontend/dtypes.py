@@ -27,10 +27,9 @@ from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES
 
 Scalar = bool | int | float
 
-#: PyTorch's name of each element type, and its aliases
-TORCH_NAMES = {"i1": "bool", "i8": "int8", "ui8": "uint8", "i16": "int16", "i32": "int32",
-               "i64": "int64", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
-               "f64": "float64"}
+#: PyTorch's name of each element type, which is its numpy dtype's name (ml_dtypes names
+#: bf16 "bfloat16"), and PyTorch's aliases
+TORCH_NAMES = {name: d.numpy.name for name, d in DTYPES.items()}
 ALIASES = {"short": "i16", "int": "i32", "long": "i64", "half": "f16", "float": "f32",
            "double": "f64"}
 _BY_NAME = {**{n: n for n in DTYPES}, **{t: n for n, t in TORCH_NAMES.items()}, **ALIASES}
