@@ -2,6 +2,8 @@
 
 The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load, export,
 quantize_model, ...`), so that tools which only handle text IR do not pay for importing it.
+The element types are PyTorch's names: `uopc.float32` (`uopc.float`), `uopc.int64`
+(`uopc.long`), ..., objects of the class `uopc.dtype`.
 `uopc.deploy`, the loader of exported artifacts, imports nothing of uopc: `import uopc.deploy`
 loads neither xDSL nor the compiler.
 """
@@ -25,10 +27,17 @@ _EXPORTS = {
     "export": ("uopc.frontend.export", "export"),
 }
 
-__all__ = list(_EXPORTS)
+#: the dtype objects, by PyTorch's names and aliases (`uopc.frontend.dtypes.ALIASES`)
+_DTYPE_NAMES = ("float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8",
+                "uint8", "int16", "short", "int32", "int", "int64", "long", "bool")
+
+__all__ = list(_EXPORTS) + ["dtype", *_DTYPE_NAMES]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _DTYPE_NAMES or name == "dtype":
+        dtypes = import_module("uopc.frontend.dtypes")
+        return dtypes.ElementType if name == "dtype" else dtypes.element_type(dtypes.to_dtype(name))
     found = _EXPORTS.get(name)
     if found is None:
         raise AttributeError(f"module 'uopc' has no attribute {name!r}")

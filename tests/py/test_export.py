@@ -123,7 +123,7 @@ def test_gpt2_forward_matches_the_tensor_api_bit_for_bit(tmp_path):
         uopc.export(model, [ids], tmp_path / "refused")
     path = uopc.export(logits, [ids], tmp_path / "gpt2")
     manifest = json.loads((path / deploy.MANIFEST).read_text())
-    assert manifest["inputs"] == [{"name": "ids", "shape": [2, 8], "dtype": "int32",
+    assert manifest["inputs"] == [{"name": "ids", "shape": [2, 8], "dtype": "int64",
                                    "used": True}]
     names = [w["name"] for w in manifest["weights"]["tensors"]]
     assert {"model.wte", "model.wpe", "model.blocks.0.qkv.0", "model.ln_f.weight"} <= set(names)
@@ -131,7 +131,7 @@ def test_gpt2_forward_matches_the_tensor_api_bit_for_bit(tmp_path):
     assert {"float32", "bool", "int32"} <= dtypes  # causal mask, index tables
     loaded = deploy.load(path)
     for seed in range(2):
-        other = np.random.default_rng(seed).integers(0, 96, (2, 8)).astype(np.int32)
+        other = np.random.default_rng(seed).integers(0, 96, (2, 8))  # int64 ids, as exported
         assert same_bits(loaded(other), model(other).numpy())
 
 

@@ -175,21 +175,23 @@ def test_div_rounding_modes_match_torch(torch):
 # ---------------------------------------------------------------------- data that does not fit
 
 
-def test_data_that_does_not_fit_raises_instead_of_narrowing():
-    with pytest.raises(OverflowError, match="1099511627776 does not fit i32"):
-        Tensor(np.array([2**40]))
-    with pytest.raises(OverflowError, match="2147483648 does not fit i32"):
-        Tensor([1, 2**31])
-    with pytest.raises(OverflowError, match="does not fit i32"):
-        Tensor([1]) + 2**40
-    with pytest.raises(OverflowError, match="beyond the range of f32"):
-        Tensor(np.array([1e300]))
-    for name in ("int64", "float64", np.int64, "uint8"):
-        with pytest.raises(TypeError, match="no 64-bit or unsigned types"):
-            Tensor([1], dtype=name)
-    # what fits keeps its value: int64 data within i32, float64 rounded to f32
-    np.testing.assert_array_equal(Tensor(np.array([INT_MIN, INT_MAX])).numpy(), [INT_MIN, INT_MAX])
-    assert Tensor(np.array([0.1])).numpy()[0] == np.float32(0.1)
+def test_data_that_does_not_fit_raises_instead_of_wrapping():
+    with pytest.raises(OverflowError, match="1099511627776 does not fit int32"):
+        Tensor(np.array([2**40]), dtype="i32")
+    with pytest.raises(OverflowError, match="2147483648 does not fit int32"):
+        Tensor([1, 2**31], dtype="int32")
+    with pytest.raises(OverflowError, match="does not fit int32"):
+        Tensor(np.array([1], np.int32)) + 2**40
+    with pytest.raises(OverflowError, match="beyond the range of float32"):
+        Tensor(np.array([1e300]), dtype="f32")
+    with pytest.raises(OverflowError, match="18446744073709551616 does not fit int64"):
+        Tensor([2**64])
+    # nothing is narrowed: numpy data keeps its type and its values
+    assert Tensor(np.array([2**40])).dtype == "i64" and Tensor(np.array([2**40])).item() == 2**40
+    assert Tensor(np.array([0.1])).dtype == "f64" and Tensor(np.array([0.1])).item() == 0.1
+    np.testing.assert_array_equal(Tensor(np.array([INT_MIN, INT_MAX]), dtype="i32").numpy(),
+                                  [INT_MIN, INT_MAX])
+    assert Tensor(np.array([0.1]), dtype="f32").numpy()[0] == np.float32(0.1)
 
 
 # ---------------------------------------------------------------------- sums
@@ -299,7 +301,7 @@ def test_numpy_shares_the_value_read_only_and_from_numpy_shares_the_array():
 
 
 @pytest.mark.parametrize("bad, error, words", [
-    (np.zeros(3, np.float64), TypeError, "cannot convert its dtype float64"),
+    (np.zeros(3, np.uint32), TypeError, "cannot convert its dtype uint32"),
     (np.zeros((3, 2), np.float32).T, ValueError, "needs a C-contiguous array"),
     ([1.0, 2.0], TypeError, "takes a numpy array, not list"),
 ])

@@ -180,7 +180,7 @@ def test_construction_and_conversion():
         same(g, r)
     x = Tensor([1.5, -2.5])
     assert x.full_like(7).tolist() == [7.0, 7.0] and x.zeros_like().dtype == "f32"
-    assert x.half().dtype == "f16" and x.bool().dtype == "i1" and x.long().dtype == "i32"
+    assert x.half().dtype == "f16" and x.bool().dtype == "i1" and x.long().dtype == "i64"
     assert x.to("f16").dtype == "f16" and x.to("cpu").dtype == "f32" and x.size() == (2,) \
         and x.size(0) == 2 and x.view(2, 1).shape == (2, 1)
     assert Tensor.cat([a, b]).tolist() == [1, 2, 3, 4, 5]

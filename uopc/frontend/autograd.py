@@ -41,7 +41,7 @@ class Context:
         return tensors[0]._apply(op, *tensors[1:], arg=arg)
 
     def arange(self, n: int) -> Any:
-        return self._tensor_class.arange(n)
+        return self._tensor_class.arange(n, dtype="i32")  # index arithmetic stays 32-bit
 
 
 def gradients(tensor_class: type[TensorProtocol], root: UOp, wrt: list[UOp],

@@ -21,6 +21,7 @@ import numpy as np
 from uopc import settings
 from uopc.frontend.shape_args import broadcast_shape
 from uopc.frontend.tensor_protocol import TensorMixin
+from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import fmt_shape
 
@@ -51,7 +52,8 @@ def host_ids(ids: Any) -> np.ndarray | None:
 
 
 def index_tensor(cls: type, ids: Any, n: int, what: str, wrap: bool = True) -> Any:
-    """Integer indices into an axis of size `n` as an i32 Tensor (of class `cls`).
+    """Integer indices (of any integer type) into an axis of size `n` as an i32 Tensor
+    (of class `cls`): index arithmetic is 32-bit whatever the indices' type.
     Negative indices count from the end when `wrap` (numpy's and PyTorch's indexing);
     indices out of range raise an IndexError naming `what` wherever their values are
     known on the host (see `host_ids`), and never read outside the axis: a lazy index out
@@ -75,7 +77,7 @@ def _index_tensor(cls: type, ids: Any, values: np.ndarray | None, n: int, what: 
     # the caller's own tensor or array stays the graph's input (uopc.capture finds step
     # arguments by identity); negative indices wrap in the graph
     t = ids if isinstance(ids, Indexing) else cls(np.asarray(ids), "i32")
-    if t.dtype not in ("i32", "i1"):
+    if t.dtype in FLOAT_DTYPES:
         raise TypeError(f"{what}: indices must be integers, got a {t.dtype} tensor")
     t = t.cast("i32")
     if wrap and (values is None or (values < 0).any()):

@@ -124,4 +124,4 @@ def _nll(logp: Any, labels: Any, reduction: str, ignore_index: int,
     if smoothing:
         loss = loss * (1.0 - smoothing) - logp.mean(-1) * smoothing
     loss = ignored.where(0.0, loss)
-    return _reduced(loss, reduction, ignored.logical_not().sum().float(), what)
+    return _reduced(loss, reduction, ignored.logical_not().sum(dtype="f32"), what)

@@ -182,7 +182,7 @@ class Shaping(TensorMixin):
         hit, ids, d = self._along(index, dim, "gather")
         keep = [slice(0, m) if i != d else slice(None) for i, m in enumerate(ids.shape)]
         x = self[tuple(keep)].unsqueeze(d)
-        return hit.where(x, 0).sum(d + 1)
+        return hit.where(x, 0).sum(d + 1, dtype=self.dtype)
 
     def scatter(self, dim: int, index: Any, src: Any) -> Any:
         """self with self[i][index[i][j]] = src[i][j] along `dim` (a Tensor or a number);
@@ -193,8 +193,8 @@ class Shaping(TensorMixin):
         if not isinstance(src, Tensor):
             src = Tensor.full(ids.shape, src, self.dtype)
         values = src[tuple(slice(0, m) for m in ids.shape)].cast(self.dtype).unsqueeze(d + 1)
-        written = hit.cast("i32").sum(d)  # (m_0, .., n at d, .., m_k)
-        placed = hit.where(values, 0).sum(d)
+        written = hit.sum(d, dtype="i32")  # (m_0, .., n at d, .., m_k)
+        placed = hit.where(values, 0).sum(d, dtype=self.dtype)
         widths = [None if i == d else (0, n - m)
                   for i, (m, n) in enumerate(zip(ids.shape, self.shape))]
         if any(w not in (None, (0, 0)) for w in widths):
@@ -222,16 +222,17 @@ class Shaping(TensorMixin):
         tri, d = self._triangle(dim)
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n)
         picked = tri.where(x, fill)  # (..., n, n): row i holds x[:i+1]
-        out = getattr(picked, reduce)(-1)
+        # sums and products stay in the type the caller chose (`_accumulated`)
+        out = picked.max(-1) if reduce == "max" else getattr(picked, reduce)(-1, dtype=self.dtype)
         return out.transpose(d, -1)
 
-    def cumsum(self, dim: int = 0) -> Any:
-        x = self.cast("i32") if self.dtype == "i1" else self
-        return x._scan(dim, 0, "sum")
+    def cumsum(self, dim: int = 0, dtype: Any = None) -> Any:
+        """Running sums; integers and bools sum as int64 (`sum`'s rule), `dtype` casts
+        the input first, as in PyTorch."""
+        return self._accumulated(dtype)._scan(dim, 0, "sum")
 
-    def cumprod(self, dim: int = 0) -> Any:
-        x = self.cast("i32") if self.dtype == "i1" else self
-        return x._scan(dim, 1, "prod")
+    def cumprod(self, dim: int = 0, dtype: Any = None) -> Any:
+        return self._accumulated(dtype)._scan(dim, 1, "prod")
 
     def cummax(self, dim: int = 0) -> tuple[Any, Any]:
         """(values, indices): the running maximum and the last index where it occurs."""
@@ -254,9 +255,9 @@ class Shaping(TensorMixin):
         x = self.transpose(d, -1).unsqueeze(-2)  # (..., 1, n): x[j]
         r = running.transpose(d, -1).unsqueeze(-1)  # (..., n, 1): running[i]
         same = x.eq(r) + (x.isnan() * r.isnan()) if self.dtype in FLOAT_DTYPES else x.eq(r)
-        j = Tensor(np.arange(1, n + 1, dtype=np.int32))
+        j = Tensor(np.arange(1, n + 1, dtype=np.int32))  # index arithmetic in i32
         last = (tri * same).where(j, 0).max(-1) - 1
-        return last.transpose(d, -1)
+        return last.transpose(d, -1).cast("i64")
 
     def logcumsumexp(self, dim: int = 0) -> Any:
         x = self._floating()
@@ -270,7 +271,7 @@ class Shaping(TensorMixin):
         their order (a stable sort), as torch.sort."""
         Tensor = self._tensor_class()
         if self.ndim == 0:
-            return self, Tensor.full((), 0, "i32")
+            return self, Tensor.full((), 0, "i64")
         d = _axis(self, dim, "sort")
         x = self.transpose(d, -1)
         n = x.shape[-1]
@@ -283,12 +284,12 @@ class Shaping(TensorMixin):
                 (before + (nan_b * nan_a.logical_not()))
             tie = tie + nan_a * nan_b
         earlier = Tensor(np.tril(np.ones((n, n), dtype=np.bool_), -1))  # j < i
-        rank = (before + tie * earlier).cast("i32").sum(-1)  # (..., n): where x[i] goes
-        slot = Tensor(np.arange(n, dtype=np.int32))
+        rank = (before + tie * earlier).sum(-1, dtype="i32")  # (..., n): where x[i] goes
+        slot = Tensor(np.arange(n, dtype=np.int32))  # index arithmetic in i32
         goes = rank.unsqueeze(-2).eq(slot.unsqueeze(-1))  # (..., k, i): x[i] lands at k
-        values = goes.where(x.unsqueeze(-2), 0).sum(-1)
-        indices = goes.where(slot.unsqueeze(-2), 0).sum(-1)
-        return values.transpose(d, -1), indices.transpose(d, -1)
+        values = goes.where(x.unsqueeze(-2), 0).sum(-1, dtype=x.dtype)
+        indices = goes.where(slot.unsqueeze(-2), 0).sum(-1, dtype="i32")
+        return values.transpose(d, -1), indices.transpose(d, -1).cast("i64")
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = True) -> Any:
         return self.sort(dim, descending)[1]

@@ -116,7 +116,7 @@ class Spatial(TensorMixin):
                    ceil_mode: bool = False, return_indices: bool = False) -> Any:
         """The maximum of each window; padding never wins (it is -inf, or INT_MIN for
         integers, which keep their type). `return_indices` also gives each maximum's
-        flat index h * W + w in its input plane (i32), as PyTorch does."""
+        flat index h * W + w in its input plane (int64), as PyTorch does."""
         kernel = pair(kernel_size, "max_pool2d kernel_size")
         strides = kernel if stride is None else pair(stride, "max_pool2d stride")
         pads = padding_of(padding, "max_pool2d")
@@ -134,12 +134,12 @@ class Spatial(TensorMixin):
         if not return_indices:
             return out
         h, w = self.shape[2:]
-        flat = self.arange(h * w).reshape(1, 1, h, w)
+        flat = self.arange(h * w, dtype="i32").reshape(1, 1, h, w)  # index arithmetic in i32
         where = flat._patches(*args[:3], -1, *args[4:])  # (K, 1, 1, OH, OW)
         which = cols.argmax(0)  # first maximum's window position, (N, C, OH, OW)
         k = cols.shape[0]
         pick = which.unsqueeze(0).eq(self.arange(k).reshape(k, 1, 1, 1, 1))
-        return out, pick.where(where, 0).sum(0)
+        return out, pick.where(where, 0).sum(0, dtype="i32").cast("i64")
 
     def avg_pool2d(self, kernel_size: int | Sequence[int] = 2,
                    stride: int | Sequence[int] | None = None,

@@ -46,16 +46,19 @@ import numpy as np
 from uopc import settings
 from uopc.frontend.activations import Activations
 from uopc.frontend.dtypes import (
-    INT32_MIN,
-    NUMPY_OF,
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    ElementType,
+    Rank,
     Scalar,
     as_python,
     data_dtype,
+    element_type,
     fit_data,
     is_scalar,
     promote,
+    result_type,
     scalar_dtype,
-    scalar_operand_dtype,
     to_dtype,
 )
 from uopc.frontend.functional import Functional
@@ -65,7 +68,7 @@ from uopc.frontend.shape_args import Dims, axis_or_dim, broadcast_shape, normali
 from uopc.frontend.shaping import Shaping
 from uopc.frontend.spatial import Spatial
 from uopc.runtime.backend import check_device
-from uopc.uopdialect.dtypes import FLOAT_DTYPES
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, FLOAT_DTYPES
 from uopc.uopdialect.graph import UOp, result_sig
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.ops import OP
@@ -102,16 +105,18 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor on `array`'s memory, without a copy (torch.from_numpy): for inputs too
     big to copy on every call. The graph is lazy, so a realize reads `array` as it is
     then: write to it only while no tensor computed from it is waiting to be realized.
-    `array` must be C-contiguous and of a uopc element type (float32, float16, int32,
-    bool); `Tensor(array)` converts anything else, into a copy."""
+    `array` must be C-contiguous and of a uopc element type (float64, float32, bfloat16,
+    float16, int64, int32, int16, int8, uint8, bool); `Tensor(array)` says why others
+    cannot be used."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy takes a numpy array, not {type(array).__name__}: "
                         f"use Tensor(data)")
-    dt = next((d for d, t in NUMPY_OF.items() if array.dtype == t), None)
-    if dt is None:
+    found = BY_NUMPY.get(array.dtype)
+    if found is None:
         raise TypeError(f"from_numpy shares the array's memory, so it cannot convert its "
-                        f"dtype {array.dtype}: use Tensor(array), which converts a copy, "
-                        f"or array.astype(np.float32)")
+                        f"dtype {array.dtype}: convert a copy, e.g. "
+                        f"Tensor(array.astype(np.int64)) or Tensor(array.astype(np.float32))")
+    dt = found.name
     if not array.flags.c_contiguous:
         raise ValueError(f"from_numpy needs a C-contiguous array, this one of shape "
                          f"{array.shape} has strides {array.strides}: use "
@@ -282,22 +287,34 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     @staticmethod
     def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
                dtype: Any = None) -> Tensor:
+        """Python ints give int64, as in PyTorch; any float argument the default float."""
         if stop is None:
             start, stop = 0, start
         values = np.arange(start, stop, step)
+        if dtype is None and values.dtype.kind == "f":
+            dtype = DEFAULT_FLOAT
         return Tensor(values, dtype=dtype)
 
     @staticmethod
     def randn(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
-        """Standard normal samples, drawn on the host (see `manual_seed`)."""
-        data = _rng.standard_normal(shape_arg(shape), dtype=np.float32)
-        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+        """Standard normal samples, drawn on the host (see `manual_seed`): in float64 for
+        a float64 tensor, else in float32 and rounded to `dtype`."""
+        dt = _random_dtype(dtype, "randn")
+        data = _rng.standard_normal(shape_arg(shape), dtype=np.float64 if dt == "f64" else np.float32)
+        return Tensor(data, dtype=dt, requires_grad=requires_grad)
 
     @staticmethod
     def uniform(*shape: Dims, low: float = 0.0, high: float = 1.0, dtype: Any = "f32",
                 requires_grad: bool = False) -> Tensor:
-        data = _rng.uniform(low, high, shape_arg(shape)).astype(np.float32)
-        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+        dt = _random_dtype(dtype, "uniform")
+        data = _rng.uniform(low, high, shape_arg(shape))
+        return Tensor(data if dt == "f64" else data.astype(np.float32), dtype=dt,
+                      requires_grad=requires_grad)
+
+    @staticmethod
+    def rand(*shape: Dims, dtype: Any = "f32", requires_grad: bool = False) -> Tensor:
+        """Uniform samples in [0, 1), as torch.rand."""
+        return Tensor.uniform(*shape, dtype=dtype, requires_grad=requires_grad)
 
     @staticmethod
     def kaiming(*shape: Dims, fan_in: int | None = None, requires_grad: bool = False) -> Tensor:
@@ -317,8 +334,20 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return self.uop.sig.shape
 
     @property
-    def dtype(self) -> str:
-        return self.uop.sig.dtype
+    def dtype(self) -> ElementType:
+        """The element type: `uopc.float32`, ... (equal to "f32", "float32", np.float32)."""
+        return element_type(self.uop.sig.dtype)
+
+    def element_size(self) -> int:
+        """Bytes per element (bool: 1)."""
+        return DTYPES[self.uop.sig.dtype].itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.uop.sig.dtype in FLOAT_DTYPES
+
+    def _rank(self) -> Rank:
+        """How this tensor takes part in type promotion (see `dtypes.result_type`)."""
+        return "dim" if self.uop.sig.shape else "zero"
 
     @property
     def ndim(self) -> int:
@@ -335,7 +364,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __repr__(self) -> str:
         """The values, as PyTorch prints them (this realizes the tensor)."""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
-        dtype = "" if self.dtype in ("f32", "i32") else f", dtype={self.dtype}"
+        # PyTorch leaves out the types a Tensor of such values gets by default
+        dtype = "" if self.dtype in ("f32", "i64", "i1") else f", dtype={self.dtype!r}"
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"tensor({body}{dtype}{grad})"
 
@@ -355,7 +385,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.dtype not in ("i32", "i1"):
+        if self.dtype in FLOAT_DTYPES:
             raise TypeError(f"only integer tensors can be used as an index, this one is "
                             f"{self.dtype}")
         return int(self.item())
@@ -487,7 +517,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return other._apply(op, self) if reflected else self._apply(op, other)
         if is_scalar(other):
             # a splat constant of the full shape: no reshape/expand nodes to trace
-            dt = scalar_operand_dtype(other, self.uop.sig.dtype)
+            dt = result_type((self.uop.sig.dtype, self._rank()), (scalar_dtype(other), "scalar"))
             a = self.cast(dt)
             b = Tensor._wrap(UOp.const(as_python(other, dt), a.uop.sig), False)
             return b._apply(op, a) if reflected else a._apply(op, b)
@@ -518,7 +548,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __neg__(self) -> Tensor:
         if self.dtype == "i1":
             raise TypeError("negation of a bool tensor: use logical_not()")
-        return self * -1
+        return self * self._minus_one()
+
+    def _minus_one(self) -> int:
+        """-1 in this tensor's type: 255 for uint8, where it wraps to the same products."""
+        record = DTYPES[self.uop.sig.dtype]
+        return -1 if record.kind == "float" or record.signed else int(record.max)
 
     def __sub__(self, other: TensorLike) -> Tensor:
         a, b = _operands(self, other)
@@ -534,11 +569,17 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def sub(self, other: TensorLike) -> Tensor:
         return self - other
 
+    def _float_result(self, other: TensorLike) -> Tensor:
+        """This tensor cast to the type of a float op with `other` (true division, pow):
+        the promoted type, or the default float where that is bool or integer."""
+        dt = _promoted(self, other)
+        return self.cast(dt if dt in FLOAT_DTYPES else DEFAULT_FLOAT)
+
     def __truediv__(self, other: TensorLike) -> Tensor:
-        return self._floating()._binary(OP.div, other, what="div")
+        return self._float_result(other)._binary(OP.div, other, what="div")
 
     def __rtruediv__(self, other: TensorLike) -> Tensor:
-        return self._floating()._binary(OP.div, other, reflected=True, what="div")
+        return self._float_result(other)._binary(OP.div, other, reflected=True, what="div")
 
     def div(self, other: TensorLike, rounding_mode: str | None = None) -> Tensor:
         """True division (correctly rounded; integers divide as f32); `rounding_mode`
@@ -559,7 +600,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return floor
         # truncation differs from the floor where the quotient is negative and inexact
         inexact = (a - floor * b).ne(0) * ((a < 0).ne(b < 0))
-        return floor + inexact.cast("i32")
+        return floor + inexact.cast(a.dtype)
 
     def __floordiv__(self, other: TensorLike) -> Tensor:
         return self._intdiv(other, OP.floordiv, "//", reflected=False)
@@ -590,7 +631,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                                     f"divide floats for inf/nan")
         return a._binary(op, b, what=what)
 
-    # bitwise operators: bools directly (and, or, xor, not); i32 through its 32 bits
+    # bitwise operators: bools directly (and, or, xor, not); integers through their bits
     # (two's complement, read with floor division by powers of two), which the compiler
     # fuses into one kernel: exact, but some 200 ops each for & | ^ on i32
     def _bitwise(self, other: TensorLike, what: str, reflected: bool = False) -> Tensor:
@@ -601,14 +642,16 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             raise TypeError(f"{what} takes integer or bool tensors, got {a.dtype}")
         if a.dtype == "i1":
             return {"&": a * b, "|": a + b, "^": a.ne(b)}[what]
+        record = DTYPES[a.dtype]
         out = None
-        for k in range(32):
-            bit_a = (a < 0) if k == 31 else ((a // (1 << k)) % 2).ne(0)
-            bit_b = (b < 0) if k == 31 else ((b // (1 << k)) % 2).ne(0)
+        for k in range(record.bits):
+            sign = record.signed and k == record.bits - 1
+            bit_a = (a < 0) if sign else ((a // (1 << k)) % 2).ne(0)
+            bit_b = (b < 0) if sign else ((b // (1 << k)) % 2).ne(0)
             bit = {"&": bit_a * bit_b, "|": bit_a + bit_b, "^": bit_a.ne(bit_b)}[what]
-            term = bit.where(INT32_MIN if k == 31 else 1 << k, 0)
+            term = bit.where(Tensor.full((), record.min if sign else 1 << k, a.dtype), 0)
             out = term if out is None else out + term
-        assert out is not None  # 32 terms were added
+        assert out is not None  # one term per bit was added
         return out
 
     def __and__(self, other: TensorLike) -> Tensor:
@@ -649,24 +692,29 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def _shift(self, amount: TensorLike, left: bool) -> Tensor:
         """x << k = x * 2**k (wrapping) and x >> k = floor(x / 2**k) (arithmetic), for
-        shift amounts 0..31 (a Python int, or a tensor of them)."""
-        x = self.cast("i32") if self.dtype == "i1" else self
-        if x.dtype != "i32":
+        shift amounts 0..bits-1 (a Python int, or a tensor of them), in the promoted type
+        of the two, as PyTorch."""
+        dt = _promoted(self, amount)
+        x = self.cast(dt)
+        record = DTYPES[dt]
+        if record.kind != "int":
             raise TypeError(f"{'<<' if left else '>>'} takes integer tensors, got {x.dtype}")
+        sign = record.bits - 1 if record.signed else None  # the shift that reaches the sign
 
         def by(k: int) -> Tensor:
             if left:
-                return x * (INT32_MIN if k == 31 else 1 << k)
-            return (x < 0).where(-1, 0) if k == 31 else x // (1 << k)
+                return x * (record.min if k == sign else 1 << k)
+            return (x < 0).where(-1, 0).cast(x.dtype) if k == sign else x // (1 << k)
 
         if is_scalar(amount):
             k = int(amount)
-            if not 0 <= k <= 31:
-                raise ValueError(f"shift by {k}: shift amounts of i32 are 0..31")
+            if not 0 <= k < record.bits:
+                raise ValueError(f"shift by {k}: shift amounts of {x.dtype} are "
+                                 f"0..{record.bits - 1}")
             return by(k)
         amounts = _as_tensor(amount, x).cast("i32")
         out = x * 0
-        for s in range(32):
+        for s in range(record.bits):
             out = amounts.eq(s).where(by(s), out)
         return out
 
@@ -676,31 +724,38 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def __rshift__(self, amount: TensorLike) -> Tensor:
         return self._shift(amount, left=False)
 
+    def __rlshift__(self, value: TensorLike) -> Tensor:
+        return _as_tensor(value, self)._shift(self, left=True)
+
+    def __rrshift__(self, value: TensorLike) -> Tensor:
+        return _as_tensor(value, self)._shift(self, left=False)
+
     def pow(self, exponent: TensorLike) -> Tensor:
         return self ** exponent
 
     def __pow__(self, exponent: TensorLike) -> Tensor:
-        """x ** n: a Python integer n by repeated squaring (exact for any sign of x, and
-        integer tensors stay integers); other exponents (floats, tensors) with the pow
-        op, C's powf: NaN for a negative base and a non-integer exponent."""
+        """x ** n: a whole number n by repeated squaring in the promoted type (exact for
+        any sign of x; integer tensors with an int stay integers, bools become int64);
+        other exponents (floats, tensors) with the pow op, C's powf: NaN for a negative
+        base and a non-integer exponent. An integer tensor exponent computes in float."""
         if is_scalar(exponent) and float(exponent).is_integer() and abs(exponent) <= 64 \
-                and not (exponent < 0 and self.dtype not in FLOAT_DTYPES):
+                and not (exponent < 0 and _promoted(self, exponent) not in FLOAT_DTYPES):
             n = int(exponent)
-            k, result, base = abs(n), None, self
+            k, result, base = abs(n), None, self.cast(_promoted(self, exponent))
             while k:
                 if k & 1:
                     result = base if result is None else result * base
                 k >>= 1
                 if k:
                     base = base * base
-            result = self.ones_like() if result is None else result
+            result = base.ones_like() if result is None else result
             return result.reciprocal() if n < 0 else result
         if is_scalar(exponent) and exponent == 0.5:
             return self.sqrt()
-        return self._floating()._binary(OP.pow, exponent, what="pow")
+        return self._float_result(exponent)._binary(OP.pow, exponent, what="pow")
 
     def __rpow__(self, base: TensorLike) -> Tensor:
-        return self._floating()._binary(OP.pow, base, reflected=True, what="pow")
+        return self._float_result(base)._binary(OP.pow, base, reflected=True, what="pow")
 
     def __lt__(self, other: Operand) -> Tensor:
         return self._binary(OP.cmplt, other, what="<")
@@ -759,22 +814,16 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self.logical_not()
         if self.dtype in FLOAT_DTYPES:
             return -self
-        return self * -1 + -1
+        return self * self._minus_one() + self._minus_one()
 
     def where(self, a: TensorLike, b: TensorLike) -> Tensor:
         """`a` where this condition is true (nonzero), else `b`; all three broadcast.
-        A Python scalar branch takes the other branch's type (as in arithmetic)."""
+        The branches promote as the operands of arithmetic (`dtypes.result_type`)."""
         cond = self.cast("i1")
         branches: list[Tensor | Scalar] = [v if is_scalar(v) else _as_tensor(v, cond)
                                            for v in (a, b)]
         tensors = [v for v in branches if isinstance(v, Tensor)]
-        if tensors:
-            dtype = tensors[0].dtype
-            for v in branches:
-                dtype = promote(dtype, v.dtype) if isinstance(v, Tensor) else \
-                    scalar_operand_dtype(v, dtype)
-        else:
-            dtype = promote(scalar_dtype(cast(Scalar, a)), scalar_dtype(cast(Scalar, b)))
+        dtype = result_type(*(_promotion_operand(v) for v in branches))
         shape = cond.shape
         for v in tensors:
             shape = broadcast_shape(shape, v.shape, "where")
@@ -886,6 +935,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return -self
 
     def abs(self) -> Tensor:
+        if self._minus_one() != -1:  # uint8: every value is its own absolute value
+            return self
         return self.maximum(-self)
 
     def sign(self) -> Tensor:
@@ -1125,7 +1176,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         parts = _parts(self, others, "cat")
         self = parts[0]
         d = normalize_axis(dim, self.ndim, "cat")
-        dtype = parts[0].dtype
+        dtype: str = parts[0].dtype
         for p in parts[1:]:
             dtype = promote(dtype, p.dtype)
             if p.ndim != self.ndim or any(
@@ -1149,7 +1200,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         `Tensor.stack([a, b, c], dim=...)`)."""
         parts = _parts(self, others, "stack")
         self = parts[0]
-        dtype = parts[0].dtype
+        dtype: str = parts[0].dtype
         for p in parts[1:]:
             dtype = promote(dtype, p.dtype)
             if p.shape != self.shape:
@@ -1185,12 +1236,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return out
 
     def _float_sum(self, axes: tuple[int, ...]) -> Tensor:
-        """A float sum over `axes` with PyTorch's accuracy: f16 accumulates in f32 (the
-        result is rounded back to f16 once), and more than SUM_BLOCK elements are summed
+        """A float sum over `axes` with PyTorch's accuracy: f16 and bf16 accumulate in f32
+        (the result is rounded back once), and more than SUM_BLOCK elements are summed
         in blocks of SUM_BLOCK whose partial sums are summed in turn, so that the rounding
         error grows with SUM_BLOCK + n / SUM_BLOCK instead of n (a sequential f32 sum of
         2**25 ones stops at 2**24)."""
-        x = self.cast("f32") if self.dtype == "f16" else self
+        x = self.cast(DTYPES[self.dtype].widened_to or self.dtype)
         count = math.prod(self.shape[a] for a in axes)
         if count <= SUM_BLOCK:
             out = x._apply(OP.reduce, arg=("add", axes))
@@ -1210,26 +1261,46 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def sum(self, axis: Any = None, keepdim: bool = False, dtype: Any = None, *,
             dim: Any = None) -> Tensor:
         """Sum over `axis` (or `dim`); `dtype` casts the input first, as in PyTorch. Bools
-        sum as i32; f16 accumulates in f32."""
-        x = self if dtype is None else self.cast(dtype)
-        return x._reduce("add", axis_or_dim(axis, dim, "sum"), keepdim, "sum")
+        and integers sum as int64 (PyTorch's rule); f16 and bf16 accumulate in f32."""
+        return self._accumulated(dtype)._reduce("add", axis_or_dim(axis, dim, "sum"),
+                                                keepdim, "sum")
+
+    def _accumulated(self, dtype: Any) -> Tensor:
+        """The input of a sum or product: cast to `dtype` when given, else integers and
+        bools widened to int64, as PyTorch does."""
+        if dtype is not None:
+            return self.cast(dtype)
+        return self if self.dtype in FLOAT_DTYPES else self.cast(DEFAULT_INT)
 
     def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         """The maximum over `axis` (or `dim`): the values only (PyTorch's max(dim) also
-        returns indices; use argmax for those). NaN propagates."""
-        return self._reduce("max", axis_or_dim(axis, dim, "max"), keepdim, "max")
+        returns indices; use argmax for those). NaN propagates; bools give a bool."""
+        out = self._reduce("max", axis_or_dim(axis, dim, "max"), keepdim, "max")
+        return out.cast("i1") if self.dtype == "i1" else out
 
     def min(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         x = self.cast("i32") if self.dtype == "i1" else self
         out = x._reversed_order().max(axis_or_dim(axis, dim, "min"), keepdim)._reversed_order()
         return out.cast("i1") if self.dtype == "i1" else out
 
-    def mean(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
+    def mean(self, axis: Any = None, keepdim: bool = False, dtype: Any = None, *,
+             dim: Any = None) -> Tensor:
+        """The mean over `axis`, of a float tensor (or one cast to a float `dtype`);
+        f16 and bf16 accumulate in f32."""
         axis = axis_or_dim(axis, dim, "mean")
         count = math.prod(self.shape[a] for a in self._axes(axis, "mean"))
-        x = self._floating()
-        total = x.float().sum(axis, keepdim)
+        x = self._float_input("mean", dtype)
+        total = x.cast(DTYPES[x.dtype].widened_to or x.dtype).sum(axis, keepdim)
         return (total / count).cast(x.dtype)  # 0 elements: 0/0 = NaN, as in PyTorch
+
+    def _float_input(self, what: str, dtype: Any = None) -> Tensor:
+        """The input of a reduction defined on floats only (mean, var): PyTorch cannot
+        infer a float result type for integers, and raises; so does uopc."""
+        x = self if dtype is None else self.cast(dtype)
+        if x.dtype not in FLOAT_DTYPES:
+            raise TypeError(f"{what} of a {x.dtype!r} tensor: {what} needs a floating point "
+                            f"input, as in PyTorch; pass dtype=uopc.float32 or call .float()")
+        return x
 
     def var(self, axis: Any = None, keepdim: bool = False, correction: int = 1, *,
             dim: Any = None, unbiased: bool | None = None) -> Tensor:
@@ -1239,7 +1310,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         if unbiased is not None:
             correction = int(unbiased)
         count = math.prod(self.shape[a] for a in self._axes(axis, "var"))
-        x = self._floating()
+        x = self._float_input("var")
         centered = x - x.mean(axis, keepdim=True)
         return (centered * centered).sum(axis, keepdim) / max(count - correction, 0)
 
@@ -1257,11 +1328,13 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return (self.var(axis, keepdim, correction, dim=dim),
                 self.mean(axis, keepdim, dim=dim))
 
-    def prod(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
+    def prod(self, axis: Any = None, keepdim: bool = False, dtype: Any = None, *,
+             dim: Any = None) -> Tensor:
         """Product over `axis`: a binary tree of elementwise products (no reduce op
-        multiplies), log2(n) levels, exact for integers (wrapping)."""
+        multiplies), log2(n) levels, exact for integers (wrapping); integers and bools
+        multiply as int64, as in PyTorch."""
         axes = self._axes(axis_or_dim(axis, dim, "prod"), "prod")
-        x = self.cast("i32") if self.dtype == "i1" else self
+        x = self._accumulated(dtype)
         if not axes:
             return x
         kept = [i for i in range(self.ndim) if i not in axes]
@@ -1292,18 +1365,22 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         m = x.max(axis, keepdim=True).detach()
         return x - m, m
 
-    def softmax(self, axis: int = -1, *, dim: int | None = None) -> Tensor:
+    def softmax(self, axis: int = -1, dtype: Any = None, *, dim: int | None = None) -> Tensor:
+        """`dtype` casts the input first, as in PyTorch."""
+        x = self if dtype is None else self.cast(dtype)
         axis = axis_or_dim(axis if dim is None else None, dim, "softmax")
-        z, _ = self._shifted(axis)
+        z, _ = x._shifted(axis)
         e = z.exp()
         return e / e.sum(axis, keepdim=True)
 
     def softmin(self, axis: int = -1, *, dim: int | None = None) -> Tensor:
         return (-self._floating()).softmax(axis, dim=dim)
 
-    def log_softmax(self, axis: int = -1, *, dim: int | None = None) -> Tensor:
+    def log_softmax(self, axis: int = -1, dtype: Any = None, *,
+                    dim: int | None = None) -> Tensor:
+        x = self if dtype is None else self.cast(dtype)
         axis = axis_or_dim(axis if dim is None else None, dim, "log_softmax")
-        z, _ = self._shifted(axis)
+        z, _ = x._shifted(axis)
         return z - z.exp().sum(axis, keepdim=True).log()
 
     def logsumexp(self, axis: int = -1, keepdim: bool = False, *,
@@ -1315,7 +1392,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def argmax(self, axis: int | None = None, keepdim: bool = False, *,
                dim: int | None = None) -> Tensor:
-        """Index of the first maximum along `axis` (of the flattened tensor when None), i32;
+        """Index of the first maximum along `axis` (of the flattened tensor when None), i64;
         a NaN is the maximum (the first NaN's index), as in PyTorch."""
         axis = axis_or_dim(axis, dim, "argmax")
         if axis is None:
@@ -1324,7 +1401,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         x = self.cast("i32") if self.dtype == "i1" else self
         ax = normalize_axis(axis, x.ndim, "argmax")
         if x.ndim == 0:
-            return Tensor.full((), 0, "i32")
+            return Tensor.full((), 0, "i64")
         n = x.shape[ax]
         shape = [1] * x.ndim
         shape[ax] = n
@@ -1334,7 +1411,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         if x.dtype in FLOAT_DTYPES:
             hit = hit + x.isnan()  # the max of a row with a NaN is NaN, equal to nothing
         first = hit.where(countdown, 0).max(ax, keepdim=keepdim)
-        return n - first
+        return (n - first).cast("i64")  # index arithmetic in i32, the result PyTorch's type
 
     def argmin(self, axis: int | None = None, keepdim: bool = False, *,
                dim: int | None = None) -> Tensor:
@@ -1361,7 +1438,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
         a3 = a.reshape(a.shape[:-2] + (n, 1, k))
         b3 = b.transpose(-1, -2).reshape(b.shape[:-2] + (1, m, k))
-        out = (a3 * b3).sum(-1)
+        out = (a3 * b3).sum(-1, dtype=a.dtype)  # integers keep their type, as in PyTorch
         if vec_a:
             out = out.squeeze(-2)
         if vec_b:
@@ -1386,18 +1463,37 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         """The f32 cast (from f16 too, as in PyTorch)."""
         return self.cast("f32")
 
+    def double(self) -> Tensor:
+        return self.cast("f64")
+
     def half(self) -> Tensor:
         return self.cast("f16")
+
+    def bfloat16(self) -> Tensor:
+        return self.cast("bf16")
 
     def bool(self) -> Tensor:
         return self.cast("i1")
 
     def long(self) -> Tensor:
-        """The i32 cast: uopc's integers are 32-bit (there is no int64)."""
-        return self.cast("i32")
+        return self.cast("i64")
 
     def int(self) -> Tensor:
         return self.cast("i32")
+
+    def short(self) -> Tensor:
+        return self.cast("i16")
+
+    def char(self) -> Tensor:
+        return self.cast("i8")
+
+    def byte(self) -> Tensor:
+        return self.cast("ui8")
+
+    def type(self, dtype: Any = None) -> Any:
+        """`type(dtype)` casts; `type()` names the type, as PyTorch's "torch.FloatTensor"
+        does, here the dtype's name ("uopc.float32")."""
+        return repr(self.dtype) if dtype is None else self.cast(dtype)
 
 # ---------------------------------------------------------------------- helpers
 
@@ -1441,11 +1537,20 @@ _UFUNCS = {
 }
 
 
+def _random_dtype(dtype: Any, what: str) -> str:
+    """The float type random samples are drawn for; PyTorch has no integer ones either."""
+    dt = to_dtype(dtype)
+    if dt not in FLOAT_DTYPES:
+        raise TypeError(f"{what} draws floats, not {element_type(dt)!r}: ask for a float "
+                        f"dtype, or cast the samples (e.g. .round().long())")
+    return dt
+
+
 def _buffer_node(data: Any, dtype: Any) -> UOp:
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
         raise TypeError("Tensor of a list of Tensors: use Tensor.stack(tensors)")
     array = np.asarray(data)
-    dt = to_dtype(dtype) if dtype is not None else data_dtype(array)
+    dt = to_dtype(dtype) if dtype is not None else data_dtype(data)
     # a private copy: the graph is evaluated later, after the caller may have changed `data`
     array = fit_data(array, dt)
     if buffer_observer is not None:
@@ -1454,23 +1559,36 @@ def _buffer_node(data: Any, dtype: Any) -> UOp:
 
 
 def _as_tensor(x: TensorLike, like: Tensor) -> Tensor:
-    """A Tensor for an operand: Python scalars become constants typed after `like`."""
+    """A Tensor for an operand: a Python scalar becomes a constant of the type it
+    computes in with `like` (PyTorch's weak scalar rule)."""
     if isinstance(x, Tensor):
         return x
     if is_scalar(x):
-        return Tensor.full((), x, scalar_operand_dtype(x, like.dtype))
+        return Tensor.full((), x, _promoted(like, x))
     return Tensor(x)
 
 
+def _promotion_operand(x: Tensor | Scalar) -> tuple[str, Rank]:
+    if isinstance(x, Tensor):
+        return x.uop.sig.dtype, x._rank()
+    return scalar_dtype(x), "scalar"
+
+
+def _promoted(a: Tensor, b: TensorLike) -> str:
+    """The type `a` and the operand `b` compute in (`torch.result_type`)."""
+    other = b if isinstance(b, Tensor) or is_scalar(b) else Tensor(b)
+    return result_type(_promotion_operand(a), _promotion_operand(other))
+
+
 def _operands(a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor]:
-    """Both operands as Tensors of one element type (numpy-like promotion)."""
+    """Both operands as Tensors of the type they compute in (`torch.result_type`)."""
     if isinstance(a, Tensor):
         b = _as_tensor(b, a)
     else:
         b = cast(Tensor, b)  # one of the two operands is a Tensor
         a = _as_tensor(a, b)
     if a.dtype != b.dtype:
-        dt = promote(a.dtype, b.dtype)
+        dt = result_type(_promotion_operand(a), _promotion_operand(b))
         a, b = a.cast(dt), b.cast(dt)
     return a, b
 
