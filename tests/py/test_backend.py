@@ -115,6 +115,7 @@ def test_split_i32_sums_count_every_element_and_wrap():
         ints = np.arange(n, dtype=np.int32)
         assert Tensor(ints).sum().item() == n * (n - 1) // 2, n
         assert (Tensor(ints) != -100).cast("int32").sum().item() == n, n
-    big = np.full(64, 2**30, dtype=np.int32)  # 2^36 wraps to 0
-    assert Tensor(big).sum().item() == 0
-    assert (Tensor(big) * Tensor(np.full(64, 4, np.int32))).sum().item() == 0
+    big = np.full(64, 2**30, dtype=np.int32)  # 2^36 wraps to 0 in i32
+    assert Tensor(big).sum(dtype="int32").item() == 0
+    assert Tensor(big).sum().item() == 2**36  # PyTorch's default: integers sum as int64
+    assert (Tensor(big) * Tensor(np.full(64, 4, np.int32))).sum(dtype="int32").item() == 0

@@ -37,13 +37,16 @@ def random_array(rng: random.Random, sig: Sig) -> np.ndarray:
     n = math.prod(sig.shape)
     if sig.dtype == "i1":
         data = [rng.random() < 0.5 for _ in range(n)]
-    elif sig.dtype == "i32":
-        data = [rng.choice([0, 1, -1, 2**31 - 1, -(2**31), rng.randint(-99, 99)]) for _ in range(n)]
+    elif DTYPES[sig.dtype].is_int:
+        d = DTYPES[sig.dtype]
+        data = [rng.choice([0, 1, d.max, d.min, d.max - 1, rng.randint(max(d.min, -99), 99)])
+                for _ in range(n)]
     else:
         data = [rng.choice(SPECIAL_FLOATS + [rng.uniform(-8, 8)]) for _ in range(n)]
     if n > 1 and rng.random() < 0.3:
         data = [data[0]] * n  # a splat
-    return np.array(data, dtype=DTYPES[sig.dtype].numpy).reshape(sig.shape)
+    with np.errstate(over="ignore"):  # 65504 is inf in bf16's neighbour f16 only
+        return np.array(data, dtype=DTYPES[sig.dtype].numpy).reshape(sig.shape)
 
 
 class ProgramGenerator:
@@ -83,7 +86,7 @@ class ProgramGenerator:
     # ---- one builder per op family
     def binary(self, v, sig):
         names = ["add", "mul", "max", "cmplt", "cmple", "cmpeq", "cmpne"]
-        if sig.dtype == "i32" and self.rng.random() < 0.5:
+        if DTYPES[sig.dtype].is_int and self.rng.random() < 0.5:
             names = ["floordiv", "floormod"]  # integer-only: give them a fair share
         if sig.dtype in FLOAT_DTYPES and self.rng.random() < 0.3:
             names = ["div", "pow"]  # float-only, likewise
@@ -94,7 +97,7 @@ class ProgramGenerator:
 
     def unary(self, v, sig):
         if sig.dtype not in FLOAT_DTYPES:
-            v = self.add(u.CastOp.make(v, result=Sig(sig.shape, self.rng.choice(["f32", "f16"]))))
+            v = self.add(u.CastOp.make(v, result=Sig(sig.shape, self.rng.choice(sorted(FLOAT_DTYPES)))))
         # a chain of two, the ops not built yet in this function first, so that the
         # corpus covers all of the many unary ops
         ops = list(u.UNARY_BY_NAME.values())
@@ -103,7 +106,14 @@ class ProgramGenerator:
             v = self.add(self.rng.choice(fresh or ops).make(v))
 
     def cast(self, v, sig):
-        self.add(u.CastOp.make(v, result=Sig(sig.shape, self.rng.choice(["i1", "i32", "f32", "f16"]))))
+        self.add(u.CastOp.make(v, result=Sig(sig.shape, self.rng.choice(list(DTYPES)))))
+
+    def bitcast(self, v, sig):
+        same_width = [d.name for d in DTYPES.values()
+                      if d.bits == DTYPES[sig.dtype].bits and d.kind != "bool"]
+        if not same_width:
+            return  # i1 has no bits to reinterpret
+        self.add(u.BitcastOp.make(v, result=Sig(sig.shape, self.rng.choice(same_width))))
 
     def where(self, v, sig):
         cond = self.add(u.CmpLtOp.make(v, self.same_type(sig)))
@@ -160,10 +170,11 @@ class ProgramGenerator:
         self.add(u.DecodeOp.make(v, self.same_type(words), kind=self.rng.choice(sorted(CODES))))
 
     def constant(self, v, sig):
-        self.const(Sig(self.rng.choice(SHAPES), self.rng.choice(["i1", "i32", "f32", "f16"])))
+        self.const(Sig(self.rng.choice(SHAPES), self.rng.choice(list(DTYPES))))
 
 
 STEPS = [ProgramGenerator.binary, ProgramGenerator.unary, ProgramGenerator.cast,
+         ProgramGenerator.bitcast,
          ProgramGenerator.where, ProgramGenerator.reshape, ProgramGenerator.expand,
          ProgramGenerator.permute, ProgramGenerator.shrink, ProgramGenerator.pad,
          ProgramGenerator.flip, ProgramGenerator.stack, ProgramGenerator.index,
@@ -188,7 +199,7 @@ def random_function(rng: random.Random, name: str, arg_sigs: list[Sig], steps: i
 
 def random_module(seed: int) -> ModuleOp:
     rng = random.Random(seed)
-    arg_sigs = [Sig(rng.choice(SHAPES), rng.choice(["i32", "f32", "f16", "i1"]))
+    arg_sigs = [Sig(rng.choice(SHAPES), rng.choice(list(DTYPES)))
                 for _ in range(rng.randint(1, 3))]
     helper = random_function(rng, "helper", arg_sigs, steps=rng.randint(3, 10))
     main = random_function(rng, "main", arg_sigs, steps=rng.randint(5, 20), callee=helper)

@@ -4,7 +4,15 @@ says what is wrong, and says how to fix it ("uop.x: <problem>: <fix>")."""
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, StringAttr, TensorType, f64, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import Block
 from xdsl.utils.exceptions import VerifyException
 
@@ -21,7 +29,7 @@ def t(shape: tuple[int, ...], dtype: str = "f32") -> TensorType:
     return tensor_type(Sig(shape, dtype))
 
 
-F64 = TensorType(f64, [2])
+UI16 = TensorType(IntegerType(16, Signedness.UNSIGNED), [2])  # no uop element type
 DYNAMIC = TensorType(tensor_type(Sig((), "f32")).element_type, [-1])
 
 # (op class, operand types, properties, result type, a fragment of the expected message)
@@ -37,13 +45,15 @@ CASES = [
     (u.PowOp, [t((2,), "i1"), t((2,), "i1")], {}, t((2,), "i1"), "pow takes float operands"),
     (u.CmpLeOp, [t((2,)), t((2,))], {}, t((2,)), "result type should be tensor<2xi1>"),
     (u.CmpEqOp, [t((2,)), t((3,))], {}, t((2,), "i1"), "shape mismatch (2,) vs (3,)"),
-    (u.AddOp, [F64, F64], {}, F64, "unsupported element type f64"),
+    (u.AddOp, [UI16, UI16], {}, UI16, "unsupported element type ui16"),
     (u.AddOp, [DYNAMIC, DYNAMIC], {}, DYNAMIC, "dynamic sizes are not supported"),
     *[(cls, [t((2,), "i32")], {}, t((2,), "i32"), f"{cls.INFO.name} takes a float operand")
       for cls in u.UNARY_BY_NAME.values()],
     (u.SqrtOp, [t((2,))], {}, t((3,)), "result type should be tensor<2xf32>"),
     (u.CastOp, [t((2,))], {}, t((3,), "i32"), "result type should be tensor<2xi32>"),
-    (u.CastOp, [t((2,))], {}, F64, "unsupported element type f64"),
+    (u.CastOp, [t((2,))], {}, UI16, "unsupported element type ui16"),
+    (u.BitcastOp, [t((2,))], {}, t((2,), "f16"), "bitcast from f32 to f16: the types must have"),
+    (u.BitcastOp, [t((2,), "i8")], {}, t((2,), "i1"), "bitcast from i8 to i1"),
     (u.WhereOp, [t((2,)), t((2,)), t((2,))], {}, t((2,)), "where condition must be i1"),
     (u.WhereOp, [t((2,), "i1"), t((2,)), t((2,), "i32")], {}, t((2,)), "both branches of where"),
     (u.WhereOp, [t((3,), "i1"), t((2,)), t((2,))], {}, t((2,)), "shape mismatch (3,) / (2,) / (2,)"),
@@ -101,7 +111,7 @@ def _const(literal_type: TensorType, result_type, value=1.0) -> u.ConstOp:
 
 
 CONST_CASES = [
-    (_const(F64, F64), "unsupported element type f64"),
+    (_const(UI16, UI16, 1), "unsupported element type ui16"),
     (_const(t((2,)), t((2,), "f16")), "literal has type tensor<2xf32> but the result is tensor<2xf16>"),
     (_const(t((2,)), DYNAMIC), "dynamic sizes are not supported"),
 ]

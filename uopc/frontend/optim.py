@@ -32,7 +32,9 @@ from uopc.uopdialect.dtypes import DTYPES, FLOAT_DTYPES
 
 
 def _scalar(value: float) -> Tensor:
-    return Tensor(np.float32(value))
+    """A hyperparameter or running scalar as an f64 buffer: Python's value exactly (as
+    PyTorch's optimizers compute them), rounded once to each parameter's type."""
+    return Tensor(np.float64(value))
 
 
 class Optimizer:

@@ -40,10 +40,16 @@ COMMANDS = (
 )
 
 
+#: a file saying this holds programs whose semantics are undefined (SPEC §5: a division by
+#: zero, say) on purpose; compiled, they may trap, which is theirs and not a defect to find
+UNDEFINED_MARK = "uopc-fuzz: undefined on purpose"
+
+
 def seeds() -> list[Path]:
-    """The project's own text inputs, in a fixed order."""
+    """The project's own text inputs, in a fixed order (but the undefined ones)."""
     found = [p for d in ("tests", "examples") for suffix in ("*.mlir", "*.uir")
-             for p in (SOURCE_TREE / d).rglob(suffix)]
+             for p in (SOURCE_TREE / d).rglob(suffix)
+             if UNDEFINED_MARK not in p.read_text(errors="replace")]
     if not found:
         raise FileNotFoundError(f"no .mlir/.uir inputs under {SOURCE_TREE}/tests or /examples: "
                                 f"the CLI fuzzer needs the uopc source tree")

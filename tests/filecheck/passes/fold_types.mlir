@@ -102,6 +102,7 @@ func.func @casts() -> (tensor<ui8>, tensor<i8>, tensor<f16>, tensor<bf16>, tenso
 
 // Undefined at every width: i8 -128 floordiv -1, i64 MIN floormod -1, ui8 division by
 // zero, f32 256.0 -> ui8 and bf16 -129 -> i8 (outside the target's range) stay unfolded.
+// (uopc-fuzz: undefined on purpose; running this file may trap, so it seeds no CLI runs)
 // CHECK-LABEL: func.func @undefined
 // CHECK: uop.floordiv %{{.*}}, %{{.*}} : tensor<i8>
 // CHECK: uop.floormod %{{.*}}, %{{.*}} : tensor<i64>

@@ -30,7 +30,7 @@
 // C-NEXT:      const float {{v[0-9]+}} = [[ACC:acc[0-9]+]] + [[P]];
 // C-LABEL: void k1(float* restrict out, const float* restrict a1, const float* restrict a2) {
 // C:         uop_max_f32({{v[0-9]+}}, 0.0f);
-// C-LABEL: void main_fn(float* restrict out, float* restrict arg0, float* restrict arg1, float* restrict arg2, uint8_t* restrict arena) {
+// C-LABEL: void main_fn(float* restrict out, float* restrict arg0, float* restrict arg1, float* restrict arg2, int8_t* restrict arena) {
 // C-NEXT:    float* restrict [[T:buf[0-9]+]] = (float*)(arena + 0);
 // C-NEXT:    k0([[T]], arg0, arg1);
 // C-NEXT:    k1(out, arg2, [[T]]);
