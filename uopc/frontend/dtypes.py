@@ -19,6 +19,7 @@ These rules are the Tensor's and the mixins' shared vocabulary, kept apart from
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal, TypeGuard
 
 import numpy as np
@@ -53,8 +54,9 @@ class ElementType(str):
         return f"uopc.{TORCH_NAMES[str(self)]}"
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            return str.__eq__(self, _BY_NAME.get(other.removeprefix("torch."), other))
+        if isinstance(other, str):  # the IR name itself first: the common, cheap case
+            return str.__eq__(self, other) or str.__eq__(
+                self, _BY_NAME.get(other.removeprefix("torch."), other))
         if isinstance(other, (np.dtype, type)):
             return _numpy_name(other) == str(self)
         return NotImplemented
@@ -102,7 +104,7 @@ def to_dtype(dtype: Any) -> str:
     "long", "torch.float16"), a numpy dtype, or a Python type as PyTorch reads it (float
     is float64, int is int64)."""
     if isinstance(dtype, str):
-        name = _BY_NAME.get(dtype.removeprefix("torch."))
+        name = _BY_NAME.get(dtype) or _BY_NAME.get(dtype.removeprefix("torch."))
         if name is None:
             raise TypeError(f"unknown dtype {dtype!r}: the element types are {_SUPPORTED} "
                             f"(or the IR names {', '.join(DTYPES)})")
@@ -270,6 +272,7 @@ def _combine(higher: str | None, lower: str | None) -> str | None:
     return higher
 
 
+@functools.lru_cache(maxsize=1024)  # a few dozen combinations; traced on every step
 def result_type(*operands: tuple[str, Rank]) -> str:
     """`torch.result_type` of operands given as (element type, rank); a Python scalar's
     element type is `scalar_dtype`'s."""

@@ -837,7 +837,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def cast(self, dtype: Any) -> Tensor:
         dt = to_dtype(dtype)
-        return self if dt == self.dtype else self._apply(OP.cast, arg=dt)
+        return self if dt == self.uop.sig.dtype else self._apply(OP.cast, arg=dt)
 
     def _floating(self) -> Tensor:
         """This tensor if it is float (f16 stays f16), else its f32 cast: what float math

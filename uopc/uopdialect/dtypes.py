@@ -26,6 +26,7 @@ This module sits at the bottom of the package: it imports xDSL, numpy and ml_dty
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import ml_dtypes
@@ -92,7 +93,7 @@ class DType:
         """The element type of this type's buffers and scalars below the tensor level."""
         return self.loop_xdsl if self.loop_xdsl is not None else self.xdsl
 
-    @property
+    @cached_property  # np.iinfo costs microseconds, and tracing asks on every scalar
     def min(self) -> int | float:
         """The least value (integers: two's complement or 0; floats: -inf)."""
         if self.kind == "float":
@@ -101,7 +102,7 @@ class DType:
             return 0
         return int(np.iinfo(self.numpy).min)
 
-    @property
+    @cached_property
     def max(self) -> int | float:
         """The greatest value (floats: inf)."""
         if self.kind == "float":
