@@ -129,6 +129,9 @@ class Bounded:
         leave the type's range (the wrap itself is tested bit for bit in
         `differential.py`, not through float bounds)."""
         info = DTYPES[dtype]
+        if not (info.fits(d) and info.fits(c)):
+            # a Python scalar outside the tensor's type raises (uopc does not wrap it)
+            raise Invalid(f"constant outside {dtype}")
         lo, hi = self.value - self.err, self.value + self.err
         for v in (lo, hi, lo - d, hi - d, (lo - d) * c, (hi - d) * c):  # extremes: linear in v
             if np.any(v < info.min) or np.any(v > info.max):
