@@ -247,15 +247,7 @@ def test_every_type_on_the_gpu_path(dtype):
     inputs, text, expected, names = _case(dtype)
     emulated = compile_program(parse_program(text, "mlir"), "main", GpuEmulationBackend())
     _check(dtype, emulated(*inputs), expected, names)
-    try:
-        nvrtc_version()
-    except CudaUnavailable:
-        return
-    cuda, module = CudaBackend(), parse_program(text, "mlir")
-    schedule_kernels(module, cuda)
-    run_pipeline(cuda.stages().loops, module)
-    run_pipeline(cuda.pipeline_tail(), module)
-    assert b".entry" in compile_cuda(cuda.emit(module).text, "compute_90")
+    _compiles_to_ptx(text)
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
@@ -371,15 +363,7 @@ def test_constant_tables_of_every_type(dtype):
     }}"""
     table, biggest = compile_text(text)(x)
     assert _same_bits(table, x) and _same_bits(biggest, x)
-    try:
-        nvrtc_version()
-    except CudaUnavailable:
-        return
-    cuda, module = CudaBackend(), parse_program(text, "mlir")
-    schedule_kernels(module, cuda)
-    run_pipeline(cuda.stages().loops, module)
-    run_pipeline(cuda.pipeline_tail(), module)
-    assert b".entry" in compile_cuda(cuda.emit(module).text, "compute_90")
+    _compiles_to_ptx(text)
 
 
 def test_scalar_16_bit_float_functions_get_no_cffi_declaration():
@@ -426,3 +410,16 @@ def test_pow_of_one_half_is_pow_at_minus_inf_and_minus_zero(dtype):
     x[:5] = [-np.inf, -0.0, np.nan, -1.0, np.inf]
     (got,) = compile_text(text)(x)
     assert _same_bits(got, _libm("pow", d, x, np.full_like(x, 0.5)))
+
+
+def _compiles_to_ptx(text: str) -> None:
+    """The CUDA source of program `text` compiles to PTX with NVRTC (where installed)."""
+    try:
+        nvrtc_version()
+    except CudaUnavailable:
+        return
+    cuda, module = CudaBackend(), parse_program(text, "mlir")
+    schedule_kernels(module, cuda)
+    run_pipeline(cuda.stages().loops, module)
+    run_pipeline(cuda.pipeline_tail(), module)
+    assert b".entry" in compile_cuda(cuda.emit(module).text, "compute_90")
