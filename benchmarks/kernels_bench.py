@@ -53,24 +53,17 @@ def workloads(quick: bool, torch):
     def f32(*shape):
         return rng.standard_normal(shape).astype(np.float32)
 
-    gemm_sizes = (512,) if quick else (1024, 2048)
-    for n in gemm_sizes:
-        a, b = f32(n, n), f32(n, n)
+    # f32 GEMMs, and an f64 one (the element-type issue's row)
+    gemms = [(f"gemm {n}", n, np.float32) for n in ((512,) if quick else (1024, 2048))]
+    gemms.append((f"gemm f64 {256 if quick else 512}", 256 if quick else 512, np.float64))
+    for name, n, dtype in gemms:
+        a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
         ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
-        yield (f"gemm {n}", 2 * n**3, {
+        yield (name, 2 * n**3, {
             "uopc": lambda a=a, b=b: (from_numpy(a) @ from_numpy(b)).numpy(),
             "numpy": lambda a=a, b=b: a @ b,
             "torch": (lambda ta=ta, tb=tb: ta @ tb) if torch else None,
         })
-
-    n64 = 256 if quick else 512  # f64 GEMM: the element-type issue's row
-    a, b = rng.standard_normal((n64, n64)), rng.standard_normal((n64, n64))
-    ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
-    yield (f"gemm f64 {n64}", 2 * n64**3, {
-        "uopc": lambda a=a, b=b: (from_numpy(a) @ from_numpy(b)).numpy(),
-        "numpy": lambda a=a, b=b: a @ b,
-        "torch": (lambda ta=ta, tb=tb: ta @ tb) if torch else None,
-    })
 
     n = (1 << 22) if quick else (1 << 24)
     ints = rng.integers(-(2**40), 2**40, n // 4)  # i64: PyTorch's default integer

@@ -222,23 +222,24 @@ class AdamW(Optimizer):
         eps = root_correction * self.eps
         decay = 1.0 - self._lr * self.wd if self.wd else None
         shared: dict[tuple[tuple[int, ...], str], _AdamOperands] = {}
-        typed: dict[str, list[Tensor | None]] = {}  # the f64 scalars in each update type
+        # the f64 scalars cast to each update type (once per type, not per shape)
+        typed: dict[str, tuple[Tensor, Tensor, Tensor | None]] = {}
         for i, (w, g, m, v) in enumerate(zip(self.weights, self._grads(), self.m, self.v)):
             g = g.cast(w.dtype)
             c = shared.get((w.shape, w.dtype))
             if c is None:
-                scalars = typed.get(w.dtype)
-                if scalars is None:
-                    scalars = typed[w.dtype] = [None if t is None else t.cast(w.dtype)
-                                                for t in (eps, scale, decay)]
-                c = shared[w.shape, w.dtype] = self._step_operands(w.shape, w.dtype, *scalars)
+                if w.dtype not in typed:
+                    typed[w.dtype] = (eps.cast(w.dtype), scale.cast(w.dtype),
+                                      None if decay is None else decay.cast(w.dtype))
+                c = shared[w.shape, w.dtype] = self._step_operands(w.shape, w.dtype,
+                                                                   *typed[w.dtype])
             m.assign(c.b1 * m + c.one_minus_b1 * g)
             v.assign(c.b2 * v + c.one_minus_b2 * (g * g))
             step = m * (v.sqrt() + c.eps).reciprocal() * c.scale
             self._updated(i, (w if c.decay is None else w * c.decay) + step)
 
-    def _step_operands(self, shape: tuple[int, ...], dtype: str, eps: Tensor | None,
-                       scale: Tensor | None, decay: Tensor | None) -> _AdamOperands:
+    def _step_operands(self, shape: tuple[int, ...], dtype: str, eps: Tensor,
+                       scale: Tensor, decay: Tensor | None) -> _AdamOperands:
         """The constants and broadcast scalars (given in `dtype`) of a step for parameters
         of `shape` whose update computes in `dtype`: the nodes `self.b1 * m`,
         `(1 - self.b1) * g` or `+ eps` would make per parameter, traced once per shape and
@@ -246,7 +247,6 @@ class AdamW(Optimizer):
         def const(value: float) -> Tensor:
             return Tensor.full(shape, value, dtype)
 
-        assert eps is not None and scale is not None
         return _AdamOperands(const(self.b1), const(1.0 - self.b1),
                              const(self.b2), const(1.0 - self.b2),
                              eps._broadcast_to(shape), scale._broadcast_to(shape),

@@ -114,7 +114,7 @@ def float_literal(value: float, t: Attribute, by_bits: frozenset[str] = frozense
     in `by_bits`, print as their bit pattern through the prelude's `UOP_<TYPE>(bits)`
     (a constant expression where a cast or a conversion call would not be one)."""
     d = BY_XDSL.get(t)
-    if d is not None and (_held_as_bits(d) or d.name in by_bits):
+    if d is not None and (d.c_bits or d.name in by_bits):
         return f"UOP_{d.name.upper()}({_bits_of(value, d):#06x})"
     if math.isnan(value):
         return "NAN"
@@ -126,13 +126,6 @@ def float_literal(value: float, t: Attribute, by_bits: frozenset[str] = frozense
     elif d is not None and d.bits == 32:
         text += "f"
     return f"({text})" if value < 0 or text.startswith("-") else text
-
-
-def _held_as_bits(d: DType) -> bool:
-    """Whether C holds element type `d` as its bits, with no arithmetic type of its own
-    (bf16): its conversions are the prelude's helper calls, not casts, and its constants
-    print as bit patterns."""
-    return d.c_widen is not None and not d.c_widen.startswith("(")
 
 
 def _bits_of(value: float, d: DType) -> int:
@@ -642,7 +635,7 @@ class CEmitter:
             if d is None or not d.is_float:
                 raise CEmitError(f"C emitter: {op.name} on {t}: float types only")
             kind = "max" if isinstance(op, arith.MaximumfOp) else "min"
-            if _held_as_bits(d):  # exact: the result is one of the operands
+            if d.c_bits:  # exact: the result is one of the operands
                 assert d.widened_to is not None  # a type held as bits computes wider
                 return narrow(d, f"uop_{kind}_{d.widened_to}({widen(d, a)}, {widen(d, b)})")
             return f"uop_{kind}_{d.name}({a}, {b})"
@@ -672,7 +665,7 @@ class CEmitter:
         pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         d = BY_XDSL.get(op.lhs.type)
         a, b = self.name(op.lhs), self.name(op.rhs)
-        if d is not None and _held_as_bits(d):
+        if d is not None and d.c_bits:
             a, b = widen(d, a), widen(d, b)
         return _CMPF_C[pred].format(a=a, b=b)
 
@@ -733,7 +726,7 @@ class CEmitter:
 
     def negf(self, op: arith.NegfOp) -> str:
         d = BY_XDSL.get(op.result.type)
-        if d is not None and _held_as_bits(d):
+        if d is not None and d.c_bits:
             return narrow(d, f"-{widen(d, self.name(op.operand))}")
         return f"-{self.name(op.operand)}"
 

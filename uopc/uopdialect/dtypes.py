@@ -68,6 +68,9 @@ class DType:
     #: for the operand (f16 converts by a cast, bf16 by the prelude's helpers)
     c_widen: str | None = None
     c_narrow: str | None = None
+    #: whether C holds the type as its bits (`c` is an integer typedef, bf16): its
+    #: conversions are helper calls rather than casts and its constants bit patterns
+    c_bits: bool = False
     #: the loop-level (memref/arith) type: `arith` takes signless integers only, so ui8
     #: is stored as i8 there and its ops are chosen unsigned by the lowering
     loop_xdsl: Attribute | None = None
@@ -135,7 +138,7 @@ DTYPES: dict[str, DType] = {d.name: d for d in (
           c_narrow="(_Float16)({})"),
     DType("bf16", BFloat16Type(), np.dtype(ml_dtypes.bfloat16), "uop_bf16",
           "__nv_bfloat16", "float", 16, safetensors="BF16", widened_to="f32",
-          c_widen="uop_bf16_to_f32({})", c_narrow="uop_f32_to_bf16({})"),
+          c_widen="uop_bf16_to_f32({})", c_narrow="uop_f32_to_bf16({})", c_bits=True),
     DType("f32", Float32Type(), np.dtype(np.float32), "float", "float", "float", 32,
           safetensors="F32"),
     DType("f64", Float64Type(), np.dtype(np.float64), "double", "double", "float", 64,
