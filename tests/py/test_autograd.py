@@ -72,8 +72,11 @@ def test_max_splits_ties_evenly():
     x.max().backward([x])
     np.testing.assert_allclose(x.grad.numpy(), [0, 0.5, 0.5, 0])
     y = Tensor(np.array([0.0, 3.0, -1.0], np.float32), requires_grad=True)
-    y.relu().sum().backward([y])
+    y.maximum(0).sum().backward([y])
     np.testing.assert_allclose(y.grad.numpy(), [0.5, 1, 0])
+    y.grad = None
+    y.relu().sum().backward([y])  # relu is PyTorch's: no gradient at exactly 0
+    np.testing.assert_allclose(y.grad.numpy(), [0, 1, 0])
 
 
 def test_item_before_backward_keeps_graph():

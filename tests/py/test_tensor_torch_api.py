@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from uopc import Tensor, nn
+from uopc.uopdialect.shapes import ShapeError
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -202,6 +203,43 @@ def test_einsum_and_dot():
     same(Tensor(a[0]).dot(Tensor(a[1])), torch.tensor(a[0]).dot(torch.tensor(a[1])))
 
 
+INDEX = np.array([2, 0])
+PAIRS = np.array([[2], [0], [1]])
+INDEXES = [  # x has shape (2, 3, 4, 5)
+    (slice(None), INDEX), (slice(None), INDEX, slice(None)), (slice(None), PAIRS),
+    (0, slice(None), INDEX), (np.array([1, -2]), slice(None), INDEX),
+    (slice(None), slice(None), INDEX, INDEX), (None, slice(None), INDEX), (Ellipsis, INDEX),
+    (slice(1, None), PAIRS), (slice(None), None, INDEX, 1), (True,), (False,), (1, True),
+    (slice(None), INDEX, None, INDEX), (slice(None, None, 2), INDEX), (np.array([1, -2]), 1, INDEX),
+    (slice(None), 1, INDEX, np.array([[0], [3]])), (slice(None), [0, 2], slice(None), [1, 1]),
+    (Ellipsis, np.arange(5) > 2), (slice(None), np.arange(12).reshape(3, 4) % 3 == 0),
+]
+
+
+@pytest.mark.parametrize("index", INDEXES, ids=range(len(INDEXES)))
+def test_indexing_matches_torch(index):
+    """Arrays on any axes mixed with ints, slices, None, Ellipsis and bools: the broadcast
+    index shape stays in place when the arrays are adjacent and goes first when not, and
+    ints select before arrays apply (PyTorch's rule, not numpy's); gradients scatter back."""
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    theirs_index = tuple(torch.tensor(i) if isinstance(i, np.ndarray) else i for i in index)
+    with_grad(lambda t: t[index], lambda q: q[theirs_index], x)
+    t, q = Tensor(x) * 1.0, torch.tensor(x)
+    t[index] = -1.0
+    q[theirs_index] = -1.0
+    same(t, q)
+
+
+@pytest.mark.parametrize("index, fragment", [
+    ((1.5,), "index 1.5 of type float"), ((slice(None), 2.0), "index 2.0 of type float"),
+    ((np.zeros(3, bool),), r"mask of shape \(3,\) at axis 0 must match the axes it covers, \(2,\)"),
+    ((Ellipsis, 0, Ellipsis), "single ellipsis"),
+])
+def test_bad_indexes_raise_like_torch(index, fragment):
+    with pytest.raises(IndexError, match=fragment):
+        Tensor(np.zeros((2, 3, 4, 5), np.float32))[index]
+
+
 def test_item_assignment_matches_torch():
     x = RNG.standard_normal((4, 5)).astype(np.float32)
     t, q = Tensor(x), torch.tensor(x)
@@ -220,6 +258,54 @@ def test_item_assignment_matches_torch():
     assert w.grad.numpy()[2].tolist() == [0] * 5 and v.grad.tolist() == [4, 6, 8, 10, 12]
     with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
         w[0] = 1.0
+
+
+def test_scatter_family_matches_torch():
+    """scatter's repeated indices: the last write along the axis wins (PyTorch's CPU
+    kernel); scatter_add and index_add add them up."""
+    x = RNG.standard_normal((3, 5)).astype(np.float32)
+    src = RNG.standard_normal((3, 4)).astype(np.float32)
+    ids = np.array([[0, 1, 1, 4], [2, 2, 2, 0], [3, 0, 3, 3]])
+    q, qi, qs = torch.tensor(x), torch.tensor(ids), torch.tensor(src)
+    np.testing.assert_array_equal(Tensor(x).scatter(1, ids, Tensor(src)).numpy(),
+                                  q.scatter(1, qi, qs).numpy())
+    np.testing.assert_array_equal(Tensor(x).scatter(1, ids, value=2.5).numpy(),
+                                  q.scatter(1, qi, 2.5).numpy())
+    down = np.array([[0, 2, 2, 1, 0], [2, 2, 0, 0, 1]])
+    src2 = RNG.standard_normal((2, 5)).astype(np.float32)
+    np.testing.assert_array_equal(Tensor(x).scatter(0, down, Tensor(src2)).numpy(),
+                                  q.scatter(0, torch.tensor(down), torch.tensor(src2)).numpy())
+    same(Tensor(x).scatter_add(1, ids, Tensor(src)), q.scatter_add(1, qi, qs))
+    rows = RNG.standard_normal((3, 3)).astype(np.float32)
+    same(Tensor(x).index_add(1, np.array([4, 0, 4]), Tensor(rows), alpha=2),
+         q.index_add(1, torch.tensor([4, 0, 4]), torch.tensor(rows), alpha=2))
+    counts = np.arange(15).reshape(3, 5)
+    ours = Tensor(counts).index_add(0, np.array([2, 2]), Tensor(np.ones((2, 5), np.int64)))
+    theirs = torch.tensor(counts).index_add(0, torch.tensor([2, 2]), torch.ones(2, 5, dtype=torch.int64))
+    assert ours.dtype == "i64"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(ShapeError, match="index_add along axis 0 of \\(3, 5\\): index must be 1-D"):
+        Tensor(counts).index_add(0, np.array([2, 2]), Tensor(np.ones((3, 5), np.int64)))
+
+
+def test_torch_spellings_and_defaults():
+    """relu's gradient at 0, one_hot's type, the scans' axis keyword, pad's keyword."""
+    x = np.array([-1.0, -0.0, 0.0, 2.0, np.nan], np.float32)
+    with_grad(lambda t: t.relu(), torch.relu, x)
+    labels = np.array([2, 0, 1])
+    hot = Tensor(labels).one_hot(3)
+    assert hot.dtype == "i64"
+    np.testing.assert_array_equal(hot.numpy(), F.one_hot(torch.tensor(labels), 3).numpy())
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    for name in ("cumsum", "cumprod", "logcumsumexp"):
+        same(getattr(Tensor(a), name)(axis=1), getattr(torch.tensor(a), name)(dim=1))
+    same(Tensor(a).cummax(axis=0)[0], torch.tensor(a).cummax(dim=0).values)
+    with pytest.raises(TypeError, match="cumsum: give the axis to scan along"):
+        Tensor(a).cumsum()
+    same(Tensor(a).pad(pad=(1, 2)), F.pad(torch.tensor(a), pad=(1, 2)))
+    same(Tensor(a).pad(pad=[1, 0, 0, 2], value=3.0), F.pad(torch.tensor(a), [1, 0, 0, 2], value=3.0))
+    with pytest.raises(TypeError, match="give the widths once"):
+        Tensor(a).pad((1, 1), pad=(1, 1))
 
 
 def test_losses():

@@ -35,8 +35,12 @@ class Activations(TensorMixin):
     __slots__ = ()
 
     def relu(self) -> Any:
-        """max(x, 0). Its gradient at exactly 0 is 1/2 (max splits ties), not PyTorch's 0."""
-        return self.maximum(0)
+        """max(x, 0), with PyTorch's gradient: 0 where x <= 0, so at exactly 0 too (max
+        alone would split that tie and pass half)."""
+        clamped = self.maximum(0)
+        if not self.requires_grad:
+            return clamped
+        return (self <= 0).where(clamped.detach(), self)
 
     def sigmoid(self) -> Any:
         x = self._floating()

@@ -89,30 +89,74 @@ def _is_array_index(item: Any) -> bool:
     return isinstance(item, (Indexing, np.ndarray, list))
 
 
-def _advanced(t: Any, items: tuple) -> Any:
-    """Integer (or host-known boolean) arrays on the leading axes, numpy's advanced
-    indexing: the arrays broadcast to one shape, which replaces the axes they index; the
-    axes after them are kept. A boolean mask stands for the integer indices of its True
-    entries, so its values must be known on the host (the result's shape depends on them)."""
-    arrays: list[Any] = []
-    for item in items:
-        is_mask = (item.dtype == "i1") if isinstance(item, Indexing) else \
-            (_is_array_index(item) and np.asarray(item).dtype == np.bool_)
-        if not is_mask:
-            arrays.append(item)
-            continue
-        values = host_ids(item) if isinstance(item, Indexing) else np.asarray(item)
-        if values is None:
-            raise TypeError("indexing with a computed boolean mask: its True count decides "
-                            "the result's shape, so give a mask known on the host (numpy, a "
-                            "realized tensor, or UOPC_CHECK=1), or use where(mask, x, 0)")
-        arrays.extend(np.nonzero(values))
-    if len(arrays) > t.ndim:
-        raise IndexError(f"too many indices ({len(arrays)}) for a tensor of shape "
-                         f"{fmt_shape(t.shape)}")
-    if t.ndim == 0:
-        raise IndexError("a 0-d tensor cannot be indexed by a tensor")
-    return _gather(t, [a if _is_array_index(a) else np.asarray(a) for a in arrays])
+def _is_mask(item: Any) -> bool:
+    if isinstance(item, Indexing):
+        return item.dtype == "i1"
+    return _is_array_index(item) and np.asarray(item).dtype == np.bool_
+
+
+def _mask_ids(item: Any) -> tuple[np.ndarray, ...]:
+    """A boolean mask stands for the integer indices of its True entries, one array per
+    axis it covers, so its values must be known on the host (they decide the shape)."""
+    values = host_ids(item) if isinstance(item, Indexing) else np.asarray(item)
+    if values is None:
+        raise TypeError("indexing with a computed boolean mask: its True count decides "
+                        "the result's shape, so give a mask known on the host (numpy, a "
+                        "realized tensor, or UOPC_CHECK=1), or use where(mask, x, 0)")
+    return np.nonzero(values)
+
+
+def _check_item(item: Any) -> None:
+    if item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer, np.bool_)):
+        return
+    if _is_array_index(item):
+        return
+    raise IndexError(f"index {item!r} of type {type(item).__name__}: only integers, slices, "
+                     "None, Ellipsis, bools and integer or boolean arrays/tensors index a "
+                     "tensor, as in PyTorch (convert a float with int() first)")
+
+
+def _axes_taken(item: Any) -> int:
+    if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
+        return 0
+    if not _is_mask(item):
+        return 1
+    return item.ndim if isinstance(item, Indexing) else np.ndim(item)
+
+
+def _check_masks(t: Any, items: tuple) -> None:
+    """A boolean mask must have the shape of the axes it covers, as in PyTorch."""
+    taken = [_axes_taken(i) for i in items]
+    dots = next((k for k, i in enumerate(items) if i is Ellipsis), len(items))
+    axis = 0
+    for k, item in enumerate(items):
+        if k == dots:
+            axis = t.ndim - sum(taken[k + 1:])
+        if _is_mask(item):
+            shape = tuple(item.shape) if isinstance(item, Indexing) else np.shape(item)
+            covered = t.shape[axis:axis + len(shape)]
+            if shape != covered:
+                raise IndexError(f"indexing a tensor of shape {fmt_shape(t.shape)}: the boolean "
+                                 f"mask of shape {fmt_shape(shape)} at axis {axis} must match "
+                                 f"the axes it covers, {fmt_shape(covered)}")
+        axis += taken[k]
+
+
+def _advanced(t: Any, arrays: list[tuple[int, Any]]) -> Any:
+    """PyTorch's advanced indexing of `t` by integer arrays at the axes given (every other
+    axis kept whole): the arrays broadcast to one shape, which replaces the indexed axes
+    where they are adjacent and goes first where they are not."""
+    axes = [axis for axis, _ in arrays]
+    rest = [a for a in range(t.ndim) if a not in axes]
+    leading = t.permute(*axes, *rest) if axes != list(range(len(axes))) else t
+    rows = _gather(leading, [a for _, a in arrays])
+    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    if not adjacent or axes[0] == 0:
+        return rows
+    n_index = rows.ndim - len(rest)  # the broadcast index shape's rank
+    before = list(range(n_index, n_index + axes[0]))
+    order = before + list(range(n_index)) + list(range(n_index + axes[0], rows.ndim))
+    return rows.permute(*order)
 
 
 def _gather(t: Any, arrays: list[Any]) -> Any:
@@ -143,29 +187,67 @@ def _gather(t: Any, arrays: list[Any]) -> Any:
 
 
 def _getitem(t: Any, index: Any) -> Any:
-    """Basic numpy indexing (ints, slices with any step, None, Ellipsis), or integer (and
-    host-known boolean) arrays over the leading axes (see `_advanced`)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if any(_is_array_index(i) for i in items):
-        arrays = [i for i in items if i is not Ellipsis]
-        while arrays and isinstance(arrays[-1], slice) and arrays[-1] == slice(None):
-            arrays.pop()  # trailing full slices keep their axes anyway
-        if not all(_is_array_index(i) or isinstance(i, (int, np.integer)) for i in arrays):
-            raise TypeError("tensor indices go on the leading axes, possibly with ints, "
-                            "followed only by full slices (x[i, j] or x[i, :]); slice first "
-                            "in a separate step")
-        return _advanced(t, tuple(arrays))
-    n_axes = sum(1 for i in items if i is not None and i is not Ellipsis)
+    """PyTorch's indexing: ints, slices with any step, None, Ellipsis and Python bools (a
+    new axis of length 1 or 0) select basically, and integer or host-known boolean arrays
+    (numpy, lists, tensors) index any axes, mixed with the rest (see `_advanced`); ints
+    select before the arrays apply, as in PyTorch (numpy instead treats them as arrays)."""
+    items: tuple = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        _check_item(item)
+    _check_masks(t, items)
+    expanded: list[Any] = []
+    for item in items:
+        if isinstance(item, (bool, np.bool_)):
+            expanded.append(None if item else False)
+        else:
+            expanded.extend(_mask_ids(item) if _is_mask(item) else (item,))
+    n_axes = sum(1 for i in expanded if i is not None and i is not Ellipsis and i is not False)
     if n_axes > t.ndim:
         raise IndexError(f"too many indices ({n_axes}) for a tensor of shape "
                          f"{fmt_shape(t.shape)}")
     fill = (slice(None),) * (t.ndim - n_axes)
-    if any(i is Ellipsis for i in items):
-        at = items.index(Ellipsis)
-        items = items[:at] + fill + items[at + 1:]
+    dots = [k for k, i in enumerate(expanded) if i is Ellipsis]
+    if len(dots) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if dots:
+        at = dots[0]
+        expanded = expanded[:at] + list(fill) + expanded[at + 1:]
     else:
-        items = items + fill
+        expanded = expanded + list(fill)
 
+    # the basic part first: arrays hold their axis (a full slice); ints drop theirs
+    basic: list[Any] = []
+    arrays: list[tuple[int, Any]] = []
+    empty: list[int] = []
+    out_axis = 0
+    for item in expanded:
+        if item is None or item is False:
+            if item is False:
+                empty.append(out_axis)
+            basic.append(None)
+            out_axis += 1
+        elif _is_array_index(item):
+            arrays.append((out_axis, item))
+            basic.append(slice(None))
+            out_axis += 1
+        else:
+            basic.append(item)
+            out_axis += 0 if isinstance(item, (int, np.integer)) else 1
+    x = _basic(t, basic)
+    if empty:
+        x = x.shrink([(0, 0) if a in empty else None for a in range(x.ndim)])
+    if not arrays:
+        return x
+    if x.ndim == 0:
+        raise IndexError("a 0-d tensor cannot be indexed by a tensor")
+    return _advanced(x, [(axis, a if _is_array_index(a) else np.asarray(a))
+                         for axis, a in arrays])
+
+
+def _basic(t: Any, items: list[Any]) -> Any:
+    """Basic indexing by one item per axis (ints, slices) and None for new axes."""
+    if all(isinstance(i, slice) and i == slice(None) for i in items):
+        return t
     flips, begin, count, steps, out_shape = [], [], [], [], []
     axis = 0
     for item in items:

@@ -22,11 +22,16 @@ class Losses(TensorMixin):
 
     __slots__ = ()
 
-    def one_hot(self, num_classes: int = -1, *, what: str = "one_hot") -> Any:
-        """(..., num_classes) f32 rows with a 1 at each integer label (PyTorch gives
-        int64; a float row is what the products that use it want). Labels outside
-        [0, num_classes) raise where they are known on the host (see `index_tensor`);
-        num_classes=-1 takes the largest label + 1 (the labels must be known)."""
+    def one_hot(self, num_classes: int = -1) -> Any:
+        """(..., num_classes) int64 rows with a 1 at each integer label, as PyTorch's
+        one_hot. Labels outside [0, num_classes) raise where they are known on the host
+        (see `index_tensor`); num_classes=-1 takes the largest label + 1 (the labels must
+        be known)."""
+        return self.label_mask(num_classes, "one_hot").cast("i64")
+
+    def label_mask(self, num_classes: int, what: str) -> Any:
+        """The i1 rows of `one_hot`, for callers that want another type (an embedding
+        lookup multiplies them into its table); `what` names the caller in errors."""
         if num_classes == -1:
             values = host_ids(self)
             if values is None:
@@ -36,7 +41,7 @@ class Losses(TensorMixin):
         Tensor = self._tensor_class()
         ids = index_tensor(Tensor, self, num_classes, what, wrap=False)
         classes = Tensor(np.arange(num_classes, dtype=np.int32))
-        return ids.unsqueeze(-1).eq(classes).cast("f32")
+        return ids.unsqueeze(-1).eq(classes)
 
     def nll_loss(self, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Any:
         """Negative log-likelihood of integer `target` under these (..., C) log-probabilities

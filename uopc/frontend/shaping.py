@@ -19,7 +19,7 @@ import numpy as np
 
 from uopc.frontend.dtypes import lowest
 from uopc.frontend.indexing import index_tensor
-from uopc.frontend.shape_args import normalize_axis
+from uopc.frontend.shape_args import axis_or_dim, normalize_axis
 from uopc.frontend.tensor_protocol import TensorMixin
 from uopc.uopdialect.dtypes import FLOAT_DTYPES
 from uopc.uopdialect.shapes import ShapeError, fmt_shape
@@ -28,6 +28,15 @@ from uopc.uopdialect.shapes import ShapeError, fmt_shape
 def _axis(t: Any, dim: int, what: str) -> int:
     """`dim` in [0, t.ndim), or a ShapeError naming `what` (the Tensor's own rule)."""
     return normalize_axis(dim, t.ndim, what)
+
+
+def _scan_axis(axis: int | None, dim: int | None, what: str) -> int:
+    """The axis of a scan: PyTorch's `dim` or numpy's `axis`, required as in PyTorch."""
+    chosen = axis_or_dim(axis, dim, what)
+    if chosen is None:
+        raise TypeError(f"{what}: give the axis to scan along (dim= or axis=), as PyTorch "
+                        f"requires; flatten first for a scan over all elements")
+    return chosen
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -184,22 +193,67 @@ class Shaping(TensorMixin):
         x = self[tuple(keep)].unsqueeze(d)
         return hit.where(x, 0).sum(d + 1, dtype=self.dtype)
 
-    def scatter(self, dim: int, index: Any, src: Any) -> Any:
-        """self with self[i][index[i][j]] = src[i][j] along `dim` (a Tensor or a number);
-        with repeated indices the written values are summed (PyTorch leaves which one
-        wins unspecified)."""
+    def _scattered(self, dim: int, index: Any, src: Any, what: str) -> tuple[Any, Any, Any, int]:
+        """(hit, values, widths, d) for writing `src` (a Tensor or a number) along `dim`:
+        `hit` as `_along` gives it, `values` src cut to the index's shape with a size-1
+        axis for the positions, `widths` the padding from the index's shape to self's."""
         Tensor = self._tensor_class()
-        hit, ids, d = self._along(index, dim, "scatter")
+        hit, ids, d = self._along(index, dim, what)
         if not isinstance(src, Tensor):
             src = Tensor.full(ids.shape, src, self.dtype)
+        for axis, (m, k) in enumerate(zip(ids.shape, src.shape)):
+            if m > k:
+                raise ShapeError(f"{what}: index {fmt_shape(ids.shape)} is larger than src "
+                                 f"{fmt_shape(src.shape)} on axis {axis}")
         values = src[tuple(slice(0, m) for m in ids.shape)].cast(self.dtype).unsqueeze(d + 1)
-        written = hit.sum(d, dtype="i32")  # (m_0, .., n at d, .., m_k)
-        placed = hit.where(values, 0).sum(d, dtype=self.dtype)
-        widths = [None if i == d else (0, n - m)
-                  for i, (m, n) in enumerate(zip(ids.shape, self.shape))]
-        if any(w not in (None, (0, 0)) for w in widths):
-            written, placed = written.pad(widths), placed.pad(widths)
-        return (written > 0).where(placed, self)
+        widths = [None if i == d else (0, n - m) for i, (m, n) in enumerate(zip(ids.shape, self.shape))]
+        return hit, values, widths, d
+
+    @staticmethod
+    def _padded(x: Any, widths: list) -> Any:
+        return x.pad(widths) if any(w not in (None, (0, 0)) for w in widths) else x
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
+        """self with self[i][index[i][j]] = src[i][j] along `dim`, as torch.scatter (src a
+        Tensor, or a number as `value=`); where indices repeat, the last write along `dim`
+        wins, as PyTorch's CPU kernel does (PyTorch calls the choice unspecified)."""
+        Tensor = self._tensor_class()
+        if (src is None) == (value is None):
+            raise TypeError("scatter: give src (a tensor or a number) or value=, not both")
+        hit, values, widths, d = self._scattered(dim, index, value if src is None else src,
+                                                 "scatter")
+        m = hit.shape[d]
+        order = Tensor(np.arange(1, m + 1, dtype=np.int32)).reshape(
+            (1,) * d + (m,) + (1,) * (hit.ndim - d - 1))
+        last = hit.where(order, 0).max(d, keepdim=True)  # the last j that writes each place
+        wins = hit & order.eq(last)
+        placed = wins.where(values, 0).sum(d, dtype=self.dtype)
+        written = self._padded(hit.any(d), widths)
+        return written.where(self._padded(placed, widths), self)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        """self with src[i][j] added at self[i][index[i][j]] along `dim`, as
+        torch.scatter_add: repeated indices add up."""
+        hit, values, widths, d = self._scattered(dim, index, src, "scatter_add")
+        return self + self._padded(hit.where(values, 0).sum(d, dtype=self.dtype), widths)
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+        """self with alpha * source's slice i added at self's slice index[i] along `dim`,
+        as torch.index_add (`index` one-dimensional; repeated indices add up)."""
+        Tensor = self._tensor_class()
+        d = _axis(self, dim, "index_add")
+        n = self.shape[d]
+        ids = index_tensor(Tensor, index, n, "index_add", wrap=False)
+        source = source if isinstance(source, Tensor) else Tensor(np.asarray(source))
+        expected = self.shape[:d] + (ids.shape[0] if ids.ndim else 1,) + self.shape[d + 1:]
+        if ids.ndim != 1 or source.shape != expected:
+            raise ShapeError(f"index_add along axis {d} of {fmt_shape(self.shape)}: index must "
+                             f"be 1-D and source {fmt_shape(expected)}, got index "
+                             f"{fmt_shape(ids.shape)} and source {fmt_shape(source.shape)}")
+        hit = ids.unsqueeze(1).eq(Tensor(np.arange(n, dtype=np.int32)).unsqueeze(0))  # (k, n)
+        moved = source.cast(self.dtype).transpose(d, -1).unsqueeze(-1)  # (..., k, 1)
+        added = hit.where(moved, 0).sum(-2, dtype=self.dtype).transpose(d, -1)
+        return self + (added if alpha == 1 else added * alpha)
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
         Tensor = self._tensor_class()
@@ -226,22 +280,24 @@ class Shaping(TensorMixin):
         out = picked.max(-1) if reduce == "max" else getattr(picked, reduce)(-1, dtype=self.dtype)
         return out.transpose(d, -1)
 
-    def cumsum(self, dim: int = 0, dtype: Any = None) -> Any:
-        """Running sums; integers and bools sum as int64 (`sum`'s rule), `dtype` casts
-        the input first, as in PyTorch."""
-        return self._accumulated(dtype)._scan(dim, 0, "sum")
+    def cumsum(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Any:
+        """Running sums along `dim` (or numpy's `axis=`); integers and bools sum as int64
+        (`sum`'s rule), `dtype` casts the input first, as in PyTorch."""
+        return self._accumulated(dtype)._scan(_scan_axis(axis, dim, "cumsum"), 0, "sum")
 
-    def cumprod(self, dim: int = 0, dtype: Any = None) -> Any:
-        return self._accumulated(dtype)._scan(dim, 1, "prod")
+    def cumprod(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Any:
+        return self._accumulated(dtype)._scan(_scan_axis(axis, dim, "cumprod"), 1, "prod")
 
-    def cummax(self, dim: int = 0) -> tuple[Any, Any]:
+    def cummax(self, dim: int | None = None, *, axis: int | None = None) -> tuple[Any, Any]:
         """(values, indices): the running maximum and the last index where it occurs."""
+        dim = _scan_axis(axis, dim, "cummax")
         x = self.cast("i32") if self.dtype == "i1" else self
         low = lowest(x.dtype)
         values = x._scan(dim, low, "max")
         return values, x._last_index_of(values, dim)
 
-    def cummin(self, dim: int = 0) -> tuple[Any, Any]:
+    def cummin(self, dim: int | None = None, *, axis: int | None = None) -> tuple[Any, Any]:
+        dim = _scan_axis(axis, dim, "cummin")
         x = self.cast("i32") if self.dtype == "i1" else self
         values = x._reversed_order().cummax(dim)[0]._reversed_order()
         return values, x._last_index_of(values, dim)
@@ -259,7 +315,8 @@ class Shaping(TensorMixin):
         last = (tri * same).where(j, 0).max(-1) - 1
         return last.transpose(d, -1).cast("i64")
 
-    def logcumsumexp(self, dim: int = 0) -> Any:
+    def logcumsumexp(self, dim: int | None = None, *, axis: int | None = None) -> Any:
+        dim = _scan_axis(axis, dim, "logcumsumexp")
         x = self._floating()
         top = x.isnan().where(-math.inf, x).max(dim, keepdim=True).detach()  # NaN-free shift
         top = top.isinf().where(0.0, top)

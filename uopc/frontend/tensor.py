@@ -1086,11 +1086,15 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             return self
         return self._apply(OP.shrink, arg=(begin, end))
 
-    def pad(self, widths: Sequence[Any], value: Scalar = 0, mode: str = "constant") -> Tensor:
-        """Pad each axis: `widths` holds one (before, after) pair (or None) per axis, or
-        PyTorch's flat (left, right, top, bottom, ...) that starts at the last axis.
-        `mode` constant (fill with `value`), reflect, replicate or circular."""
-        widths = pad_pairs(widths, self.shape)
+    def pad(self, widths: Sequence[Any] | None = None, value: Scalar = 0, mode: str = "constant",
+            *, pad: Sequence[Any] | None = None) -> Tensor:
+        """Pad each axis: `widths` (or `pad=`, torch.nn.functional.pad's name) holds one
+        (before, after) pair (or None) per axis, or PyTorch's flat (left, right, top,
+        bottom, ...) that starts at the last axis. `mode` constant (fill with `value`),
+        reflect, replicate or circular."""
+        if (widths is None) == (pad is None):
+            raise TypeError("pad: give the widths once, positionally or as pad=")
+        widths = pad_pairs(widths if pad is None else pad, self.shape)
         if mode != "constant":
             return self._pad_from_edges(widths, mode)
         before = tuple(0 if w is None else w[0] for w in widths)

@@ -8,8 +8,9 @@ PyTorch) and reaches graph nodes through the context (`ctx.tensor(node)`), so th
 imports nothing of the frontend (see `opinfo.GradientContext`).
 
 Conventions:
-- max (binary and reduce) splits the gradient evenly between tied maxima, so relu at
-  exactly 0 passes half the gradient and `abs` at 0 has gradient 0.
+- max (binary and reduce) splits the gradient evenly between tied maxima, as PyTorch's
+  `maximum` and `amax` do, so `abs` at 0 has gradient 0 (the frontend's relu routes its
+  gradient through a select, to get PyTorch's 0 at exactly 0).
 - integer and boolean values carry no gradient; cast passes gradients between float types
   only. Compares and integer-only ops have no rule: their results are never float.
 """

@@ -288,7 +288,7 @@ class Embedding(Module):
         """Rows for integer `ids` (a Tensor, array or list); an id outside
         [0, vocab_size) raises where the ids are known on the host."""
         ids = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), "i32")
-        return ids.one_hot(self.vocab_size, what="Embedding") @ self.weight
+        return ids.label_mask(self.vocab_size, "Embedding").cast(self.weight.dtype) @ self.weight
 
 
 class Dropout(Module):
