@@ -12,7 +12,8 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   keys;
 - **split s**, with **lanes g** (`split`): partial accumulators for every innermost
   reduce loop;
-- **unroll u** (`unroll`): the innermost reduce loops step by u;
+- **unroll u** (`unroll`): the innermost reduce loops step by u (u equal to a loop's
+  length unrolls it fully; a kernel without reduce loops is an error);
 - **epilogue** (`epilogue`): when the innermost output axis is upcast, its loop's
   reduction is split from what it computes from it;
 - **row loops**: when the innermost output axis is upcast by f, each row loop of
@@ -106,7 +107,15 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
             else:
                 split(loop, schedule.split)
     if schedule.unroll > 1:
-        for loop in (r for nest in innermost for r in innermost_reduce_loops(nest)):
+        # a kernel with no output loop (a reduction to a scalar) unrolls its reduce loops
+        reduce_loops = [r for nest in innermost for r in innermost_reduce_loops(nest)] \
+            if innermost else innermost_reduce_loops(fn)
+        if not reduce_loops:
+            raise ScheduleError(
+                f"{name}: schedule <{schedule}>: unroll {schedule.unroll} names the innermost "
+                f"reduce loops, and this kernel has none; drop unroll from its schedule"
+            )
+        for loop in reduce_loops:
             n = trip_count(loop, f"{name}: unroll {schedule.unroll}")
             if n % schedule.unroll:
                 raise ScheduleError(

@@ -11,8 +11,10 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   tile), and a value that is the same in every copy (a load of A[i, k] shared by the
   copies along j) is computed once. A factor that does not divide its axis leaves a
   remainder loop over the last elements, with the body as it was.
-- `unroll = u`: the innermost reduce loop of the output nest steps by u, its body copied u
-  times in order (the accumulation order is unchanged). u must divide the loop's length.
+- `unroll = u`: the innermost reduce loops of the output nest (of the kernel, when it
+  reduces to a scalar) step by u, their bodies copied u times in order (the accumulation
+  order is unchanged). u must divide each loop's length; u equal to it unrolls the loop
+  fully, and a kernel without a reduce loop is an error.
 - `thread = k`: the loop over output axis k runs in parallel (`scf.parallel`, emitted as
   an OpenMP `parallel for`).
 - `tile = [t0, t1, ...]`: cache blocks: the output axis k with tk > 0 gets a block loop

@@ -47,6 +47,37 @@ func.func @rowsum(%x: tensor<4x9xf32>) -> tensor<4xf32> attributes {uop.kernel, 
   func.return %r : tensor<4xf32>
 }
 
+// unroll on a reduction to a scalar: there is no output loop, and the kernel's reduce
+// loop is the one unrolled (by 4 of its 8 trips).
+// CHECK-LABEL: func.func @total
+// CHECK:         %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[FOUR]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK-COUNT-4:   arith.addf
+// CHECK-NEXT:      scf.yield
+func.func @total(%x: tensor<8xf32>) -> tensor<f32> attributes {uop.kernel, uop.schedule = #uop.schedule<unroll = 4>} {
+  %r = uop.reduce add %x axes [0] : tensor<8xf32> -> tensor<f32>
+  func.return %r : tensor<f32>
+}
+
+// unroll equal to the loop's length: the loop is gone, its four additions run in its
+// place, in order, from the initial value (no one-trip loop is left).
+// CHECK-LABEL: func.func @rowsum_full
+// CHECK:         scf.for
+// CHECK-NOT:       scf.for
+// CHECK:           %[[X0:.*]] = memref.load
+// CHECK-NEXT:      %[[S0:.*]] = arith.addf %{{.*}}, %[[X0]] : f32
+// CHECK:           %[[X1:.*]] = memref.load
+// CHECK-NEXT:      %[[S1:.*]] = arith.addf %[[S0]], %[[X1]] : f32
+// CHECK:           %[[X2:.*]] = memref.load
+// CHECK-NEXT:      %[[S2:.*]] = arith.addf %[[S1]], %[[X2]] : f32
+// CHECK:           %[[X3:.*]] = memref.load
+// CHECK-NEXT:      %[[S3:.*]] = arith.addf %[[S2]], %[[X3]] : f32
+// CHECK-NEXT:      memref.store %[[S3]]
+func.func @rowsum_full(%x: tensor<3x4xf32>) -> tensor<3xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<unroll = 4>} {
+  %r = uop.reduce add %x axes [1] : tensor<3x4xf32> -> tensor<3xf32>
+  func.return %r : tensor<3xf32>
+}
+
 // No schedule, or the naive one: the nest is left as rangeify built it.
 // CHECK-LABEL: func.func @naive
 // CHECK-NOT:     scf.parallel

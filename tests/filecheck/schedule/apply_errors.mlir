@@ -36,3 +36,12 @@ func.func @k(%x: tensor<4x5xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.s
   func.return %r : tensor<4xf32>
 }
 
+
+// -----
+
+// unroll names the innermost reduce loops; an elementwise kernel has none.
+// expected-error@+1 {{@k: schedule <unroll = 2>: unroll 2 names the innermost reduce loops, and this kernel has none; drop unroll from its schedule}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<unroll = 2>} {
+  %y = uop.add %x, %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
