@@ -63,6 +63,7 @@ PASSES: dict[str, str] = {
     "uop-rangeify": "uopc.lowering.rangeify.RangeifyPass",
     "uop-schedule": "uopc.passes.schedule.SchedulePass",
     "uop-apply-schedule": "uopc.transforms.apply_schedule.ApplySchedulePass",
+    "uop-hoist-loads": "uopc.transforms.hoist_loads.HoistLoadsPass",
     "uop-from-linalg": "uopc.importers.linalg.FromLinalgPass",
     "uop-gpu-schedule": "uopc.gpu.schedule.GpuSchedulePass",
     "uop-gpu-map": "uopc.gpu.map.GpuMapPass",
@@ -87,10 +88,11 @@ PIPELINES: dict[str, str] = {
         'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels{fuse_reduces=true}',
     # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
-    # rest. canonicalize is left out: on rangeify's output it found nothing that
-    # symbolic + dce had not, at 10x their cost (1.5 s for 1,400 loop ops)
+    # rest, and uop-hoist-loads reads a row's broadcast operand once per row. canonicalize
+    # is left out: on rangeify's output it found nothing that symbolic + dce had not, at
+    # 10x their cost (1.5 s for 1,400 loop ops)
     # uop-apply-schedule builds each kernel's output nest as its schedule says
-    "uop-to-loops": "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,cse",
+    "uop-to-loops": "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse",
     # a traced graph's whole compile, up to the loops the C target prints (-t c):
     # kernels, their schedules by rules (OPT=1), loops
     "uop-to-c": "uop-to-kernels,uop-schedule,uop-to-loops",

@@ -1092,9 +1092,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         (before, after) pair (or None) per axis, or PyTorch's flat (left, right, top,
         bottom, ...) that starts at the last axis. `mode` constant (fill with `value`),
         reflect, replicate or circular."""
-        if (widths is None) == (pad is None):
+        given = pad if widths is None else widths
+        if given is None or (widths is not None and pad is not None):
             raise TypeError("pad: give the widths once, positionally or as pad=")
-        widths = pad_pairs(widths if pad is None else pad, self.shape)
+        widths = pad_pairs(given, self.shape)
         if mode != "constant":
             return self._pad_from_edges(widths, mode)
         before = tuple(0 if w is None else w[0] for w in widths)
