@@ -62,6 +62,7 @@ PASSES: dict[str, str] = {
     "uop-fresh-results": "uopc.passes.fresh_results.FreshResultsPass",
     "uop-rangeify": "uopc.lowering.rangeify.RangeifyPass",
     "uop-schedule": "uopc.passes.schedule.SchedulePass",
+    "uop-inline": "uopc.passes.inline.InlinePass",
     "uop-apply-schedule": "uopc.transforms.apply_schedule.ApplySchedulePass",
     "uop-hoist-loads": "uopc.transforms.hoist_loads.HoistLoadsPass",
     "uop-from-linalg": "uopc.importers.linalg.FromLinalgPass",
@@ -72,8 +73,9 @@ PASSES: dict[str, str] = {
 
 #: pipeline name -> xDSL pipeline string; an entry may name earlier pipelines
 PIPELINES: dict[str, str] = {
-    # fold constants, simplify integer algebra, merge equal values (SPEC §6)
-    "uop-simplify": "uop-fold,uop-symbolic,cse",
+    # inline calls (SPEC §4), fold constants, simplify integer algebra, merge equal
+    # values (SPEC §6)
+    "uop-simplify": "uop-inline,uop-fold,uop-symbolic,cse",
     # what the engine runs on a traced graph: simplify, give each result its own value
     # (a plan writes each into its own buffer), fuse into kernels. layout "output": the
     # C backend's strict-order reduces vectorize across adjacent outputs, so broadcast

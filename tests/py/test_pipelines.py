@@ -35,8 +35,8 @@ from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import Sig
 
-ENGINE_PIPELINE = ('uop-fold,uop-symbolic,cse,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
-                   'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels,'
+ENGINE_PIPELINE = ('uop-inline,uop-fold,uop-symbolic,cse,uop-fresh-results,uop-bound-depth,'
+                   'uop-stage-broadcasts,uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels,'
                    'uop-schedule,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse')
 
 SOFTMAX = """
