@@ -228,14 +228,15 @@ def test_tensor_core_gemm_for_f16_inputs_with_f32_accumulation(gpu):
     compile_all(backend)
 
 
-def test_f16_accumulation_is_no_tensor_core_job(gpu):
-    """A sum accumulated in f16 is not what WMMA's f32 accumulators compute: no wmma."""
+def test_a_plain_half_matmul_is_a_tensor_core_job(gpu):
+    """f16 @ f16 multiplies and sums in f32 and rounds once, as PyTorch's half matmul
+    does: what WMMA's f32 accumulators compute, so it takes the WMMA kernel."""
     engine, backend = gpu
     h, g = rand(64, 64, dtype=np.float16), rand(64, 64, dtype=np.float16, seed=1)
     (out,) = run(engine, Tensor(h) @ Tensor(g))
-    assert out.dtype == np.float16 and "wmma" not in backend.kinds
-    np.testing.assert_allclose(out, (h.astype(np.float32) @ g.astype(np.float32)), rtol=0.05,
-                               atol=0.1)
+    assert out.dtype == np.float16 and backend.kinds == ["wmma"]
+    exact = h.astype(np.float64) @ g.astype(np.float64)
+    np.testing.assert_allclose(out, exact.astype(np.float16), rtol=2**-10, atol=2**-14)
 
 
 EXAMPLES = sorted(p.name for p in (Path(__file__).parents[2] / "examples").glob("*.*")

@@ -288,6 +288,26 @@ def test_scatter_family_matches_torch():
         Tensor(counts).index_add(0, np.array([2, 2]), Tensor(np.ones((3, 5), np.int64)))
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_half_matmul_multiplies_and_sums_in_f32(dtype):
+    """Products are not rounded to the half type before the f32 sum (PyTorch's half
+    matmul, and the tensor cores): (1 + 2**-10)**2 - (1 + 2**-9) is 2**-20, not 0."""
+    theirs_type = torch.float16 if dtype == "f16" else torch.bfloat16
+    step = 2**-10 if dtype == "f16" else 2**-7
+    a = np.array([[1 + step, -1.0]], np.float32)
+    b = np.array([[1 + step], [1 + 2 * step]], np.float32)
+    ours = (Tensor(a).cast(dtype) @ Tensor(b).cast(dtype))
+    theirs = torch.tensor(a).to(theirs_type) @ torch.tensor(b).to(theirs_type)
+    assert ours.dtype == dtype
+    assert ours.float().item() == theirs.float().item() == step * step
+    x = RNG.standard_normal((33, 300)).astype(np.float32)
+    w = RNG.standard_normal((300, 17)).astype(np.float32)
+    ours = (Tensor(x).cast(dtype) @ Tensor(w).cast(dtype)).float().numpy()
+    theirs = (torch.tensor(x).to(theirs_type) @ torch.tensor(w).to(theirs_type)).float().numpy()
+    ulp = 2**-10 if dtype == "f16" else 2**-7  # the sums differ in order, not in rounding
+    np.testing.assert_allclose(ours, theirs, rtol=ulp, atol=ulp * np.abs(theirs).max())
+
+
 def test_torch_spellings_and_defaults():
     """relu's gradient at 0, one_hot's type, the scans' axis keyword, pad's keyword."""
     x = np.array([-1.0, -0.0, 0.0, 2.0, np.nan], np.float32)

@@ -1441,9 +1441,17 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             raise ShapeError(f"matmul of {fmt_shape(self.shape)} and {fmt_shape(other.shape)}: "
                              f"inner sizes {a.shape[-1]} and {b.shape[-2]} differ")
         n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+        dtype = a.dtype
+        wide = DTYPES[dtype].widened_to
+        if wide is not None:
+            # f16/bf16: products and sums in f32, rounded once at the end, as PyTorch's
+            # half matmuls (and the tensor cores) compute them
+            a, b = a.cast(wide), b.cast(wide)
         a3 = a.reshape(a.shape[:-2] + (n, 1, k))
         b3 = b.transpose(-1, -2).reshape(b.shape[:-2] + (1, m, k))
         out = (a3 * b3).sum(-1, dtype=a.dtype)  # integers keep their type, as in PyTorch
+        if wide is not None:
+            out = out.cast(dtype)
         if vec_a:
             out = out.squeeze(-2)
         if vec_b:
