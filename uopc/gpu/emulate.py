@@ -10,15 +10,20 @@ block axes are just loops. What the phases need:
 - `gpu.block_id` / `gpu.thread_id` become the loop variables (block and grid sizes,
   constants);
 - an `scf.for` containing a barrier runs once per block (its bounds must not depend on
-  the thread), its body cut into phases in turn; a barrier inside an `scf.if` or a loop
-  with accumulators is refused (no phase order exists for it);
+  the thread), its body cut into phases in turn; values it carries from one iteration
+  to the next (`iter_args`, each thread's own: a GEMM's accumulator over k-tiles) move
+  to private memory first: a slot read where the value is used and a second slot the
+  yielded value is written to where it is computed, copied over at the end of each
+  iteration (so the value may be computed before a barrier and yielded after it); a
+  barrier inside an `scf.if` is refused (no phase order exists for it);
 - shared memory (`memref.alloca` in space 3) is one array per block; private memory
   (space 5) gets one copy per thread, a leading axis indexed by the thread;
 - a warp's tensor-core tile product (a call of a `uop.wmma` declaration) becomes the
   loops it stands for, run by lane 0 of the warp;
-- pure ops that do not depend on the thread run once, outside the thread loops; any other
-  per-thread value used after a barrier is refused, naming the op: across a barrier a
-  thread's state lives in private memory.
+- pure ops that do not depend on the thread run once, outside the thread loops; pure
+  arithmetic on thread ids used after a barrier (a thread's row and column) is computed
+  again in the phase that uses it; any other per-thread value used after a barrier is
+  refused, naming the op: across a barrier a thread's state lives in private memory.
 
 The result is func/scf/arith/memref that the C target prints, so a GPU-mapped kernel is
 checked numerically against numpy on any machine.
@@ -120,6 +125,9 @@ def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
     """Replace `op` by loops that run it on one CPU thread (module docstring); `wmma`
     names the module's warp tile products."""
     grid, block = _sizes(op)
+    for loop in [o for o in op.body.walk() if isinstance(o, scf.ForOp)]:
+        if loop.iter_args and _has_barrier(loop):
+            _carry_in_private(loop, op.body.block)
     state = _Launch(op, grid, block, wmma)
     parent = block_of(op)
     holder = Block()
@@ -140,6 +148,92 @@ def emulate(op: gpu.LaunchOp, wmma: dict[str, tuple[str, str]]) -> None:
     parent.erase_op(op)
 
 
+def _recomputation(value: SSAValue, closed: set[SSAValue]) -> list[Operation] | None:
+    """The pure ops (thread ids and arithmetic on them, in order) that compute `value`, a
+    per-thread value of an earlier phase, again in a later phase; None when one of them
+    is not pure (its value must go through private memory)."""
+    order: list[Operation] = []
+    stack: list[tuple[Operation, bool]] = [(value.owner, False)] \
+        if isinstance(value.owner, Operation) else []
+    if not stack:
+        return None
+    seen: set[Operation] = set()
+    while stack:
+        op, ready = stack.pop()
+        if ready:
+            order.append(op)
+            continue
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.regions or not (is_side_effect_free(op) or isinstance(op, gpu.ThreadIdOp)):
+            return None
+        stack.append((op, True))
+        stack.extend((v.owner, False) for v in op.operands
+                     if v in closed and isinstance(v.owner, Operation))
+    return order
+
+
+def _load_before_each_use(value: SSAValue, slot: SSAValue) -> None:
+    """Replace every use of `value` by a load of 0-d `slot` just before the user."""
+    for use in list(value.uses):
+        load = memref.LoadOp.get(slot, [])
+        block_of(use.operation).insert_op_before(load, use.operation)
+        use.operation.operands[use.index] = load.res
+
+
+def _prepend(block: Block, ops: list[Operation]) -> None:
+    if block.first_op is None:
+        block.add_ops(ops)
+    else:
+        block.insert_ops_before(ops, block.first_op)
+
+
+def _carry_in_private(loop: scf.ForOp, top: Block) -> None:
+    """Rewrite `loop` (holding a barrier) to carry its values in private memory instead
+    of `iter_args` (module docstring): two 0-d private slots per value, allocated at the
+    top of the launch body `top`."""
+    body = loop.body.block
+    terminator = body.last_op
+    assert isinstance(terminator, scf.YieldOp), "an scf.for body ends in scf.yield"
+    yielded = list(terminator.operands)
+    body.erase_op(terminator)
+    parent = block_of(loop)
+    slots: list[tuple[SSAValue, SSAValue]] = []
+    for init in loop.iter_args:
+        pair = [memref.AllocaOp.get(init.type, shape=[], memory_space=IntegerAttr(PRIVATE, 64))
+                for _ in range(2)]
+        _prepend(top, list(pair))
+        slots.append((pair[0].memref, pair[1].memref))
+        parent.insert_op_before(memref.StoreOp.get(init, pair[0].memref, []), loop)
+    new_body = Block(arg_types=[_INDEX])
+    body.args[0].replace_all_uses_with(new_body.args[0])
+    for (current, _), arg in zip(slots, body.args[1:]):
+        _load_before_each_use(arg, current)
+    for op in list(body.ops):
+        body.detach_op(op)
+        new_body.add_op(op)
+    for (current, following), value in zip(slots, yielded):
+        if value in body.args[1:]:
+            continue  # carried unchanged: the slot holds it already
+        # written to the second slot where it is computed (first thing in the body when
+        # it comes from outside), copied to the first at the end of the iteration
+        store = memref.StoreOp.get(value, following, [])
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.parent_block() is new_body:
+            new_body.insert_op_after(store, owner)
+        else:
+            _prepend(new_body, [store])
+        copy = memref.LoadOp.get(following, [])
+        new_body.add_ops([copy, memref.StoreOp.get(copy.res, current, [])])
+    new_body.add_op(scf.YieldOp())
+    parent.insert_op_before(scf.ForOp(loop.lb, loop.ub, loop.step, [], new_body), loop)
+    for (current, _), result in zip(slots, loop.results):
+        _load_before_each_use(result, current)
+    loop.detach()
+    loop.erase()
+
+
 def _phases(state: _Launch, ops: list[Operation], out: Block,
             mapping: dict[SSAValue, SSAValue], thread_args: set[BlockArgument]) -> None:
     """Emit `ops` (one region's, in order) into `out`: uniform ops once, the ops between
@@ -157,12 +251,19 @@ def _phases(state: _Launch, ops: list[Operation], out: Block,
     for op in ops:
         if isinstance(op, (gpu.TerminatorOp, scf.YieldOp)):
             continue
-        crossing = next((v for v in _all_operands(op) if v in state.closed), None)
-        if crossing is not None:
-            raise state.error(
-                f"{op.name} uses the result of {crossing.owner.name}, a per-thread value from "
-                f"before a barrier: keep per-thread values across barriers in private memory "
-                f"(memref.alloca in space {PRIVATE})")
+        for crossing in [v for v in _all_operands(op)
+                         if v in state.closed and v.owner not in segment]:
+            chain = _recomputation(crossing, state.closed)
+            if chain is None:
+                raise state.error(
+                    f"{op.name} uses the result of {crossing.owner.name}, a per-thread value "
+                    f"from before a barrier that is not pure arithmetic on thread ids: keep "
+                    f"per-thread values across barriers in private memory (memref.alloca in "
+                    f"space {PRIVATE})")
+            for c in chain:
+                if c not in segment:
+                    segment.append(c)
+                    varying.update(c.results)
         if isinstance(op, gpu.BarrierOp):
             flush()
         elif isinstance(op, gpu.BlockIdOp):
@@ -186,10 +287,9 @@ def _phases(state: _Launch, ops: list[Operation], out: Block,
             else:
                 out.add_op(op.clone(value_mapper=mapping))
         elif _has_barrier(op):
-            if not isinstance(op, scf.ForOp) or op.iter_args:
-                where = "an scf.for with iter_args" if isinstance(op, scf.ForOp) else op.name
-                raise state.error(f"a barrier inside {where}: only loops without iter_args, "
-                                  f"run by every thread alike, may hold barriers")
+            if not isinstance(op, scf.ForOp):
+                raise state.error(f"a barrier inside {op.name}: only loops run by every "
+                                  f"thread alike may hold barriers")
             flush()
             if any(v in varying for v in op.operands):
                 raise state.error("a loop holding barriers has bounds that depend on the thread")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
@@ -342,7 +342,8 @@ def rules(f: func.FuncOp, mode: str = "rules", strict: bool = False) -> GpuSched
 @dataclass(frozen=True)
 class GpuSchedulePass(ModulePass):
     """`uop-gpu-schedule`: give every loop-level kernel (`uop.kernel`, after
-    `uop-to-loops`, or a hand-written loop function that calls nothing) without a
+    `uop-to-loops`, or a hand-written loop function that calls nothing and launches
+    nothing itself) without a
     `uop.gpu` attribute a GPU schedule by the rules of this module; `mode=threads` gives
     every kernel the barrier-free `threads` kind, and `strict=true` never reassociates a
     float sum across threads."""
@@ -364,5 +365,8 @@ class GpuSchedulePass(ModulePass):
 
 def is_device_function(f: func.FuncOp) -> bool:
     """A function the GPU runs: a kernel, or a hand-written loop function that calls
-    nothing (a plan, which calls kernels, stays on the host)."""
+    nothing (a plan, which calls kernels, stays on the host). A function that already
+    launches its own `gpu.launch` is host code that is mapped as it is written."""
+    if any(isinstance(op, gpu.LaunchOp) for op in f.walk()):
+        return False
     return KERNEL_ATTR in f.attributes or not any(isinstance(op, func.CallOp) for op in f.walk())
