@@ -295,6 +295,23 @@ def test_non_finite_constants_compile_and_emulate():
     assert b".global .align 4 .b8 table[12]" in compile_cuda(source, "compute_90")
 
 
+def test_the_flat_uir_form_of_a_half_gemm_takes_the_tensor_cores():
+    """Flat buffers reshaped (the .uir form) are read as row * ld + column: the rule
+    still sees the matmul, and the emulated warp tiles give the f32-accumulated sums."""
+    text = (Path(__file__).parents[2] / "tests/filecheck/gpu/wmma_flat.uir").read_text()
+    module = parse_program(text, "uir")
+    work, cuda = module.clone(), CudaBackend()
+    run_pipeline(cuda.stages().loops, work)
+    source = cuda.emit(work).text
+    assert "nvcuda::wmma::mma_sync" in source
+    assert b"wmma.mma.sync" in compile_cuda(source, "compute_90")
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal(2048).astype(np.float16) for _ in range(2))
+    (out,) = compile_program(module, None, GpuEmulationBackend())(a, b)
+    exact = a.reshape(64, 32).astype(np.float64) @ b.reshape(32, 64).astype(np.float64)
+    np.testing.assert_allclose(out, exact.astype(np.float16), rtol=2**-10, atol=2**-14)
+
+
 SHARED_GEMM = """
     func.func @main(%c: memref<8x8xf32>, %a: memref<8x8xf32>, %b: memref<8x8xf32>) {
       %c0 = arith.constant 0 : index

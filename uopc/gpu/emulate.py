@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, f32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
@@ -344,10 +344,22 @@ def _threads(state: _Launch, segment: list[Operation], out: Block,
     _close(opened)
 
 
+def _element(at: Emit, matrix: SSAValue, ld: SSAValue,
+             where: tuple[SSAValue, SSAValue]) -> list[SSAValue]:
+    """The indices of element [row, col] of a row-major matrix: as they are in a 2-D
+    memref, row * ld + col in a flat one."""
+    t = matrix.type
+    assert isinstance(t, MemRefType), "a tile product reads memrefs"
+    row, col = where
+    if len(t.get_shape()) == 2:
+        return [row, col]
+    return [at.add(arith.AddiOp(at.add(arith.MuliOp(row, ld)), col))]
+
+
 def _tile_product(call: func.CallOp, layouts: tuple[str, str], lane: SSAValue) -> None:
     """Replace a warp's tensor-core tile product by what it computes, run by the warp's
     lane 0: tiles[warp, r, c] = sum over k of A(i0 + r, k) * B(k, j0 + c), in f32."""
-    tiles, warp, a, b, i0, j0, k = call.operands
+    tiles, warp, a, b, i0, j0, k, lda, ldb = call.operands
     block = block_of(call)
     at = Emit(Block())
     first = at.guarded(at.add(arith.CmpiOp(lane, at.index(0), "eq")))
@@ -356,8 +368,10 @@ def _tile_product(call: func.CallOp, layouts: tuple[str, str], lane: SSAValue) -
     zero = cols.add(arith.ConstantOp(FloatAttr(0.0, f32)))
     dot_op, dot, (q, acc) = cols.loop(cols.index(0), k, cols.index(1), [zero])
     i, j = dot.add(arith.AddiOp(i0, r)), dot.add(arith.AddiOp(j0, c))
-    x = dot.add(memref.LoadOp.get(a, [i, q] if layouts[0] == "row" else [q, i]))
-    y = dot.add(memref.LoadOp.get(b, [q, j] if layouts[1] == "row" else [j, q]))
+    x = dot.add(memref.LoadOp.get(a, _element(dot, a, lda, (i, q) if layouts[0] == "row"
+                                              else (q, i))))
+    y = dot.add(memref.LoadOp.get(b, _element(dot, b, ldb, (q, j) if layouts[1] == "row"
+                                              else (j, q))))
     product = dot.add(arith.MulfOp(dot.add(arith.ExtFOp(x, f32)), dot.add(arith.ExtFOp(y, f32))))
     dot.put(scf.YieldOp(dot.add(arith.AddfOp(acc, product))))
     cols.put(memref.StoreOp.get(dot_op.results[0], tiles, [warp, r, c]))

@@ -376,7 +376,8 @@ class _Mapper:
         w = wmma_of(self.nest, reduction_of(self.nest))
         if w is None:
             raise self.error(f"it is not a matmul of f16 operands read as a[i, k] or a[k, i] "
-                             f"and b[k, j] or b[j, k] (rows a multiple of 16) accumulated in "
+                             f"and b[k, j] or b[j, k] (2-D, or flat as row * ld + column; "
+                             f"rows a multiple of 16) accumulated in "
                              f"f32, with both output axes divisible by {WMMA_TILE} and k by "
                              f"{WMMA_TILE}; use kind = \"gemm\"")
         red = w.reduction
@@ -403,7 +404,7 @@ class _Mapper:
         warp, i0, j0 = corner(e)
         callee = self.declare_wmma(w, tiles.type)
         e.put(func.CallOp(callee, [tiles, warp, w.a.memref, w.b.memref, i0, j0,
-                                   e.index(red.length)], []))
+                                   e.index(red.length), e.index(w.lda), e.index(w.ldb)], []))
         e.put(gpu.BarrierOp())
         # every lane: the epilogue of 8 elements of its warp's tile
         warp, i0, j0 = corner(e)
@@ -421,11 +422,13 @@ class _Mapper:
 
     def declare_wmma(self, w: Wmma, tiles: Attribute) -> str:
         """A private declaration `@uop_wmma_<kernel>` for the warp's tile product, its
-        operand layouts in the `uop.wmma` attribute ("row"/"col" for A, then B)."""
+        operand layouts in the `uop.wmma` attribute ("row"/"col" for A, then B). Its
+        arguments: the warps' shared tiles, the warp, A, B, the tile's first row and
+        column, k, and the leading dimensions of A and B."""
         name = f"uop_wmma_{self.f.sym_name.data}"
         layout = f"{'row' if w.a_rows else 'col'},{'row' if w.b_rows else 'col'}"
         decl = func.FuncOp.external(name, [tiles, _INDEX, w.a.memref.type, w.b.memref.type,
-                                           _INDEX, _INDEX, _INDEX], [])
+                                           _INDEX, _INDEX, _INDEX, _INDEX, _INDEX], [])
         decl.attributes[WMMA_ATTR] = StringAttr(layout)
         module_block = block_of(self.f)
         module_block.insert_op_before(decl, self.f)

@@ -265,17 +265,55 @@ def gemm_of(nest: Nest, reduction: Reduction | None, tile: int = GEMM_TILE) -> G
 class Wmma:
     """A matmul the tensor cores can run: f16 operands `a` (read as a[i, k], or a[k, i]
     when not `a_rows`) and `b` (b[k, j], or b[j, k] when not `b_rows`), multiplied in f32
-    and summed into an f32 accumulator; two output axes divisible by WMMA_TILE, k by 16."""
+    and summed into an f32 accumulator; two output axes divisible by WMMA_TILE, k by 16.
+    Each operand is a row-major matrix with a leading dimension (`lda`, `ldb`, multiples
+    of 16) that is read as a 2-D memref or as a flat buffer indexed row * ld + column
+    (the `.uir` form, whose buffers are flat)."""
 
     reduction: Reduction
     a: memref.LoadOp
     b: memref.LoadOp
     a_rows: bool
     b_rows: bool
+    lda: int
+    ldb: int
 
 
 def _extended_f16(v: SSAValue, load: memref.LoadOp) -> bool:
     return isinstance(v.owner, arith.ExtFOp) and v.owner.input == load.res
+
+
+def _row_major(index: SSAValue, row: SSAValue, col: SSAValue) -> int | None:
+    """ld when `index` is row * ld + col (a constant ld, the operands in either order)."""
+    add = index.owner
+    if not isinstance(add, arith.AddiOp):
+        return None
+    x, y = add.operands
+    for scaled, plain in ((x, y), (y, x)):
+        mul = scaled.owner
+        if plain is col and isinstance(mul, arith.MuliOp):
+            p, q = mul.operands
+            for v, c in ((p, q), (q, p)):
+                if v is row and (ld := constant_int(c)) is not None:
+                    return ld
+    return None
+
+
+def _matrix(load: memref.LoadOp, row: SSAValue, col: SSAValue) -> tuple[bool, int] | None:
+    """(True, ld) when `load` reads element [row, col] of a row-major matrix with leading
+    dimension ld, (False, ld) when it reads [col, row]; None otherwise."""
+    indices = list(load.indices)
+    if len(indices) == 2:
+        t = load.memref.type
+        assert isinstance(t, MemRefType), "a load reads a memref"
+        if indices in ([row, col], [col, row]):
+            return indices == [row, col], t.get_shape()[1]
+        return None
+    if len(indices) == 1:
+        for rows, (r, c) in ((True, (row, col)), (False, (col, row))):
+            if (ld := _row_major(indices[0], r, c)) is not None:
+                return rows, ld
+    return None
 
 
 def wmma_of(nest: Nest, reduction: Reduction | None) -> Wmma | None:
@@ -300,16 +338,14 @@ def wmma_of(nest: Nest, reduction: Reduction | None) -> Wmma | None:
         return None
     i, j = nest.ivs
     k = reduction.loop.body.block.args[0]
-    a_ix, b_ix = list(a.indices), list(b.indices)
-    if a_ix not in ([i, k], [k, i]) or b_ix not in ([k, j], [j, k]):
+    a_view, b_view = _matrix(a, i, k), _matrix(b, k, j)
+    if a_view is None or b_view is None:
         return None
     # fragments load from 32-byte aligned rows: leading dimensions in multiples of 16
-    for load in (a, b):
-        t = load.memref.type
-        assert isinstance(t, MemRefType), "a load reads a memref"
-        if t.get_shape()[1] % 16:
-            return None
-    return Wmma(reduction, a, b, a_ix == [i, k], b_ix == [k, j])
+    (a_rows, lda), (b_rows, ldb) = a_view, b_view
+    if lda % 16 or ldb % 16:
+        return None
+    return Wmma(reduction, a, b, a_rows, b_rows, lda, ldb)
 
 
 # ---- rules ---------------------------------------------------------------------------------

@@ -252,10 +252,7 @@ class CudaEmitter(CEmitter):
             super().call(op)
             return
         # one warp's 16x16 tile of A @ B on the tensor cores, stored to its shared tile
-        tiles, warp, a, b, i0, j0, k = (self.name(v) for v in op.operands)
-        a_type, b_type = op.operands[2].type, op.operands[3].type
-        assert isinstance(a_type, MemRefType) and isinstance(b_type, MemRefType)  # as declared
-        lda, ldb = a_type.get_shape()[1], b_type.get_shape()[1]
+        tiles, warp, a, b, i0, j0, k, lda, ldb = (self.name(v) for v in op.operands)
         a_at = f"{a} + {i0} * {lda} + kk" if layouts[0] == "row" else f"{a} + kk * {lda} + {i0}"
         b_at = f"{b} + kk * {ldb} + {j0}" if layouts[1] == "row" else f"{b} + {j0} * {ldb} + kk"
         lines = [

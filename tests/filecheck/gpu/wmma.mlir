@@ -6,7 +6,7 @@
 // block computes a 16x16 tile of the block's 32x32 tile through a warp tile product
 // (a `uop.wmma` declaration), stores it to shared memory, and every lane finishes 8
 // elements (the f16 cast of the epilogue).
-// CHECK:       func.func private @uop_wmma_k0(memref<4x16x16xf32, 3 : i64>, index, memref<64x64xf16>, memref<64x96xf16>, index, index, index) -> () attributes {uop.wmma = "row,row"}
+// CHECK:       func.func private @uop_wmma_k0(memref<4x16x16xf32, 3 : i64>, index, memref<64x64xf16>, memref<64x96xf16>, index, index, index, index, index) -> () attributes {uop.wmma = "row,row"}
 // CHECK:       func.func @k0({{.*}}uop.gpu = #uop.gpu<kind = "wmma", block = [32, 4]>}
 // CHECK:         "gpu.launch"
 // CHECK:           func.call @uop_wmma_k0(
