@@ -25,6 +25,9 @@ _EXPORTS = {
     "quantize_weight": ("uopc.frontend.quant", "quantize_weight"),
     "quantize_model": ("uopc.frontend.quant", "quantize_model"),
     "export": ("uopc.frontend.export", "export"),
+    # the PyTorch door (imports torch): uopc.compile(model, inputs), uopc.from_exported(ep)
+    "compile": ("uopc.pytorch", "compile"),
+    "from_exported": ("uopc.pytorch", "from_exported"),
 }
 
 #: the dtype objects, by PyTorch's names and aliases (`uopc.frontend.dtypes.ALIASES`)
