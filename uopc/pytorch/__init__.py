@@ -7,10 +7,10 @@
 Graphs arrive in PyTorch's core ATen opset; each ATen op uopc compiles is one entry of
 `uopc.pytorch.aten.TABLE`, written with the `Tensor` API. A graph is traced once per
 input signature and run as one plan (`uopc.pytorch.runner`); ops uopc does not compile
-stay PyTorch's (`uopc.pytorch.backend`). Dynamo finds the backend through the
+stay PyTorch's (`uopc.pytorch.compiler`). Dynamo finds the backend through the
 `torch_dynamo_backends` entry point that pyproject.toml declares.
 """
 
-from uopc.pytorch.backend import backend, compile, compile_graph, from_exported
+from uopc.pytorch.compiler import backend, compile, compile_graph, from_exported
 
 __all__ = ["backend", "compile", "compile_graph", "from_exported"]

@@ -504,7 +504,9 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 
 @aten("constant_pad_nd.default")
 def constant_pad_nd(x: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
-    return x.pad(tuple(pad), value=value)
+    # the schema's value is a float even for integer tensors, which keep their type
+    fill = value if x.is_floating_point() else bool(value) if x.dtype == "i1" else int(value)
+    return x.pad(tuple(pad), value=fill)
 
 
 @aten("flip.default")

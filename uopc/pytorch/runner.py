@@ -173,7 +173,9 @@ def trace_graph(gm: torch.fx.GraphModule, args: Sequence[Any]) -> Program:
                 value = next(placeholders)
                 if isinstance(value, torch.Tensor):
                     check_tensor(value, f"input {k} ({node.name})")
-                    array = np.ascontiguousarray(to_numpy(value))
+                    array = to_numpy(value)
+                    if not array.flags.c_contiguous:  # (np.ascontiguousarray makes 0-d 1-d)
+                        array = array.copy(order="C")
                     slot_of[id(array)] = k
                     value = from_numpy(array)
                     # integers enter as values unknown on the host (see uopc.export)
@@ -218,11 +220,11 @@ def _call(node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> Any:
     except Exception as err:
         raise Unsupported(f"{name}: uopc raised {type(err).__name__}: "
                           f"{str(err).splitlines()[0] if str(err) else ''}") from err
-    _check_meta(node, result)
+    _check_meta(node, result, args)
     return result
 
 
-def _check_meta(node: torch.fx.Node, result: Any) -> None:
+def _check_meta(node: torch.fx.Node, result: Any, args: Sequence[Any]) -> None:
     """Unsupported unless each tensor result has the shape and dtype PyTorch's metadata
     gives the node (sizes that are symbolic there are not compared)."""
     expected = node.meta.get("val")
@@ -238,8 +240,10 @@ def _check_meta(node: torch.fx.Node, result: Any) -> None:
         shape_differs = len(got.shape) != want.dim() or any(
             isinstance(w, int) and g != w for g, w in zip(got.shape, want.shape))
         if shape_differs or DTYPE_NAMES.get(want.dtype) != got.dtype:
-            raise Unsupported(f"{node.target}: uopc computes {got.dtype}{list(got.shape)}, "
-                              f"PyTorch {want.dtype}{list(want.shape)}")
+            given = ", ".join(f"{a.dtype}{list(a.shape)}" if isinstance(a, Tensor) else repr(a)
+                              for a in args)
+            raise Unsupported(f"{node.target}({given}): uopc computes {got.dtype}"
+                              f"{list(got.shape)}, PyTorch {want.dtype}{list(want.shape)}")
 
 
 def _compile(outputs: list[Any], slot_of: dict[int, int]) -> Program:

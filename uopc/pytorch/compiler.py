@@ -24,6 +24,7 @@ from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.utils import _pytree as pytree
@@ -117,8 +118,12 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **options: 
     backward graphs through AOTAutograd, each compiled by `compile_graph`."""
     if options:
         raise TypeError(f"the uopc backend takes no options, got {sorted(options)}")
-    return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph,
-                        decompositions=decompositions())(gm, example_inputs)
+    # attention traced as PyTorch's math version (matmuls and a softmax), whose backward
+    # is derived from those ops: the fused CPU kernel's forward is decomposed to core ATen
+    # but its backward is not, and that pair gives wrong gradients (in eager PyTorch too)
+    with sdpa_kernel([SDPBackend.MATH]):
+        return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph,
+                            decompositions=decompositions())(gm, example_inputs)
 
 
 def from_exported(program: ExportedProgram) -> Callable[..., Any]:
