@@ -21,6 +21,7 @@ torch = pytest.importorskip("torch")
 import uopc  # noqa: E402
 from uopc import settings  # noqa: E402
 from uopc.pytorch import backend  # noqa: E402
+from uopc.pytorch.aten import TABLE  # noqa: E402
 from uopc.pytorch.runner import GraphRunner  # noqa: E402
 from uopc.runtime.engine import default_engine  # noqa: E402
 
@@ -50,6 +51,29 @@ def fresh_dynamo():
     torch._dynamo.reset()
     with settings.override(DEBUG=1):
         yield
+
+
+def test_table_names_real_overloads():
+    """Every entry of the ATen table is an op overload PyTorch has."""
+    for name in TABLE:
+        _, packet, overload = name.split(".")
+        assert isinstance(getattr(getattr(torch.ops.aten, packet), overload),
+                          torch._ops.OpOverload), name
+
+
+def test_more_ops_against_eager(capfd):
+    def f(x, idx, src):
+        pooled = torch.nn.functional.adaptive_avg_pool2d(x, (2, 3))
+        picked = x.index_select(2, idx).scatter_add(3, idx.reshape(1, 1, 4, 1).expand(2, 3, 4, 1),
+                                                    src)
+        return pooled, picked, torch.diagonal(x, 1, 2, 3) * 2, torch.maximum(x, -x).sum((1, 3))
+    x = torch.randn(2, 3, 8, 9)
+    idx = torch.tensor([3, 0, 7, 3])
+    src = torch.randn(2, 3, 4, 1)
+    for got, want in zip(torch.compile(f, backend=backend)(x, idx, src), f(x, idx, src)):
+        close(got, want)
+    said = door_lines(capfd)
+    assert "one plan" in said and "PyTorch" not in said, said
 
 
 def cnn() -> torch.nn.Module:

@@ -11,9 +11,9 @@ An entry may refuse a particular use of its op by raising `Unsupported` (a rando
 with p > 0, a result only the backward pass reads); the runner then leaves the graph to
 PyTorch (see `uopc.pytorch.runner`). Results that PyTorch gives and uopc cannot (the
 unused mean and variance of an inference batch norm) are `Missing`: a graph that reads
-one is refused the same way. `DECOMPOSED` lists the ops that PyTorch's core
-decompositions rewrite into the table's ops before uopc sees them, for the README's
-coverage list (`python -m uopc.pytorch.aten` prints it).
+one is refused the same way. `coverage()` lists what is compiled, what PyTorch's
+core decompositions rewrite first and what falls back, for the README
+(`python -m uopc.pytorch` prints it).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch._decomp import core_aten_decompositions
 
 from uopc.frontend.tensor import Tensor
 from uopc.uopdialect.dtypes import DTYPES
@@ -102,16 +103,12 @@ def _scalar_type(value: Any, other: Any) -> str:
     return kind
 
 
-for _name, _method in [("mul", "mul"), ("eq", "eq"), ("ne", "ne"), ("lt", "lt"),
-                       ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("maximum", "maximum"),
-                       ("minimum", "minimum"), ("bitwise_and", "bitwise_and"),
-                       ("bitwise_or", "bitwise_or"), ("bitwise_xor", "bitwise_xor"),
-                       ("remainder", "remainder"), ("fmod", "fmod")]:
-    aten(*[f"{_name}.{overload}" for overload in ("Tensor", "Scalar")
-           if f"{_name}.{overload}" not in ("maximum.Scalar", "minimum.Scalar")])(
-        _binary(_method))
-aten("pow.Scalar")(_binary("pow"))
-aten("pow.Tensor_Scalar", "pow.Tensor_Tensor")(_binary("pow"))
+for _name in ["mul", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
+              "bitwise_xor", "remainder", "fmod"]:
+    aten(f"{_name}.Tensor", f"{_name}.Scalar")(_binary(_name))
+aten("maximum.default")(_binary("maximum"))
+aten("minimum.default")(_binary("minimum"))
+aten("pow.Scalar", "pow.Tensor_Scalar", "pow.Tensor_Tensor")(_binary("pow"))
 
 
 @aten("add.Tensor", "add.Scalar")
@@ -313,7 +310,9 @@ def all_(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 @aten("var.correction")
 def var(x: Tensor, dim: Any = None, *, correction: float | None = None,
         keepdim: bool = False) -> Tensor:
-    return x.var(_dims(dim), keepdim, 1 if correction is None else correction)
+    if correction is not None and correction != int(correction):
+        raise Unsupported(f"var with a fractional correction {correction}")
+    return x.var(_dims(dim), keepdim, 1 if correction is None else int(correction))
 
 
 @aten("_softmax.default")
@@ -384,6 +383,15 @@ def avg_pool2d(x: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = ()
         raise Unsupported("avg_pool2d with divisor_override")
     return x.avg_pool2d(tuple(kernel_size), tuple(stride) or None, _pair_arg(padding),
                         ceil_mode, count_include_pad)
+
+
+@aten("_adaptive_avg_pool2d.default")
+def adaptive_avg_pool2d(x: Tensor, output_size: Sequence[int]) -> Tensor:
+    (h, w), (oh, ow) = x.shape[-2:], tuple(output_size)
+    if h % oh or w % ow:
+        raise Unsupported(f"_adaptive_avg_pool2d from {h}x{w} to {oh}x{ow}: uopc takes "
+                          f"output sizes that divide the input's (equal windows)")
+    return x.avg_pool2d((h // oh, w // ow))
 
 
 @aten("_native_batch_norm_legit_no_training.default")
@@ -554,6 +562,19 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
     return x.gather(dim, index)
 
 
+@aten("index_select.default")
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    # the frontend takes tensor indices on the leading axes: bring `dim` first and back
+    d = dim % x.ndim
+    return x.transpose(0, d)[index].transpose(0, d)
+
+
+@aten("scatter_add.default")
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    # uopc's scatter sums the values written to one place (onto zeros here)
+    return x + x.zeros_like().scatter(dim, index, src)
+
+
 @aten("scatter.value", "scatter.src")
 def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
     return x.scatter(dim, index, src)
@@ -589,6 +610,22 @@ def full_like(x: Tensor, fill_value: Any, *, dtype: torch.dtype | None = None,
 
 aten("zeros_like.default")(lambda x, **kw: full_like(x, 0, **kw))
 aten("ones_like.default")(lambda x, **kw: full_like(x, 1, **kw))
+
+
+@aten("empty.memory_format")
+def empty(size: Sequence[int], *, dtype: torch.dtype | None = None, layout: Any = None,
+          device: Any = None, pin_memory: Any = None, memory_format: Any = None) -> Tensor:
+    return Tensor.full(tuple(size), 0, _creation_args(dtype, device, "f32"))  # any value will do
+
+
+@aten("copy.default")
+def copy(x: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    return src.cast(x.dtype).expand(x.shape)
+
+
+@aten("diagonal.default")
+def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return x.diagonal(offset, dim1, dim2)
 
 
 @aten("arange.start_step")
@@ -630,19 +667,27 @@ def sym_numel(x: Tensor) -> int:
     return x.numel()
 
 
-#: ops PyTorch's core decompositions (torch._decomp.core_aten_decompositions) rewrite into
-#: table ops before uopc sees a graph: listed for the README, not used to run anything
-DECOMPOSED = sorted(
-    str(op) for op in __import__("torch._decomp", fromlist=["x"]).core_aten_decompositions()
-    if str(op).startswith("aten.") and str(op) not in TABLE)
+def core_ops() -> list[str]:
+    """The overloads PyTorch tags as its core ATen opset (`torch.Tag.core`)."""
+    found = []
+    for packet_name in dir(torch.ops.aten):
+        packet = getattr(torch.ops.aten, packet_name, None)
+        if not isinstance(packet, torch._ops.OpOverloadPacket):
+            continue
+        for overload in packet.overloads():
+            op = getattr(packet, overload)
+            if torch.Tag.core in op.tags:
+                found.append(str(op))
+    return sorted(found)
 
 
-def coverage() -> str:
-    """The README's coverage list: the compiled ops, by name."""
-    ops = sorted(name.removeprefix("aten.") for name in TABLE)
-    return ", ".join(f"`{op}`" for op in ops)
-
-
-if __name__ == "__main__":
-    print(f"{len(TABLE)} ATen overloads compiled:\n{coverage()}\n")
-    print(f"{len(DECOMPOSED)} decomposed by torch._decomp.core_aten_decompositions()")
+def coverage() -> dict[str, list[str]]:
+    """The README's coverage lists, generated from the table: the overloads uopc compiles,
+    those PyTorch's core decompositions rewrite into others before uopc sees a graph, and
+    the core ATen ops left, which run in PyTorch (a graph break)."""
+    decomposed = {str(op) for op in core_aten_decompositions()
+                  if str(op).startswith("aten.") and not str(op).endswith(".out")}
+    compiled = sorted(TABLE)
+    return {"compiled": compiled,
+            "decomposed": sorted(decomposed - set(TABLE)),
+            "falls back": [op for op in core_ops() if op not in TABLE and op not in decomposed]}
