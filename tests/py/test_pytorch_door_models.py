@@ -142,3 +142,25 @@ def test_resnet18(capfd):
             m.running_mean.uniform_(-0.2, 0.2)
             m.running_var.uniform_(0.5, 1.5)
     all_uopc(compare(model, torch.randn(2, 3, 32, 32), capfd=capfd))
+
+
+def test_gpt2_generate_with_kv_cache(capfd):
+    """transformers' generate loop with its KV cache, the model's forward compiled: a
+    prefill graph, then a decode graph, whose plan is traced anew for each cache length
+    (static shapes); greedy tokens equal eager's."""
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=64,
+                                     n_positions=32, bos_token_id=0, eos_token_id=0,
+                                     pad_token_id=0)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    ids = torch.randint(1, 64, (1, 5))
+    want = model.generate(ids, max_new_tokens=3, do_sample=False)
+    torch._dynamo.reset()
+    model.forward = torch.compile(model.forward, backend=backend)
+    with settings.override(DEBUG=1):
+        got = model.generate(ids, max_new_tokens=3, do_sample=False)
+    assert torch.equal(got, want)
+    said = [line for line in capfd.readouterr().err.splitlines()
+            if line.startswith("uopc.pytorch:")]
+    assert sum("one plan" in line for line in said) == 3 and not any("PyTorch" in line
+                                                                      for line in said), said
