@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 
 import uopc  # noqa: E402
 from uopc import settings  # noqa: E402
-from uopc.pytorch import backend  # noqa: E402
+from uopc.pytorch import backend, runner  # noqa: E402
 from uopc.pytorch.aten import TABLE  # noqa: E402
 from uopc.pytorch.runner import GraphRunner  # noqa: E402
 from uopc.runtime.engine import default_engine  # noqa: E402
@@ -121,6 +121,30 @@ def test_cnn_inference_and_new_shapes(capfd):
     # a plan per input signature: the third call's is the first's (Dynamo's graph for
     # dynamic shapes, traced anew, finds it in the engine's cache)
     assert engine.compiles - compiles == 2
+
+
+def test_calls_replay_the_plan_without_tracing(monkeypatch):
+    """After the first call of a signature, calls run the plan: no tracing of the graph,
+    new input values give new results."""
+    model = mlp()
+    compiled = torch.compile(model, backend=backend)
+    traces = []
+    trace_graph = runner.trace_graph
+    monkeypatch.setattr(runner, "trace_graph", lambda *a: traces.append(1) or trace_graph(*a))
+    with torch.no_grad():
+        for _ in range(4):
+            x = torch.randn(4, 12)
+            close(compiled(x), model(x))
+    assert len(traces) == 1
+
+
+def test_outputs_that_are_views_of_inputs():
+    def f(x):
+        return x.t(), x[1:, ::2], x * 2
+    x = torch.randn(4, 6)
+    for got, want in zip(torch.compile(f, backend=backend)(x), f(x)):
+        close(got, want)
+        assert got.stride() == want.stride()
 
 
 def test_integers_exact(capfd):
