@@ -4,6 +4,9 @@ The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load
 quantize_model, ...`), so that tools which only handle text IR do not pay for importing it.
 The element types are PyTorch's names: `uopc.float32` (`uopc.float`), `uopc.int64`
 (`uopc.long`), ..., objects of the class `uopc.dtype`.
+`uopc.compile(model, inputs)` and `uopc.from_exported(program)` (the PyTorch door,
+`uopc.pytorch`, which imports torch) run PyTorch models; `torch.compile(model,
+backend="uopc")` needs no import of uopc.
 `uopc.deploy`, the loader of exported artifacts, imports nothing of uopc: `import uopc.deploy`
 loads neither xDSL nor the compiler.
 """
