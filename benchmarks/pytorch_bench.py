@@ -15,6 +15,10 @@ transformers' GPT-2 from a tiny config (inference, no_grad), and an MLP training
 
     python benchmarks/pytorch_bench.py [--rounds N] [--calls N] [--models mlp,cnn,...]
                                        [--no-cold]
+
+Both PyTorch and uopc's kernels use OpenMP threads; on a machine shared with other work,
+`OMP_NUM_THREADS=1` keeps both from oversubscribing the cores (the header says how many
+threads torch uses).
 """
 
 from __future__ import annotations
