@@ -206,6 +206,9 @@ def test_compile_and_from_exported(capfd):
         close(uopc.from_exported(torch.export.export(model, (x,)))(x), want)
         close(uopc.compile(lambda a, b: (a @ b).relu(), [x[0, 0], x[1, 0]])(x[0, 0], x[1, 0]),
               (x[0, 0] @ x[1, 0]).relu())
+        with pytest.raises(ValueError, match=r"exported as torch.float32\[2, 3, 16, 16\], "
+                                             r"got torch.float32\[1, 3, 16, 16\]"):
+            uopc.compile(model, [x])(x[:1])
     assert "PyTorch" not in door_lines(capfd)
 
 

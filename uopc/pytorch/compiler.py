@@ -155,9 +155,17 @@ def from_exported(program: ExportedProgram) -> Callable[..., Any]:
                                       f"{out.kind.name} is not supported by uopc")
     run = compile_graph(program.graph_module)
     out_spec = program.call_spec.out_spec
+    placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
+    expected = [(n.name, n.meta.get("val")) for n, s in zip(placeholders, state) if s is None]
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        user = iter(pytree.tree_leaves((args, kwargs)))
+        given = pytree.tree_leaves((args, kwargs))
+        if len(given) != len(expected):
+            raise TypeError(f"from_exported: the program takes {len(expected)} input(s), "
+                            f"got {len(given)}")
+        for (name, want), value in zip(expected, given):
+            _check_input(name, want, value)
+        user = iter(given)
         inputs = [next(user) if s is None else s for s in state]
         results = run(inputs)
         outs = []
@@ -168,6 +176,21 @@ def from_exported(program: ExportedProgram) -> Callable[..., Any]:
                 buffer.copy_(value)
         return pytree.tree_unflatten(outs, out_spec) if out_spec is not None else outs
     return call
+
+
+def _check_input(name: str, want: Any, value: Any) -> None:
+    """A ValueError unless `value` fits the exported input `name` (static sizes, dtype)."""
+    if not isinstance(want, torch.Tensor):
+        return
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"from_exported: input {name} must be a tensor, got "
+                        f"{type(value).__name__}")
+    static = [w if isinstance(w, int) else None for w in want.shape]
+    if value.dtype != want.dtype or len(value.shape) != len(static) or any(
+            w is not None and v != w for v, w in zip(value.shape, static)):
+        raise ValueError(f"from_exported: input {name} was exported as {want.dtype}"
+                         f"{list(want.shape)}, got {value.dtype}{list(value.shape)}: export "
+                         f"again for these inputs (or with torch.export's dynamic_shapes)")
 
 
 def compile(model_or_fn: Callable[..., Any], example_inputs: Sequence[Any]
