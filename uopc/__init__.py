@@ -4,6 +4,9 @@ The frontend is exported lazily (`from uopc import Tensor, nn, optim, save, load
 quantize_model, ...`), so that tools which only handle text IR do not pay for importing it.
 The element types are PyTorch's names: `uopc.float32` (`uopc.float`), `uopc.int64`
 (`uopc.long`), ..., objects of the class `uopc.dtype`.
+`uopc.compile(model, inputs)` and `uopc.from_exported(program)` (the PyTorch door,
+`uopc.pytorch`, which imports torch) run PyTorch models; `torch.compile(model,
+backend="uopc")` needs no import of uopc.
 `uopc.deploy`, the loader of exported artifacts, imports nothing of uopc: `import uopc.deploy`
 loads neither xDSL nor the compiler.
 """
@@ -25,6 +28,9 @@ _EXPORTS = {
     "quantize_weight": ("uopc.frontend.quant", "quantize_weight"),
     "quantize_model": ("uopc.frontend.quant", "quantize_model"),
     "export": ("uopc.frontend.export", "export"),
+    # the PyTorch door (imports torch): uopc.compile(model, inputs), uopc.from_exported(ep)
+    "compile": ("uopc.pytorch", "compile"),
+    "from_exported": ("uopc.pytorch", "from_exported"),
 }
 
 #: the dtype objects, by PyTorch's names and aliases (`uopc.frontend.dtypes.ALIASES`)
