@@ -79,8 +79,57 @@ def _softmax(s):
     return e / e.sum(axis=1, keepdims=True)
 
 
+DIVIDE_BY_ZERO = """
+func.func @main(%o: memref<4xi32>, %a: memref<4xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %z = arith.constant 0 : i32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %a[%i] : memref<4xi32>
+    %y = arith.divsi %x, %z : i32
+    memref.store %y, %o[%i] : memref<4xi32>
+  }
+  func.return
+}
+"""
+
+OUT_OF_BOUNDS = """
+func.func @main(%o: memref<4xf32>, %a: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %big = arith.constant 100000000 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %j = arith.addi %i, %big : index
+    %x = memref.load %a[%j] : memref<4xf32>
+    memref.store %x, %o[%i] : memref<4xf32>
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("text, message", [
+    (DIVIDE_BY_ZERO, "arith.divsi in @main (op 7): division of 1 by zero"),
+    (OUT_OF_BOUNDS, "memref.load in @main (op 7): index 0 is 100000000, outside [0, 4)"),
+])
+def test_hand_written_loops_are_checked_by_default(tmp_path, text, message):
+    """Undefined behaviour in a hand-written loop program is one error line, not a crash
+    (checked execution is the default for programs without tensors); --no-check skips
+    the checks, and the C it prints has none."""
+    program = tmp_path / "ub.mlir"
+    program.write_text(text)
+    proc = uopc_run(program, "--fill")
+    assert proc.returncode == 1 and proc.stderr.startswith("uopc-run: error: " + message), proc.stderr
+    assert "Traceback" not in proc.stderr
+    checked, unchecked = (uopc_run(program, "--emit-c", *flag).stdout for flag in ((), ("--no-check",)))
+    assert len(checked) > len(unchecked) and "uopc_fail" not in unchecked
+
+
 def test_examples_print_c(tmp_path):
-    proc = uopc_run(EXAMPLES / "conv1d.mlir", "--emit-c")
+    """The C of a hand-written loop program as it runs unchecked (--no-check)."""
+    proc = uopc_run(EXAMPLES / "conv1d.mlir", "--emit-c", "--no-check")
     assert proc.returncode == 0, proc.stderr
     assert "#pragma omp parallel for" in proc.stdout
     assert "void main_fn(float* restrict y, const float* restrict x" in proc.stdout

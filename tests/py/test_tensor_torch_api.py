@@ -284,6 +284,11 @@ def test_scatter_family_matches_torch():
     theirs = torch.tensor(counts).index_add(0, torch.tensor([2, 2]), torch.ones(2, 5, dtype=torch.int64))
     assert ours.dtype == "i64"
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    theirs = torch.tensor(counts).index_put((torch.tensor([2, 0, 2]),), torch.ones(3, 5, dtype=torch.int64),
+                                            accumulate=True)
+    ours = Tensor(counts).index_put((np.array([2, 0, 2]),), Tensor(np.ones((3, 5), np.int64)),
+                                    accumulate=True)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     with pytest.raises(ShapeError, match="index_add along axis 0 of \\(3, 5\\): index must be 1-D"):
         Tensor(counts).index_add(0, np.array([2, 2]), Tensor(np.ones((3, 5), np.int64)))
 
@@ -306,6 +311,21 @@ def test_half_matmul_multiplies_and_sums_in_f32(dtype):
     theirs = (torch.tensor(x).to(theirs_type) @ torch.tensor(w).to(theirs_type)).float().numpy()
     ulp = 2**-10 if dtype == "f16" else 2**-7  # the sums differ in order, not in rounding
     np.testing.assert_allclose(ours, theirs, rtol=ulp, atol=ulp * np.abs(theirs).max())
+
+
+def test_edge_values_match_torch():
+    """Infinite rows in logsumexp/softmax, meshgrid called on a tensor, argmax of nothing."""
+    x = np.array([[-np.inf, -np.inf], [1, 2], [np.inf, 1], [np.nan, 1]], np.float32)
+    for name in ("logsumexp", "softmax", "log_softmax"):
+        same(getattr(Tensor(x), name)(1), getattr(torch.tensor(x), name)(1))
+    a, b = [1, 2, 3], [4, 5]
+    for ours, theirs in zip(Tensor(a).meshgrid(Tensor(b), indexing="xy"),
+                            torch.meshgrid(torch.tensor(a), torch.tensor(b), indexing="xy")):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(ShapeError, match="argmax/argmin along axis 0 of a tensor of shape \\(0,\\)"):
+        Tensor(np.zeros(0, np.float32)).argmax()
+    with pytest.raises(ShapeError, match="the axis is empty"):
+        Tensor(np.zeros((2, 0), np.float32)).argmin(1)
 
 
 def test_torch_spellings_and_defaults():

@@ -264,11 +264,11 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def linspace(start: float, end: float, steps: int, dtype: Any = "f32") -> Tensor:
         return Tensor(np.linspace(start, end, steps), dtype=dtype)
 
-    @staticmethod
-    def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
-        """Grids of 1-D tensors, "ij" (matrix) or "xy" (Cartesian) indexing."""
-        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-            tensors = tuple(tensors[0])
+    def meshgrid(self: Tensor | Sequence[Tensor], *others: Tensor,
+                 indexing: str = "ij") -> tuple[Tensor, ...]:
+        """Grids of 1-D tensors, "ij" (matrix) or "xy" (Cartesian) indexing:
+        `Tensor.meshgrid(a, b)`, `Tensor.meshgrid([a, b])` or `a.meshgrid(b)`."""
+        tensors = _parts(self, others, "meshgrid")
         if indexing not in ("ij", "xy"):
             raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
         sizes = [t.numel() for t in tensors]
@@ -1160,20 +1160,30 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         if self._requires_grad and self._leaf:
             raise RuntimeError("item assignment to a leaf tensor that requires grad: assign "
                                "to a copy (t = t.clone(); t[i] = v) as in PyTorch")
-        from uopc.frontend.autograd import scatter_into
-
         if isinstance(index, Tensor) and index.dtype == "i1" and index.shape == self.shape \
                 and (is_scalar(value) or not np.shape(value)):
             new = index.where(value, self)  # t[mask] = v with a mask of t's shape: static
             self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
             return
-        selected = Tensor.zeros(*self.shape)[index]
-        v = _as_tensor(value, self)
-        if v.shape != selected.shape:
-            v = v._broadcast_to(broadcast_shape(v.shape, selected.shape, "item assignment"))
-        placed, mask = scatter_into(self.shape, index, v.cast(self.dtype))
-        new = mask.where(placed, self)
+        new = self._put(index, value, False, "item assignment")
         self.uop, self._trace, self._requires_grad = new.uop, new._trace, new._requires_grad
+
+    def index_put(self, indices: tuple, values: TensorLike, accumulate: bool = False) -> Tensor:
+        """A new tensor: self with `values` (broadcast, cast to this type) at the places
+        `self[indices]` selects, as torch.Tensor.index_put; `accumulate=True` adds them to
+        what is there, repeated places adding up. Without accumulate, repeated places
+        get the sum of their values (PyTorch leaves that case unspecified)."""
+        return self._put(tuple(indices), values, accumulate, "index_put")
+
+    def _put(self, index: Any, values: TensorLike, accumulate: bool, what: str) -> Tensor:
+        from uopc.frontend.autograd import scatter_into
+
+        selected = Tensor.zeros(*self.shape)[index]
+        v = _as_tensor(values, self)
+        if v.shape != selected.shape:
+            v = v._broadcast_to(broadcast_shape(v.shape, selected.shape, what))
+        placed, mask = scatter_into(self.shape, index, v.cast(self.dtype))
+        return self + placed if accumulate else mask.where(placed, self)
 
     def cat(self: Tensor | Sequence[Tensor], *others: Tensor, dim: int = 0) -> Tensor:
         """Concatenate along `dim` (also `Tensor.cat(a, b, c, dim=...)` and
@@ -1368,6 +1378,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         # so it is detached and costs no gradient work.
         x = self._floating()
         m = x.max(axis, keepdim=True).detach()
+        m = m.eq(-math.inf).where(0.0, m)  # a row of -inf: no shift, not -inf - -inf = NaN
         return x - m, m
 
     def softmax(self, axis: int = -1, dtype: Any = None, *, dim: int | None = None) -> Tensor:
@@ -1393,6 +1404,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         axis = axis_or_dim(axis if dim is None else None, dim, "logsumexp")
         z, m = self._shifted(axis)
         out = z.exp().sum(axis, keepdim=True).log() + m
+        out = m.eq(math.inf).where(m, out)  # an infinite term: inf, as in PyTorch
         return out if keepdim else out.squeeze(axis)
 
     def argmax(self, axis: int | None = None, keepdim: bool = False, *,
@@ -1408,6 +1420,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         if x.ndim == 0:
             return Tensor.full((), 0, "i64")
         n = x.shape[ax]
+        if n == 0:
+            raise ShapeError(f"argmax/argmin along axis {ax} of a tensor of shape "
+                             f"{fmt_shape(self.shape)}: the axis is empty, so there is no "
+                             f"index to return (PyTorch raises too)")
         shape = [1] * x.ndim
         shape[ax] = n
         # n - i for position i, so that the largest candidate is the first maximum.

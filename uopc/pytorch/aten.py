@@ -564,15 +564,27 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
 
 @aten("index_select.default")
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    # the frontend takes tensor indices on the leading axes: bring `dim` first and back
-    d = dim % x.ndim
-    return x.transpose(0, d)[index].transpose(0, d)
+    return x[(slice(None),) * (dim % x.ndim) + (index,)]
+
+
+@aten("index_put.default")
+def index_put(x: Tensor, indices: Sequence[Tensor | None], values: Tensor,
+              accumulate: bool = False) -> Tensor:
+    if any(i is not None and i.dtype == "i1" for i in indices):
+        raise Unsupported("index_put with a boolean mask: its places depend on the mask's "
+                          "values")
+    index = tuple(slice(None) if i is None else i for i in indices)
+    return x.index_put(index, values, accumulate)
+
+
+@aten("index_add.default")
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    return x.index_add(dim, index, source, alpha=alpha)
 
 
 @aten("scatter_add.default")
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    # uopc's scatter sums the values written to one place (onto zeros here)
-    return x + x.zeros_like().scatter(dim, index, src)
+    return x.scatter_add(dim, index, src)
 
 
 @aten("scatter.value", "scatter.src")

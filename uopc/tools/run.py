@@ -1,6 +1,7 @@
 """`uopc-run`: compile a `.mlir` or `.uir` program to C and run it on .npy inputs.
 
-    uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c] [--check]
+    uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c]
+             [--check | --no-check]
 
 - PROGRAM is `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, upstream MLIR
   tensor functions (linalg, tensor, arith/math on tensors; converted by `uop-from-linalg`,
@@ -18,7 +19,9 @@
 - `--check` compiles with run-time checks: every memref index in bounds, no integer
   division or remainder by 0 (or of INT_MIN by -1). A failed check stops the program with
   an error naming the op, its function and op number, and the offending value, instead
-  of a crash; with `--emit-c` it prints the checked C.
+  of a crash; with `--emit-c` it prints the checked C. Hand-written loop programs (no
+  tensors) are checked by default, since nothing but their author vouches for their
+  indices; `--no-check` runs them unchecked, at full speed.
 
 Any bad input (unreadable or malformed program, missing or extra inputs, empty,
 malformed or pickled .npy files, wrong dtype or size, compiler failure, running out of
@@ -32,6 +35,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,8 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fill", action="store_true",
                    help="run without input files on deterministic data")
     p.add_argument("--emit-c", action="store_true", help="print the generated C and exit")
-    p.add_argument("--check", action="store_true",
-                   help="check memref indices and integer divisors at run time")
+    checks = p.add_mutually_exclusive_group()
+    checks.add_argument("--check", action="store_true", default=None,
+                        help="check memref indices and integer divisors at run time (the "
+                             "default for hand-written loop programs)")
+    checks.add_argument("--no-check", dest="check", action="store_false",
+                        help="run hand-written loop programs without run-time checks")
     return p
 
 
@@ -99,11 +107,12 @@ def run(args: argparse.Namespace) -> int:
     module = parse_program(text, fmt, str(path))
     import_linalg(module)  # upstream linalg/tensor functions become uop ones
     module.verify()
+    check = _is_loop_program(module) if args.check is None else args.check
     if args.emit_c:
-        backend = backend_for("cpu").checked() if args.check else default_backend()
+        backend = backend_for("cpu").checked() if check else default_backend()
         print(emit_source(module, backend), end="")
         return 0
-    program = compile_program(module, args.entry, check=args.check)
+    program = compile_program(module, args.entry, check=check)
     inputs = [_load_input(p) for p in args.inputs]
     if not inputs and args.fill:
         inputs = [fill(spec.shape, spec.dtype) for spec in program.inputs]
@@ -129,6 +138,14 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise UsageError(f"cannot write {out_path}: {err.strerror}") from None
     return 0
+
+
+def _is_loop_program(module: Any) -> bool:
+    """Whether `module` is written as loops by hand: no tensor value anywhere."""
+    from xdsl.dialects.builtin import TensorType
+
+    return not any(isinstance(v.type, TensorType)
+                   for op in module.walk() for v in (*op.operands, *op.results))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
