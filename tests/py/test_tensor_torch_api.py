@@ -9,6 +9,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+import uopc
 from uopc import Tensor, nn
 from uopc.uopdialect.shapes import ShapeError
 
@@ -326,6 +327,27 @@ def test_edge_values_match_torch():
         Tensor(np.zeros(0, np.float32)).argmax()
     with pytest.raises(ShapeError, match="the axis is empty"):
         Tensor(np.zeros((2, 0), np.float32)).argmin(1)
+
+
+def test_backward_and_to_follow_torch():
+    """backward of a non-scalar needs gradient= (PyTorch's rule); to() moves the device
+    it realizes on, and takes dtypes, devices and tensors as PyTorch's does."""
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    g = RNG.standard_normal((2, 3)).astype(np.float32)
+    t, q = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with pytest.raises(RuntimeError, match="backward of a tensor of shape \\(2, 3\\)"):
+        (t * t).backward()
+    (t * t).backward(Tensor(g))
+    (q * q).backward(torch.tensor(g))
+    same(t.grad, q.grad)
+    t.grad = None
+    (t * t).sum().backward(inputs=[t])
+    same(t.grad, 2 * q.detach())
+    moved = t.to("cuda")
+    assert moved.device == "cuda" and t.device == "cpu" and moved.dtype == "f32"
+    assert t.to("cpu", uopc.float64).dtype == "f64" and t.to(Tensor([1])).dtype == "i64"
+    with pytest.raises(ValueError, match="device 'mps': expected one of 'cpu', 'cuda'"):
+        t.to("mps")
 
 
 def test_torch_spellings_and_defaults():

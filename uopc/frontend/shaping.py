@@ -63,11 +63,23 @@ class Shaping(TensorMixin):
                              f"use transpose(dim0, dim1)")
         return self.transpose(0, 1) if self.ndim == 2 else self
 
-    def to(self, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """`to(dtype)`; a device ("cpu") is accepted and ignored (the engine decides)."""
-        if dtype is None or (isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda")):
-            dtype = kwargs.get("dtype", args[0] if args else None)
-        return self if dtype is None else self.cast(dtype)
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Any:
+        """As torch.Tensor.to: `to(dtype)`, `to(device)`, `to(device, dtype)`,
+        `to(other)` (its dtype and device), keywords too. The device ("cpu", "cuda",
+        "cuda:0") is where realizes of the result run; the value and its gradient are
+        the same."""
+        Tensor = self._tensor_class()
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda", "meta", "mps"):
+                device = arg
+            else:
+                dtype = arg
+        out = self if dtype is None else self.cast(dtype)
+        if device is None:
+            return out
+        return out.on_device(str(device).split(":")[0])
 
     def clone(self) -> Any:
         return self.contiguous()

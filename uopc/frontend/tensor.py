@@ -193,6 +193,14 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         """Where realizes of this tensor run: "cpu" or "cuda" (SPEC §9)."""
         return self._device or settings.DEVICE.get()
 
+    def on_device(self, device: str) -> Tensor:
+        """This value (gradients flow back to this tensor) realized on `device`; a device
+        uopc has no backend for is a ValueError naming the ones it has."""
+        out = Tensor._wrap(self.uop, self._requires_grad)
+        out._trace = self._trace
+        out._device = check_device(device)
+        return out
+
     @property
     def requires_grad(self) -> bool:
         return self._requires_grad
@@ -492,12 +500,32 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def contiguous(self) -> Tensor:
         return self._apply(OP.contiguous)
 
-    def backward(self, params: Iterable[Tensor] | None = None) -> None:
-        """Reverse-mode gradients of this tensor into `p.grad` of every parameter
-        (the listed ones, else every requires_grad leaf the graph reads)."""
+    def backward(self, gradient: Tensor | Iterable[Tensor] | None = None, *,
+                 inputs: Iterable[Tensor] | None = None) -> None:
+        """Reverse-mode gradients of this tensor into `p.grad` of every parameter (those
+        of `inputs`, else every requires_grad leaf the graph reads), as PyTorch's
+        backward: a tensor with more than one element needs `gradient`, the vector the
+        product is taken with. A list or tuple in first place is read as `inputs`, as
+        earlier uopc took it."""
         from uopc.frontend.autograd import backward
 
-        backward(self, None if params is None else list(params))
+        if gradient is not None and not isinstance(gradient, Tensor):
+            if inputs is not None:
+                raise TypeError("backward: give the parameters once, as inputs=")
+            gradient, inputs = None, gradient
+        root = self
+        if gradient is not None:
+            if gradient.shape != self.shape:
+                raise ShapeError(f"backward: gradient of shape {fmt_shape(gradient.shape)} for a "
+                                 f"tensor of shape {fmt_shape(self.shape)}: give one of the "
+                                 f"tensor's shape")
+            root = (self * gradient.detach()).sum()
+        elif self.numel() != 1:
+            raise RuntimeError(f"backward of a tensor of shape {fmt_shape(self.shape)}: "
+                               f"gradients are implicitly created only for one-element "
+                               f"outputs, as in PyTorch; reduce it (.sum()) or pass "
+                               f"gradient=")
+        backward(root, None if inputs is None else list(inputs))
 
     # ------------------------------------------------------------------ elementwise core
     def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
