@@ -47,6 +47,25 @@ def test_replayed_steps_match_python_steps_bit_for_bit(optimizer):
         assert np.array_equal(p.numpy(), w)
 
 
+@pytest.mark.parametrize("optimizer", [AdamW, SGD])
+def test_replays_follow_a_learning_rate_schedule(optimizer):
+    """opt.lr set between steps (a schedule) is what the replayed updates use."""
+    def run(capture: bool) -> tuple[list[float], list[np.ndarray]]:
+        holder: list = []
+        step, params = make_step(lambda p: holder.append(optimizer(p, lr=0.05)) or holder[0])
+        call = uopc.capture(step) if capture else step
+        losses = []
+        for k, (x, y) in enumerate(BATCHES):
+            holder[0].lr = 0.05 / (k + 1)
+            losses.append(call(x, y).item())
+        return losses, [p.numpy() for p in params]
+    plain_losses, plain_params = run(False)
+    losses, params = run(True)
+    assert losses == plain_losses
+    for p, w in zip(params, plain_params):
+        assert np.array_equal(p, w)
+
+
 def test_a_replay_traces_nothing(monkeypatch):
     step, _ = make_step(lambda p: AdamW(p, lr=1e-2))
     captured = uopc.capture(step)

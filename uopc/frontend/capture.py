@@ -26,11 +26,12 @@ Where a recorded plan's inputs come from on a replay:
 - an array that was the same object, or had the same contents, in both recorded calls
   (model constants, an arange the step rebuilds every call): replays reuse it.
 
-An input built inside the step whose contents changed between the two recorded calls (a
-learning rate that changes) cannot be replayed: recording raises, naming the realize and
-the input; pass such values as arguments. Replays repeat exactly what was recorded: a
-Python value baked into the graph (a learning rate set as a float, a constant that
-changes only later) keeps its recorded value; call `step.reset()` after changing one. Replays check
+An input built inside the step whose contents changed between the two recorded calls
+cannot be replayed: recording raises, naming the realize and the input; pass such values
+as arguments. An optimizer's learning rate is followed: `opt.lr = x` writes the buffer
+the replayed updates read. Otherwise replays repeat exactly what was recorded: a Python
+value baked into the graph (a weight decay, a constant that changes only later) keeps its
+recorded value; call `step.reset()` after changing one. Replays check
 each argument's shape and dtype and record again when they differ. What is not
 replayed: Python control flow that depends on values, printing, and `.grad` (replays
 leave parameters' gradients as the second call left them); the returned tensors are
@@ -209,7 +210,7 @@ class Captured:
                     raise CaptureError(
                         f"capture({name}): input {s} of realize {n} ({a.dtype} "
                         f"{a.shape}) is made inside the step from Python data and changed "
-                        f"between the two recorded calls (a changing learning rate?): a "
+                        f"between the two recorded calls (a changing hyperparameter?): a "
                         f"replay could only repeat one value; pass it to the step as an "
                         f"argument")
             for j, r in enumerate(call.results):

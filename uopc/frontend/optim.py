@@ -61,7 +61,9 @@ class Optimizer:
 
     @lr.setter
     def lr(self, value: float) -> None:
-        self._lr = _scalar(value)
+        # written into the buffer the updates read, not a new tensor: a step replayed by
+        # uopc.capture feeds that same buffer to its plans, so it follows a schedule too
+        np.copyto(self._lr.uop.arg, np.float64(value))
 
     def zero_grad(self) -> None:
         for p in self.params:
