@@ -17,6 +17,9 @@ from uopc.frontend.tensor import Tensor
 class CausalLM(ABC):
     """Token ids (B, T) -> next-token logits (B, T, vocab)."""
 
+    #: the number of token ids (rows of the embedding)
+    vocab: int
+
     @abstractmethod
     def new_cache(self, max_length: int | None = None, batch: int = 1) -> KVCache:
         """An empty cache for up to `max_length` positions (the model's context if None)."""

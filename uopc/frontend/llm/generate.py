@@ -92,13 +92,24 @@ def generate(model: CausalLM, prompt: Sequence[int], max_new_tokens: int,
     `stop`. `model` is a GPT2 or Llama; `on_token` sees each token as it is chosen."""
     if not prompt:
         raise ValueError("generate needs a prompt of at least one token")
-    needed = len(prompt) + max_new_tokens
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens is {max_new_tokens}: give 0 or more")
+    outside = [t for t in prompt if not 0 <= int(t) < model.vocab]
+    if outside:
+        raise ValueError(f"token id {outside[0]} of the prompt is outside the model's "
+                         f"vocabulary [0, {model.vocab})")
+    out = Generation()
+    if max_new_tokens == 0:
+        return out
+    # the positions the model reads: the prompt and every new token but the last, which
+    # is chosen from the logits and never fed back (as transformers counts them)
+    needed = len(prompt) + max_new_tokens - 1
     cache = model.new_cache(-(-needed // CACHE_QUANTUM) * CACHE_QUANTUM)
     if cache.max_length < needed:
         raise ValueError(f"prompt of {len(prompt)} tokens + {max_new_tokens} new ones "
-                         f"exceeds the model's context of {cache.max_length}")
+                         f"needs {needed} positions, more than the model's context of "
+                         f"{cache.max_length}")
     rng = np.random.default_rng(sampling.seed)
-    out = Generation()
     ids = np.asarray([prompt], np.int32)
     prefill = functools.partial(_step, model, cache)
     decode = capture(prefill)  # the same step, replayed from the third token on

@@ -115,6 +115,7 @@ class Llama(CausalLM):
         if config.get("attention_bias") or config.get("mlp_bias"):
             raise ValueError("Llama with attention or MLP biases is not implemented")
         self.cfg = c = LlamaShape(config)
+        self.vocab = c.vocab
         w = Weights(state, prefix="model.", what="Llama")
         self.embed = w.tensor("embed_tokens.weight", (c.vocab, c.dim))
         self.blocks = [LlamaBlock(w, i, c, c.eps) for i in range(c.layers)]
