@@ -12,14 +12,18 @@ from xdsl.context import Context
 
 def register_uopc_dialects(ctx: Context) -> None:
     """Make the uop dialect(s) available in `ctx` (loaded lazily on first use), and the
-    upstream ops xDSL lacks (`uopc.uopdialect.upstream`)."""
+    upstream ops xDSL lacks (`uopc.uopdialect.upstream`, `uopc.uopdialect.linalg_named`)."""
     from uopc.uopdialect import Uop
+    from uopc.uopdialect.linalg_named import NAMED_OPS
     from uopc.uopdialect.upstream import PrefetchOp
 
     if "uop" not in ctx.registered_dialect_names:
         ctx.register_dialect("uop", lambda: Uop)
     if PrefetchOp not in ctx.loaded_ops:
         ctx.load_op(PrefetchOp)  # an upstream memref op xDSL lacks (`upstream`)
+    for op in NAMED_OPS:  # named linalg ops xDSL lacks
+        if op not in ctx.loaded_ops:
+            ctx.load_op(op)
 
 
 def make_context() -> Context:
