@@ -61,7 +61,7 @@ def _mac_region(inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Regi
     return region
 
 
-def _combine_region(inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
+def combine_region(inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
                     combine: tuple[type[Operation], type[Operation]]) -> Region:
     """out = combine(out, in0): the float or the integer op of `combine`."""
     types = NamedOperation.body_arg_types((*inputs, *outputs))
@@ -211,7 +211,7 @@ class _Pooling(PoolingOperation):
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue],
                           outputs: Sequence[SSAValue]) -> Region:
-        return _combine_region(inputs, outputs, cls.COMBINE)
+        return combine_region(inputs, outputs, cls.COMBINE)
 
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         (sh, sw), (dh, dw) = _strided(self)
