@@ -25,6 +25,7 @@ _EXPORTS = {
     "quantize_weight": ("uopc.frontend.quant", "quantize_weight"),
     "quantize_model": ("uopc.frontend.quant", "quantize_model"),
     "export": ("uopc.frontend.export", "export"),
+    "compile_text": ("uopc.runtime.driver", "compile_text"),
 }
 
 #: the dtype objects, by PyTorch's names and aliases (`uopc.frontend.dtypes.ALIASES`)

@@ -70,7 +70,7 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     TensorType,
 )
-from xdsl.dialects.linalg import GenericOp
+from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.parser import AttrParser, Parser
 
 _Element = AttrParser._TensorLiteralElement
