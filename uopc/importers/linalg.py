@@ -909,7 +909,10 @@ class _Function:
         start = reduce_identity(kind, sig_of(init.type).dtype)
         if flip:
             start = -start if start.dtype.kind == "f" else ~start
-        return _splat_bytes(init) == start.tobytes()
+        found = _splat_bytes(init)
+        if start.dtype.kind == "b":  # an i1 literal stores true as all ones
+            return found is not None and any(found) == bool(start)
+        return found == start.tobytes()
 
     def combiner(self, s: Structured, y: SSAValue, out_arg: SSAValue):
         """(kind, flip, the combined non-accumulator value) of a reduction body's yield."""
