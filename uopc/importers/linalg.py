@@ -9,37 +9,53 @@ rewrites every such function into uop ops, so that the rest of uopc (`uop-to-c`,
     uopc-run model.mlir --fill
 
 What converts (static shapes; every uop element type: i1, i8, i16, i32, i64, f16, bf16, f32,
-f64, and ui8 tensors; MLIR's signless integers are read as signed, and the unsigned arith ops
-convert through ui8 or through a wider signed type):
+f64, and ui8 tensors; MLIR's signless integers are read as signed, the unsigned arith ops
+convert through ui8 or through a wider signed type, and `index` values are i64):
 
-- `linalg.generic` whose indexing maps are projected permutations (each operand index
-  is a loop dimension, as in elementwise ops, broadcasts, transposes, matmuls and
-  reductions), with an elementwise body. With reduction iterators the body must combine
-  the output block argument once, at the end, with `arith.addf`/`addi` (sum),
-  `maximumf`/`maxsi` or `minimumf`/`minsi`. Each input is viewed over the whole
-  iteration space (`uop.permute`, `uop.reshape`, `uop.expand`), the body becomes
-  elementwise uop ops on those views, the reduction a `uop.reduce` over the reduction
-  dimensions, combined with the output's initial value (skipped when that is a splat of
-  the reduction's own start value, e.g. a `linalg.fill` of 0.0 before a sum).
+- `linalg.generic` whose indexing maps give each operand axis a loop dimension (as in
+  elementwise ops, broadcasts, transposes, matmuls and reductions), a constant (keepdim
+  maps such as `(d0, d1) -> (d0, 0)`) or, on inputs, a window: a sum of loop dimensions
+  with positive factors plus a constant (`d2 * 2 + d5`, convolutions and poolings with
+  strides and dilations). A windowed input becomes one strided slice per value of the
+  window's inner (reduction) dimensions, stacked on new axes (`uop.stack`), the same
+  patches the Tensor API's convolution builds, so the product and the sum over channels
+  and kernel positions is one reduce that fuses and schedules like a matmul. Each input
+  is viewed over the whole iteration space (`uop.permute`, `uop.reshape`, `uop.expand`);
+  the body becomes elementwise uop ops on those views, with `linalg.index` an iota and
+  `tensor.extract` from a tensor defined outside the body a gather (`uop.index`, as
+  embedding lookups print). With reduction iterators the body must combine the output
+  block argument once, at the end, with `arith.addf`/`addi` (sum), `maximumf`/`maxsi`,
+  `minimumf`/`minsi`, or `andi`/`ori` on i1 (all, any); the reduction is a `uop.reduce`
+  over the reduction dimensions, combined with the output's initial value (skipped when
+  that is a splat of the reduction's own start value, e.g. a `linalg.fill` of 0.0 before
+  a sum). A second output that yields `select(v > acc, position, out)` against a max (or
+  `<` against a min; `>=`/`<=` for the last position) is that extreme's position, as
+  argmax and `max(dim)` print: the least (or greatest) position holding the extreme.
 - the named structured ops through the same path, by their indexing maps and bodies:
-  `linalg.matmul` (also with `indexing_maps`), `linalg.fill`, `copy`, `add`, `sub`, `mul`,
-  `max`, `min`, `exp`, `log`, `sqrt`, `select`; and `linalg.transpose`,
-  `linalg.broadcast`, `linalg.reduce`. xDSL 0.75 has no `linalg.batch_matmul` (nor
-  `batch_matmul`-like named ops): run `mlir-opt --linalg-generalize-named-ops` first,
-  which prints them as `linalg.generic`.
+  `linalg.matmul` (also with `indexing_maps`), `batch_matmul`, `matvec`, `vecmat`,
+  `batch_matvec`, `dot`, `mmt4d`, `conv_1d`, `conv_2d`, `conv_1d_ncw_fcw`,
+  `conv_2d_nchw_fchw`, `conv_2d_ngchw_*`, `conv_2d_nhwc_*`, `depthwise_conv_2d_nchw_chw`,
+  `pooling_nchw_max`/`_sum`/`_min`, `pooling_nhwc_max`/`_sum`, `fill`, `copy`, `add`,
+  `sub`, `mul`, `max`, `min`, `exp`, `log`, `sqrt`, `select`; and `linalg.transpose`,
+  `linalg.broadcast`, `linalg.reduce`. The ones xDSL 0.75 does not register are defined
+  in `uopc.uopdialect.linalg_named`.
 - `tensor.empty` (a zero tensor: its contents are undefined in MLIR), `tensor.expand_shape`
   and `tensor.collapse_shape` (`uop.reshape`), `tensor.extract_slice` with static offsets,
-  sizes and strides (`uop.shrink`, strides by padding and reshaping), `tensor.pad` with
+  sizes and strides (`uop.shrink`, strides by padding and reshaping),
+  `tensor.insert_slice` with static offsets and unit strides (a `uop.where` of the padded
+  source over the destination), `tensor.cast` between static types, `tensor.pad` with
   static low/high padding and a constant pad value.
+- constants: scalars, splat or dense literals, and `dense_resource<key>` blobs from the
+  file's `{-# dialect_resources #-}` section (how torch-mlir prints weights).
 - elementwise `arith` and `math` ops, on tensors at the top level or on scalars inside a
   linalg body: add, sub, mul, div (floats: `uop.div`, correctly rounded), floordivsi, neg,
   maximumf/maxnumf/maxsi/maxui, minimumf/minnumf/minsi/minui, cmpf (every predicate), cmpi (signed and
   equality predicates, and the unsigned ones by offsetting both sides by the type's least
   value), select, andi/ori/xori on i1, sitofp, fptosi, extsi, trunci, extf, truncf, bitcast,
-  extui from any width, uitofp from widths below 64, fptoui to widths below 64, constant
-  (scalar, splat or dense); math.exp, exp2, log, log2, sqrt,
-  rsqrt, sin, tanh, absf, absi. `exp`, `log` and `tanh` go through uop's exp2 and log2 (in
-  f32 for f16 values), so they are within a few ulp of libm's, not bit-identical.
+  index_cast, extui from any width, uitofp from widths below 64, fptoui to widths below 64;
+  math.exp, exp2, log, log2, sqrt, rsqrt, sin, tanh, erf, powf, fpowi (the integer
+  exponent as a float), absf, absi. `exp`, `log` and `tanh` go through uop's exp2 and log2
+  (in f32 for f16 values), so they are within a few ulp of libm's, not bit-identical.
 
 Anything else (an op, an indexing map, a body, a type or a dynamic size) is a located
 error naming the op and saying what is supported. Functions without upstream tensor ops
@@ -98,10 +114,11 @@ from uopc.uopdialect.types import dtype_of, sig_of, tensor_type
 LOG2_E = 1.4426950408889634
 LN_2 = 0.6931471805599453
 
-SUPPORTED = ("linalg.generic, linalg.matmul, linalg.fill, linalg.transpose, "
-             "linalg.broadcast, linalg.reduce, the elementwise named linalg ops, "
+SUPPORTED = ("linalg.generic, linalg.fill, linalg.transpose, linalg.broadcast, linalg.reduce, "
+             "the contraction, convolution, pooling and elementwise named linalg ops, "
              "tensor.empty, tensor.expand_shape, tensor.collapse_shape, "
-             "tensor.extract_slice, tensor.pad, and elementwise arith/math ops")
+             "tensor.extract_slice, tensor.insert_slice, tensor.pad, tensor.cast, and "
+             "elementwise arith/math ops")
 
 
 class LinalgImportError(DiagnosticException):
@@ -652,6 +669,14 @@ class _Function:
             return [self.extract_slice(op)]
         if isinstance(op, tensor.PadOp):
             return [self.pad(op)]
+        if isinstance(op, tensor.InsertSliceOp):
+            return [self.insert_slice(op)]
+        if isinstance(op, tensor.CastOp):
+            if not isinstance(op.dest.type, TensorType):
+                raise _fail(op, f"cast to {op.dest.type}: converted functions keep static "
+                                f"shapes; unranked tensors (as passed to printMemref "
+                                f"functions) are not supported")
+            return [self.get(op.source)]  # static to static (checked above): same shape
         if isinstance(op, (LinalgStructuredOperation, linalg.BroadcastOp,
                            linalg.ReduceOp)):
             return self.structured(structured(op))
@@ -673,6 +698,26 @@ class _Function:
                             f"fit {shape}: give positive strides and an in-bounds window")
         x = e.strided_slice(x, offsets, sizes, strides)
         return e.reshape(x, sig_of(op.result.type).shape)  # rank-reducing slices
+
+    def insert_slice(self, op: tensor.InsertSliceOp) -> SSAValue:
+        """dest with the source written into a window: where(inside, padded source, dest)."""
+        if op.offsets or op.sizes or op.strides:
+            raise _fail(op, "dynamic offsets, sizes or strides: give static ones")
+        offsets = op.static_offsets.get_values()
+        sizes = op.static_sizes.get_values()
+        strides = op.static_strides.get_values()
+        e, dest = self.e, self.get(op.dest)
+        shape = sig_of(dest.type).shape
+        if any(st != 1 for st in strides) or any(
+                o < 0 or o + n > d for o, n, d in zip(offsets, sizes, shape)):
+            raise _fail(op, f"insert_slice offsets {offsets} sizes {sizes} strides {strides} "
+                            f"into {shape}: unit strides and an in-bounds window convert")
+        src = e.cast(e.reshape(self.get(op.source), sizes), sig_of(dest.type).dtype)
+        after = tuple(d - o - n for o, n, d in zip(offsets, sizes, shape))
+        placed = e.emit(uop.PadOp.make(src, before=tuple(offsets), after=after))
+        inside = e.emit(uop.PadOp.make(e.splat(src, True, "i1"), before=tuple(offsets),
+                                       after=after))
+        return e.where(inside, placed, dest)
 
     def pad(self, op: tensor.PadOp) -> SSAValue:
         if op.low or op.high:

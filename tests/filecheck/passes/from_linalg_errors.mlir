@@ -1,9 +1,26 @@
 // RUN: uopc-opt %s -p uop-from-linalg --split-input-file --verify-diagnostics
 
 func.func @insert(%x: tensor<2xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{not supported by uop-from-linalg; it converts linalg.generic, linalg.matmul}}
-  %r = tensor.insert_slice %x into %y[0] [2] [1] : tensor<2xf32> into tensor<4xf32>
+  // expected-error@+1 {{insert_slice offsets (0,) sizes (2,) strides (2,) into (4,): unit strides and an in-bounds window convert}}
+  %r = tensor.insert_slice %x into %y[0] [2] [2] : tensor<2xf32> into tensor<4xf32>
   func.return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @unranked(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{cast to tensor<*xf32>: converted functions keep static shapes; unranked tensors (as passed to printMemref functions) are not supported}}
+  %u = tensor.cast %x : tensor<2xf32> to tensor<*xf32>
+  func.return %x : tensor<2xf32>
+}
+
+// -----
+
+func.func @dim(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{not supported by uop-from-linalg; it converts linalg.generic, linalg.fill}}
+  %d = tensor.dim %x, %c0 : tensor<2xf32>
+  func.return %x : tensor<2xf32>
 }
 
 // -----

@@ -217,3 +217,20 @@ func.func @all(%x: tensor<3x4xi1>) -> tensor<3xi1> {
 // CHECK:         %3 = uop.reduce max %2 axes [1] : tensor<3x4xi8> -> tensor<3xi8>
 // CHECK:         %r = uop.cast %5 : tensor<3xi8> to tensor<3xi1>
 // CHECK-NEXT:    func.return %r
+
+// -----
+
+// insert_slice writes a window of the destination; a static-to-static cast is the value
+func.func @insert(%x: tensor<2xf32>, %y: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %r = tensor.insert_slice %x into %y[1, 1] [1, 2] [1, 1] : tensor<2xf32> into tensor<2x4xf32>
+  %c = tensor.cast %r : tensor<2x4xf32> to tensor<2x4xf32>
+  func.return %c : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @insert(
+// CHECK-NEXT:    %0 = uop.reshape %x : tensor<2xf32> -> tensor<1x2xf32>
+// CHECK-NEXT:    %1 = uop.pad %0 before [1, 1] after [0, 1] : tensor<1x2xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %2 = uop.const dense<true> : tensor<1x2xi1>
+// CHECK-NEXT:    %3 = uop.pad %2 before [1, 1] after [0, 1] : tensor<1x2xi1> -> tensor<2x4xi1>
+// CHECK-NEXT:    %r = uop.where %3, %1, %y : tensor<2x4xi1>, tensor<2x4xf32>
+// CHECK-NEXT:    func.return %r
