@@ -21,7 +21,6 @@ import functools
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest

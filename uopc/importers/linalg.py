@@ -71,9 +71,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
-from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     Builtin,
@@ -855,16 +855,17 @@ class _Function:
         views = []
         for values in itertools.product(*(range(domain[t]) for t in enumerated)):
             at = dict(zip(enumerated, values))
-            offsets, counts, strides = [], [], []
+            axes: list[tuple[int, int, int]] = []  # (offset, count, stride) per axis
             for a, d in enumerate(dims):
                 if isinstance(d, int):
-                    offsets.append(0), counts.append(shape[a]), strides.append(1)
+                    axes.append((0, shape[a], 1))
                 elif isinstance(d, Const):
-                    offsets.append(d.index), counts.append(1), strides.append(1)
+                    axes.append((d.index, 1, 1))
                 else:
                     t, stride = slid[a]
-                    offsets.append(d.offset + sum(c * at[u] for u, c in d.terms if u != t))
-                    counts.append(domain[t]), strides.append(stride)
+                    axes.append((d.offset + sum(c * at[u] for u, c in d.terms if u != t),
+                                 domain[t], stride))
+            offsets, counts, strides = ([axis[k] for axis in axes] for k in range(3))
             if any(o < 0 or (n and o + (n - 1) * st >= size) for o, n, st, size in
                    zip(offsets, counts, strides, shape)):
                 raise _fail(op, f"a window reads outside the operand's shape {shape}: "

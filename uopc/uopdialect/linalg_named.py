@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IntegerType
 from xdsl.dialects.linalg.abstract_ops import ConvOperation, NamedOperation, PoolingOperation
@@ -24,7 +25,6 @@ from xdsl.dialects.linalg.ops import YieldOp
 from xdsl.ir import BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import irdl_op_definition
-from xdsl.builder import Builder
 
 PARALLEL, REDUCTION = "parallel", "reduction"
 
@@ -51,7 +51,8 @@ def _mac_region(inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Regi
 
     @Builder.implicit_region(types)
     def region(args: tuple[BlockArgument, ...]) -> None:
-        a, b = args[0], args[1]
+        a: SSAValue = args[0]
+        b: SSAValue = args[1]
         if not floating and types[0] != types[-1]:
             assert isinstance(types[-1], IntegerType)
             a = arith.ExtSIOp(a, types[-1]).result

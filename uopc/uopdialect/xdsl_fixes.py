@@ -192,7 +192,7 @@ def _parse_generic_results_in_parens(cls: type[GenericOp], parser: Parser) -> Ge
 
 
 #: (class, attribute, uopc's replacement)
-FIXES: tuple[tuple[type, str, Callable[..., Any]], ...] = (
+FIXES: tuple[tuple[type, str, Callable[..., Any] | classmethod[Any, Any, Any]], ...] = (
     (DenseIntOrFPElementsAttr, "is_splat", _is_splat_bitwise),
     (_Element, "to_type", _to_type_hex_bits),
     (AttrParser, "parse_dense_int_or_fp_elements_attr", _parse_dense_keeping_splats),
