@@ -38,7 +38,7 @@ convert through ui8 or through a wider signed type, and `index` values are i64):
   `pooling_nchw_max`/`_sum`/`_min`, `pooling_nhwc_max`/`_sum`, `fill`, `copy`, `add`,
   `sub`, `mul`, `max`, `min`, `exp`, `log`, `sqrt`, `select`; and `linalg.transpose`,
   `linalg.broadcast`, `linalg.reduce`. The ones xDSL 0.75 does not register are defined
-  in `uopc.uopdialect.linalg_named`.
+  in `uopc.linalg_named`.
 - `tensor.empty` (a zero tensor: its contents are undefined in MLIR), `tensor.expand_shape`
   and `tensor.collapse_shape` (`uop.reshape`), `tensor.extract_slice` with static offsets,
   sizes and strides (`uop.shrink`, strides by padding and reshaping),
@@ -103,9 +103,9 @@ from xdsl.ir.affine import (
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from uopc.linalg_named import combine_region
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.dtypes import DTYPES
-from uopc.uopdialect.linalg_named import combine_region
 from uopc.uopdialect.locations import about
 from uopc.uopdialect.semantics import reduce_identity
 from uopc.uopdialect.shapes import ShapeError, Sig

@@ -29,10 +29,6 @@ it when the pinned xDSL fixes it.
    `torch_tensor_8_torch.float32`...) gets a fresh key per occurrence, so its attributes
    and its blobs end up under different keys and the weights read as empty. uopc
    declares each handle once per parse and gives every occurrence of it the key it got.
-5. `linalg.generic`'s parser reads its result types as a bare list, so the parenthesized
-   list MLIR prints for two or more results (`-> (tensor<4xf32>, tensor<4xi64>)`, an
-   argmax) is read as the start of a function type and fails with "Expected '->'" on the
-   next line. uopc reads a parenthesized list there.
 
 Scope: `exact_constants()` swaps the fixes into xDSL's classes for the duration of a
 `with` block and then puts back what was there, so other users of xDSL in the process
@@ -70,8 +66,7 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     TensorType,
 )
-from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser
 
 _Element = AttrParser._TensorLiteralElement
 #: xDSL's own conversion of a parsed literal element, which the hex fix falls back to
@@ -165,39 +160,12 @@ def _resource_handle_once(self: AttrParser, dialect_name: str, interface: Any) -
     return keys[dialect_name, key]
 
 
-class _ResultTypesInParens:
-    """A view of a parser for GenericOp.parse: its bare list of result types may be a
-    parenthesized one; everything else goes to the parser itself."""
-
-    def __init__(self, parser: Parser):
-        self._parser = parser
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._parser, name)
-
-    def parse_comma_separated_list(self, delimiter: Parser.Delimiter, parse: Callable[[], Any],
-                                   context_msg: str = "") -> list[Any]:
-        p = self._parser
-        if delimiter is Parser.Delimiter.NONE and parse == p.parse_attribute and \
-                p._current_token.text == "(":
-            delimiter = Parser.Delimiter.PAREN
-        return p.parse_comma_separated_list(delimiter, parse, context_msg)
-
-
-_parse_generic = GenericOp.parse.__func__  # type: ignore[attr-defined]
-
-
-def _parse_generic_results_in_parens(cls: type[GenericOp], parser: Parser) -> GenericOp:
-    return _parse_generic(cls, _ResultTypesInParens(parser))
-
-
 #: (class, attribute, uopc's replacement)
-FIXES: tuple[tuple[type, str, Callable[..., Any] | classmethod[Any, Any, Any]], ...] = (
+FIXES: tuple[tuple[type, str, Callable[..., Any]], ...] = (
     (DenseIntOrFPElementsAttr, "is_splat", _is_splat_bitwise),
     (_Element, "to_type", _to_type_hex_bits),
     (AttrParser, "parse_dense_int_or_fp_elements_attr", _parse_dense_keeping_splats),
     (AttrParser, "_parse_dialect_resource_handle", _resource_handle_once),
-    (GenericOp, "parse", classmethod(_parse_generic_results_in_parens)),
 )
 
 

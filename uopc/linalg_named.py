@@ -7,24 +7,34 @@ is a parse error. Each op here is a structured op like xDSL's own named ops: its
 (`ins`, `outs`), its indexing maps (MLIR's, from the op's definition in
 `LinalgNamedStructuredOps.yaml`: loop dimensions in the same order), its iterator kinds
 and its hidden body (multiply-accumulate, or max / sum for the poolings). `uop-from-linalg`
-reads them through these maps like any `linalg.generic`. `register_uopc_dialects` loads
-them into uopc's context.
+reads them through these maps like any `linalg.generic`.
+
+One parser fix goes with them: xDSL 0.75's `linalg.generic` reads its result types as a
+bare list, so the parenthesized list MLIR prints for two or more results
+(`-> (tensor<4xf32>, tensor<4xi64>)`, an argmax) is read as the start of a function type
+and fails with "Expected '->'" on the next line; uopc reads a parenthesized list there.
+It only turns that parse error into the parse MLIR does.
+
+`install_linalg_extensions` puts both into xDSL's linalg dialect; uopc's context and its
+plugin entry point (`uopc.pipelines`, which the stock `xdsl-opt` loads) call it, so both
+tools read the same linalg.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IntegerType
 from xdsl.dialects.linalg.abstract_ops import ConvOperation, NamedOperation, PoolingOperation
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
-from xdsl.dialects.linalg.ops import YieldOp
+from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.ir import BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import irdl_op_definition
+from xdsl.parser import Parser
 
 PARALLEL, REDUCTION = "parallel", "reduction"
 
@@ -254,3 +264,43 @@ NAMED_OPS: tuple[type[Operation], ...] = (
     BatchMatmulOp, MatvecOp, VecmatOp, BatchMatvecOp, DotOp, Mmt4DOp, Conv1DOp, Conv2DOp,
     Conv1DNcwFcwOp, DepthwiseConv2DNchwChwOp, PoolingNchwSumOp, PoolingNhwcSumOp,
     PoolingNhwcMaxOp, PoolingNchwMinOp)
+
+
+class _ResultTypesInParens:
+    """A view of a parser for GenericOp.parse: its bare list of result types may be a
+    parenthesized one; everything else goes to the parser itself."""
+
+    def __init__(self, parser: Parser):
+        self._parser = parser
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
+
+    def parse_comma_separated_list(self, delimiter: Parser.Delimiter, parse: Callable[[], Any],
+                                   context_msg: str = "") -> list[Any]:
+        p = self._parser
+        if delimiter is Parser.Delimiter.NONE and parse == p.parse_attribute and \
+                p._current_token.text == "(":
+            delimiter = Parser.Delimiter.PAREN
+        return p.parse_comma_separated_list(delimiter, parse, context_msg)
+
+
+_parse_generic = GenericOp.parse.__func__  # type: ignore[attr-defined]
+
+
+def _parse_generic_results_in_parens(cls: type[GenericOp], parser: Parser) -> GenericOp:
+    return _parse_generic(cls, _ResultTypesInParens(parser))
+
+
+def install_linalg_extensions() -> None:
+    """Add `NAMED_OPS` to xDSL's `linalg` dialect and give `linalg.generic` the result
+    list fix (once; idempotent), so that every context that loads the dialect reads
+    them: uopc's own, and the stock `xdsl-opt` that imports uopc's plugin entry point
+    (`uopc.pipelines.UNIVERSE`). A plugin cannot bring its own `linalg` dialect (xDSL
+    refuses two dialects of one name), so they go into the existing one; only names xDSL
+    does not define are added, and only a parse that failed changes."""
+    from xdsl.dialects.linalg import Linalg
+
+    known = {op.name for op in Linalg.operations}
+    Linalg._operations.extend(op for op in NAMED_OPS if op.name not in known)
+    GenericOp.parse = classmethod(_parse_generic_results_in_parens)  # type: ignore[assignment]
