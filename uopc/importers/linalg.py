@@ -554,18 +554,24 @@ def structured(op: Operation) -> Structured:
     """The loop form of a linalg op."""
     if isinstance(op, linalg.TransposeOp):
         perm = tuple(op.permutation.get_values())
+        if sorted(perm) != list(range(len(perm))):
+            raise _fail(op, f"permutation {list(perm)} is not a permutation of 0..{len(perm) - 1}")
         inverse = tuple(perm.index(k) for k in range(len(perm)))
         return Structured(op, [op.inputs[0]], [inverse], [op.outputs[0]],
                           [_identity(len(perm))], (False,) * len(perm), None)
     if isinstance(op, linalg.BroadcastOp):
         rank = len(sig_of(op.init.type).shape)
         added = set(op.dimensions.get_values())
+        if not added <= set(range(rank)):
+            raise _fail(op, f"dimensions {sorted(added)} are not axes of a rank-{rank} result")
         kept = tuple(d for d in range(rank) if d not in added)
         return Structured(op, [op.input], [kept], [op.init], [_identity(rank)],
                           (False,) * rank, None)
     if isinstance(op, linalg.ReduceOp):
         rank = len(sig_of(op.input.type).shape)
         axes = set(op.dimensions.get_values())
+        if not axes <= set(range(rank)):
+            raise _fail(op, f"dimensions {sorted(axes)} are not axes of a rank-{rank} input")
         kept = tuple(d for d in range(rank) if d not in axes)
         return Structured(op, [op.input], [_identity(rank)], [op.init], [kept],
                           tuple(d in axes for d in range(rank)), op.region.block)
