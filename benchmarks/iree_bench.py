@@ -181,15 +181,15 @@ def main() -> None:
     for name, (text, inputs) in cases().items():
         if args.only and name not in args.only:
             continue
-        compile_times: dict[str, list[float]] = {"iree": [], "uopc": []}
+        compile_times: dict[str, list[float]] = {"iree compile": [], "uopc compile": []}
         flatbuffer, program = b"", None
         for _ in range(args.compile_rounds):
             start = time.perf_counter()
             flatbuffer = iree_compile(text)
-            compile_times["iree"].append(time.perf_counter() - start)
+            compile_times["iree compile"].append(time.perf_counter() - start)
             start = time.perf_counter()
             program = uopc_compile(text)
-            compile_times["uopc"].append(time.perf_counter() - start)
+            compile_times["uopc compile"].append(time.perf_counter() - start)
         runners = {"iree 1 thread": iree_runner(flatbuffer, "local-sync"),
                    "iree pool": iree_runner(flatbuffer, "local-task"),
                    "uopc": uopc_runner(program)}
@@ -205,8 +205,8 @@ def main() -> None:
                 run_times[key].append(timed(lambda run=run, inputs=inputs: run(inputs)))
         med = {k: statistics.median(v) for k, v in {**compile_times, **run_times}.items()}
         rows.append(
-            f"{name:20} {med['iree']:11.3f}s {med['uopc']:11.3f}s "
-            f"{med['uopc'] / med['iree']:6.2f} | {med['iree 1 thread'] * 1e3:11.2f}ms "
+            f"{name:20} {med['iree compile']:11.3f}s {med['uopc compile']:11.3f}s "
+            f"{med['uopc compile'] / med['iree compile']:6.2f} | {med['iree 1 thread'] * 1e3:11.2f}ms "
             f"{med['iree pool'] * 1e3:8.2f}ms {med['uopc'] * 1e3:8.2f}ms "
             f"{med['uopc'] / med['iree 1 thread']:6.2f} {med['uopc'] / med['iree pool']:7.2f}"
             f" | {diff:12.2e}")
