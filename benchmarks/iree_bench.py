@@ -60,30 +60,44 @@ func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x
 
 
 def _softmax(rows: int, cols: int) -> str:
+    """A row softmax: max and sum reductions, elementwise generics with row broadcasts."""
+    t, v = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
+    row = "affine_map<(d0, d1) -> (d0)>"
+    full = "affine_map<(d0, d1) -> (d0, d1)>"
     return f"""
-func.func @main(%x: tensor<{rows}x{cols}xf32>) -> tensor<{rows}x{cols}xf32> {{
+func.func @main(%x: {t}) -> {t} {{
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<{rows}xf32>
-  %e2 = tensor.empty() : tensor<{rows}x{cols}xf32>
-  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
-  %m = linalg.reduce ins(%x : tensor<{rows}x{cols}xf32>) outs(%fm : tensor<{rows}xf32>) dimensions = [1]
-    (%in: f32, %init: f32) {{
-      %t = arith.maximumf %in, %init : f32
-      linalg.yield %t : f32
-    }}
-  %mb = linalg.broadcast ins(%m : tensor<{rows}xf32>) outs(%e2 : tensor<{rows}x{cols}xf32>) dimensions = [1]
-  %d = arith.subf %x, %mb : tensor<{rows}x{cols}xf32>
-  %ex = math.exp %d : tensor<{rows}x{cols}xf32>
-  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
-  %s = linalg.reduce ins(%ex : tensor<{rows}x{cols}xf32>) outs(%fs : tensor<{rows}xf32>) dimensions = [1]
-    (%in: f32, %init: f32) {{
-      %t = arith.addf %in, %init : f32
-      linalg.yield %t : f32
-    }}
-  %sb = linalg.broadcast ins(%s : tensor<{rows}xf32>) outs(%e2 : tensor<{rows}x{cols}xf32>) dimensions = [1]
-  %r = arith.divf %ex, %sb : tensor<{rows}x{cols}xf32>
-  return %r : tensor<{rows}x{cols}xf32>
+  %e1 = tensor.empty() : {v}
+  %e2 = tensor.empty() : {t}
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : {v}) -> {v}
+  %m = linalg.generic {{indexing_maps = [{full}, {row}], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : {t}) outs(%fm : {v}) {{
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.maximumf %in, %acc : f32
+    linalg.yield %r : f32
+  }} -> {v}
+  %ex = linalg.generic {{indexing_maps = [{full}, {row}, {full}], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %m : {t}, {v}) outs(%e2 : {t}) {{
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }} -> {t}
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : {v}) -> {v}
+  %s = linalg.generic {{indexing_maps = [{full}, {row}], iterator_types = ["parallel", "reduction"]}}
+      ins(%ex : {t}) outs(%fs : {v}) {{
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }} -> {v}
+  %y = linalg.generic {{indexing_maps = [{full}, {row}, {full}], iterator_types = ["parallel", "parallel"]}}
+      ins(%ex, %s : {t}, {v}) outs(%e2 : {t}) {{
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  }} -> {t}
+  return %y : {t}
 }}
 """
 

@@ -596,6 +596,8 @@ _COMBINERS: dict[type[Operation], tuple[str, bool]] = {
     arith.AddfOp: ("add", False), arith.AddiOp: ("add", False),
     arith.MaximumfOp: ("max", False), arith.MaxSIOp: ("max", False),
     arith.MinimumfOp: ("max", True), arith.MinSIOp: ("max", True),
+    # acc - x: a sum of the negated values (`structured`)
+    arith.SubfOp: ("add", False), arith.SubiOp: ("add", False),
     # on i1 (any / all), reduced as i8 (`structured`)
     arith.OrIOp: ("max", False), arith.AndIOp: ("max", True),
 }
@@ -812,6 +814,8 @@ class _Function:
                 continue
             kind, flip, partial = self.combiner(s, yields[k], out_args[k])
             partial = e.cast(self.body_value(s, partial, env, domain), dtype)
+            if isinstance(yields[k].owner, (arith.SubfOp, arith.SubiOp)):
+                partial = e.neg(partial)  # acc - x - y ... = acc + sum(-x)
             if dtype == "i1":  # any / all as the max / min of 0 and 1
                 partial = e.cast(partial, "i8")
             elif isinstance(yields[k].owner, (arith.OrIOp, arith.AndIOp)):
@@ -973,10 +977,12 @@ class _Function:
         # compares of the accumulator feed arg outputs (argmax: `select(v > acc, i, pos)`)
         uses = [u for u in out_arg.uses
                 if not isinstance(u.operation, (arith.CmpfOp, arith.CmpiOp))]
-        if spec is None or len(uses) != 1 or uses[0].operation is not op:
-            raise _fail(s.op, "a reduction body must yield arith.addf/addi, maximumf/maxsi "
-                              "or minimumf/minsi of the output block argument (used once) "
-                              "and a value computed from the inputs")
+        if spec is None or len(uses) != 1 or uses[0].operation is not op or (
+                isinstance(op, (arith.SubfOp, arith.SubiOp)) and uses[0].index != 0):
+            raise _fail(s.op, "a reduction body must yield arith.addf/addi, maximumf/maxsi, "
+                              "minimumf/minsi (or andi/ori on i1) of the output block argument "
+                              "(used once) and a value computed from the inputs, or "
+                              "subf/subi of the output block argument minus such a value")
         other = op.operands[1 - uses[0].index]
         return spec[0], spec[1], other
 

@@ -115,7 +115,7 @@ func.func @short_blob(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 func.func @product(%x: tensor<3x4xf32>, %o: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error@+1 {{a reduction body must yield arith.addf/addi, maximumf/maxsi or minimumf/minsi of the output block argument}}
+  // expected-error@+1 {{a reduction body must yield arith.addf/addi, maximumf/maxsi, minimumf/minsi (or andi/ori on i1) of the output block argument (used once)}}
   %r = linalg.reduce ins(%x : tensor<3x4xf32>) outs(%o : tensor<3xf32>) dimensions = [1]
     (%in: f32, %init: f32) {
       %p = arith.mulf %in, %init : f32
