@@ -9,6 +9,7 @@ printing through `printMemref`. uopc's results must equal what `mlir-opt` +
 the module skips.
 """
 
+# ruff: noqa: E501 (the programs' lines are MLIR text, as mlir-opt prints it)
 from __future__ import annotations
 
 import numpy as np
