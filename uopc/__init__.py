@@ -31,6 +31,7 @@ _EXPORTS = {
     # the PyTorch door (imports torch): uopc.compile(model, inputs), uopc.from_exported(ep)
     "compile": ("uopc.pytorch", "compile"),
     "from_exported": ("uopc.pytorch", "from_exported"),
+    "compile_text": ("uopc.runtime.driver", "compile_text"),
 }
 
 #: the dtype objects, by PyTorch's names and aliases (`uopc.frontend.dtypes.ALIASES`)

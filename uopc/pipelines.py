@@ -41,6 +41,7 @@ from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.target import Target
 
 from uopc import settings
+from uopc.linalg_named import install_linalg_extensions
 
 
 def _lazy(path: str) -> Callable[[], type]:
@@ -145,6 +146,9 @@ def _uop_dialect() -> Dialect:
 
     return Uop
 
+
+# the stock xdsl-opt reads the named linalg ops xDSL lacks once it loads this plugin
+install_linalg_extensions()
 
 UNIVERSE = Universe(
     all_dialects={"uop": _uop_dialect},

@@ -90,8 +90,14 @@ def emit_source(module: ModuleOp, backend: Backend | None = None) -> str:
 
 def compile_text(text: str, entry: str | None = None, fmt: str | None = None) -> Program:
     """Compile program text: `.mlir` (fmt="mlir") or `.uir` (fmt="uir"); without `fmt`,
-    text mentioning `func.func` or `builtin.module` is MLIR, anything else `.uir`."""
-    return compile_program(parse_program(text, fmt), entry)
+    text mentioning `func.func` or `builtin.module` is MLIR, anything else `.uir`.
+    Upstream tensor functions (linalg on tensors, as torch-mlir's `linalg-on-tensors`
+    output or `mlir-opt` print them) are converted by `uop-from-linalg` first."""
+    from uopc.importers.linalg import import_linalg
+
+    module = parse_program(text, fmt)
+    import_linalg(module)
+    return compile_program(module, entry)
 
 
 def parse_program(text: str, fmt: str | None = None, source: str = "<program>") -> ModuleOp:

@@ -39,7 +39,10 @@ from uopc.uopdialect.dtypes import DTYPES
 
 LLVM_DIR = "/usr/lib/llvm-22"
 #: loop-level IR (scf, arith, math, memref, func) to the LLVM dialect
-LLVM_PIPELINE = ("--arith-expand", "--expand-strided-metadata", "--convert-scf-to-cf",
+# --lower-affine: expand-strided-metadata (reshaped, sliced buffers) and linalg's loops for
+# convolution windows leave affine.apply
+LLVM_PIPELINE = ("--arith-expand", "--expand-strided-metadata", "--lower-affine",
+                 "--convert-scf-to-cf",
                  "--convert-to-llvm", "--reconcile-unrealized-casts")
 #: tensor-level upstream IR (linalg on tensors, arith/math on tensors) to the LLVM dialect
 TENSOR_PIPELINE = ("--convert-elementwise-to-linalg",

@@ -12,7 +12,8 @@ from xdsl.context import Context
 
 def register_uopc_dialects(ctx: Context) -> None:
     """Make the uop dialect(s) available in `ctx` (loaded lazily on first use), and the
-    upstream ops xDSL lacks (`uopc.uopdialect.upstream`)."""
+    upstream ops xDSL lacks (`uopc.uopdialect.upstream`, `uopc.linalg_named`)."""
+    from uopc.linalg_named import NAMED_OPS, install_linalg_extensions
     from uopc.uopdialect import Uop
     from uopc.uopdialect.upstream import PrefetchOp
 
@@ -20,6 +21,12 @@ def register_uopc_dialects(ctx: Context) -> None:
         ctx.register_dialect("uop", lambda: Uop)
     if PrefetchOp not in ctx.loaded_ops:
         ctx.load_op(PrefetchOp)  # an upstream memref op xDSL lacks (`upstream`)
+    install_linalg_extensions()  # named linalg ops xDSL lacks, in its linalg dialect
+    if any(d.name == "linalg" for d in ctx.loaded_dialects):
+        loaded = {known.name for known in ctx.loaded_ops}
+        for op in NAMED_OPS:  # the dialect was loaded before they were added
+            if op.name not in loaded:
+                ctx.load_op(op)
 
 
 def make_context() -> Context:

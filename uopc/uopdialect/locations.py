@@ -76,9 +76,17 @@ class LocatedParser(Parser):
         return super().resolve_operand(operand, type)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """xDSL's parse; a value that is never defined is reported at its first use."""
+        """xDSL's parse; a value that is never defined is reported at its first use, and
+        a parser crash at the token where it happened."""
         try:
             return super().parse_module(allow_implicit_module)
+        except (NotImplementedError, KeyError, IndexError, TypeError, AssertionError,
+                ZeroDivisionError) as err:
+            # xDSL's parser crashing on input it does not support (a semi-affine
+            # `d0 ceildiv s0` raises NotImplementedError): located where it stopped
+            raise ParseError(self._current_token.span,
+                             f"xDSL's parser cannot read this ({type(err).__name__}: {err})"
+                             ) from None
         except ParseError:
             undefined = [n for n in self.forward_ssa_references if n in self._first_use]
             if not undefined:

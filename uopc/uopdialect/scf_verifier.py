@@ -42,8 +42,27 @@ def op_place(op: Operation) -> str:
 
 
 def verify_program(module: ModuleOp) -> None:
-    """xDSL's verifier, then `verify_scf`: for a module read from text."""
-    module.verify()
+    """xDSL's verifier, then `verify_scf`: for a module read from text. An op verifier of
+    xDSL's that crashes on a malformed op (linalg.transpose with a permutation entry past
+    its rank raised IndexError) is a VerifyException at that op."""
+    try:
+        module.verify()
+    except (IndexError, KeyError, TypeError, ValueError, AssertionError,
+            NotImplementedError) as err:
+        if isinstance(err, VerifyException):
+            raise
+        for op in module.walk():
+            try:
+                op.verify_()
+            except VerifyException:
+                continue
+            except Exception as crash:
+                message = (f"{op.name}{op_place(op)}: malformed op: xDSL's verifier failed "
+                           f"with {type(crash).__name__}: {crash}")
+                diagnostic = Diagnostic()
+                diagnostic.add_message(op, message)
+                diagnostic.raise_exception(op, VerifyException(message))
+        raise
     verify_scf(module)
 
 

@@ -23,6 +23,12 @@ it when the pinned xDSL fixes it.
    `memref.global`'s too: a reader of one sees one element where the type has more
    (`len()` and `get_values()` count the data; xDSL's printer and uopc's C emitter
    handle it).
+4. Resource handles (`dense_resource<key>` and the keys of the `{-# dialect_resources #-}`
+   section) are declared in the builtin dialect's blob store, which outlives a parse:
+   the second file that names a key (every torch-mlir export names its weights
+   `torch_tensor_8_torch.float32`...) gets a fresh key per occurrence, so its attributes
+   and its blobs end up under different keys and the weights read as empty. uopc
+   declares each handle once per parse and gives every occurrence of it the key it got.
 
 Scope: `exact_constants()` swaps the fixes into xDSL's classes for the duration of a
 `with` block and then puts back what was there, so other users of xDSL in the process
@@ -116,8 +122,10 @@ def _parse_splat(self: AttrParser,
         self.parse_punctuation(":", " in dense attribute")
         type = self._parse_dense_literal_type()
     element_type = type.get_element_type()
-    if math.prod(type.get_shape()) <= 1 or not isinstance(element_type,
-                                                          AnyFloat | IntegerType | IndexType):
+    # vectors stay expanded: they are attribute payloads (conv strides, dilations) whose
+    # readers call get_values() and expect every element; uop constants are tensors
+    if not isinstance(type, TensorType) or math.prod(type.get_shape()) <= 1 or \
+            not isinstance(element_type, AnyFloat | IntegerType | IndexType):
         return None
     if hex_string is not None:
         data = _one_element_hex(hex_string, element_type.compile_time_size)
@@ -141,11 +149,23 @@ def _one_element_hex(text: str, size: int) -> bytes | None:
         return None
 
 
+def _resource_handle_once(self: AttrParser, dialect_name: str, interface: Any) -> str:
+    """The stored key of a resource handle: declared on its first occurrence in this
+    parse, the same key on every later one (the `dense_resource` use or the blob)."""
+    key = self.parse_identifier(context_msg=" for resource handle")
+    keys: dict[tuple[str, str], str] = self.__dict__.setdefault("_uopc_resource_keys", {})
+    if (dialect_name, key) not in keys:
+        keys[dialect_name, key] = interface.declare_resource(key)
+        self.dialect_resources.add((dialect_name, keys[dialect_name, key]))
+    return keys[dialect_name, key]
+
+
 #: (class, attribute, uopc's replacement)
 FIXES: tuple[tuple[type, str, Callable[..., Any]], ...] = (
     (DenseIntOrFPElementsAttr, "is_splat", _is_splat_bitwise),
     (_Element, "to_type", _to_type_hex_bits),
     (AttrParser, "parse_dense_int_or_fp_elements_attr", _parse_dense_keeping_splats),
+    (AttrParser, "_parse_dialect_resource_handle", _resource_handle_once),
 )
 
 
