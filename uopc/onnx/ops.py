@@ -1,0 +1,856 @@
+"""The ONNX op table: each standard-domain op written once, onto uopc's Tensor API.
+
+`OPS[op_type](node, *inputs)` builds one ONNX node's outputs from its inputs: `Tensor`s,
+or None for an omitted optional input. It returns a Tensor, a tuple of them (one per
+output the op has, in order), or a numpy array for a value that is known on the host
+from shapes alone (`Shape`, `Size`, `Constant`): those never reach the compiled graph
+as computations. `node` (a `Node`) gives the attributes with ONNX's defaults, the
+opset, and `node.static(k)`: input k's value as a numpy array, for the inputs that ONNX
+passes as tensors but that decide shapes (Reshape's shape, Slice's starts, TopK's k).
+Such a value is usually an initializer or comes from `Shape`; when it is computed from
+a graph input, the importer compiles the model for that input's value
+(`uopc.onnx.importer`).
+
+The table is written for opset 13 and newer (older models are upgraded first,
+`uopc.onnx.reader`); where an attribute became an input in a later opset (axes of the
+reductions at 18, Split's sizes at 13) both forms are read. An attribute value or input
+the table does not implement raises `OnnxError` naming the op, what it found and what
+it supports; so does an op missing from the table (`UNSUPPORTED` below says why the
+well-known ones are absent).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from uopc.frontend.dtypes import lowest
+from uopc.frontend.tensor import Tensor
+from uopc.onnx.reader import OnnxError, numpy_dtype
+
+_REQUIRED = object()
+
+
+class Node:
+    """One ONNX node while its outputs are built: attributes, opset, static inputs."""
+
+    def __init__(self, proto: onnx.NodeProto, opset: int,
+                 static: Callable[[int], np.ndarray], attrs: dict[str, Any]):
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.opset = opset
+        self._static = static
+        self.attrs = attrs
+        self.outputs = len(proto.output)
+
+    @property
+    def label(self) -> str:
+        return f"node {self.proto.name or self.proto.output[0]!r} ({self.op_type})"
+
+    def attr(self, name: str, default: Any = _REQUIRED) -> Any:
+        if name in self.attrs:
+            return self.attrs[name]
+        if default is _REQUIRED:
+            raise OnnxError(f"{self.label}: the required attribute {name!r} is missing")
+        return default
+
+    def static(self, k: int) -> np.ndarray | None:
+        """Input k's value on the host (None when the input is omitted)."""
+        if k >= len(self.proto.input) or not self.proto.input[k]:
+            return None
+        return self._static(k)
+
+    def ints(self, k: int) -> list[int] | None:
+        value = self.static(k)
+        return None if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
+
+    def axes(self, k: int, name: str = "axes") -> list[int] | None:
+        """Axes given as input k (newer opsets) or as the attribute `name` (older)."""
+        from_input = self.ints(k)
+        if from_input is not None:
+            return from_input
+        found = self.attrs.get(name)
+        return None if found is None else [int(a) for a in found]
+
+    def unsupported(self, what: str) -> OnnxError:
+        return OnnxError(f"{self.label}: {what} is not supported by uopc")
+
+
+def _axis(axis: int, rank: int, node: Node) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise OnnxError(f"{node.label}: axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def _result_like(x: Tensor, ref: Tensor) -> Tensor:
+    return x.cast(ref.dtype)
+
+
+# ---- elementwise -----------------------------------------------------------------------
+def _div(n: Node, a: Tensor, b: Tensor) -> Tensor:
+    if a.is_floating_point():
+        return a / b
+    return a.div(b, rounding_mode="trunc").cast(a.dtype)
+
+
+def _mod(n: Node, a: Tensor, b: Tensor) -> Tensor:
+    if n.attr("fmod", 0):
+        return a.fmod(b)
+    if a.is_floating_point():
+        raise OnnxError(f"{n.label}: Mod of floats needs fmod=1 (as ONNX requires)")
+    return a % b
+
+
+def _variadic(combine: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Tensor]:
+    def apply(n: Node, *xs: Tensor) -> Tensor:
+        out = xs[0]
+        for x in xs[1:]:
+            out = combine(out, x)
+        return out
+    return apply
+
+
+def _mean(n: Node, *xs: Tensor) -> Tensor:
+    return _variadic(lambda a, b: a + b)(n, *xs) / len(xs)
+
+
+def _pow(n: Node, a: Tensor, b: Tensor) -> Tensor:
+    if a.is_floating_point() and not b.is_floating_point():
+        b = b.cast(a.dtype)
+    return (a ** b).cast(a.dtype)
+
+
+def _clip(n: Node, x: Tensor, lo: Tensor | None = None, hi: Tensor | None = None) -> Tensor:
+    if lo is not None:
+        x = (x < lo).where(lo.cast(x.dtype), x)
+    if hi is not None:
+        x = (x > hi).where(hi.cast(x.dtype), x)
+    return x
+
+
+def _is_inf(n: Node, x: Tensor) -> Tensor:
+    neg, pos = n.attr("detect_negative", 1), n.attr("detect_positive", 1)
+    inf = x.isinf()
+    if neg and pos:
+        return inf
+    if not neg and not pos:
+        return inf & False
+    return inf & (x > 0 if pos else x < 0)
+
+
+def _bit_shift(n: Node, x: Tensor, s: Tensor) -> Tensor:
+    direction = n.attr("direction")
+    direction = direction.decode() if isinstance(direction, bytes) else direction
+    return x << s if direction == "LEFT" else x >> s
+
+
+def _gelu(n: Node, x: Tensor) -> Tensor:
+    approximate = n.attr("approximate", "none")
+    return x.gelu(approximate.decode() if isinstance(approximate, bytes) else approximate)
+
+
+def _hard_sigmoid(n: Node, x: Tensor) -> Tensor:
+    y = x * n.attr("alpha", 0.2) + n.attr("beta", 0.5)
+    return y.clamp(0.0, 1.0)
+
+
+def _selu(n: Node, x: Tensor) -> Tensor:
+    alpha, gamma = n.attr("alpha", 1.67326319217681884765625), n.attr("gamma", 1.05070102214813232421875)
+    return (x > 0).where(x, (x.exp() - 1) * alpha) * gamma
+
+
+def _shrink(n: Node, x: Tensor) -> Tensor:
+    bias, lambd = n.attr("bias", 0.0), n.attr("lambd", 0.5)
+    zero = x * 0
+    return (x < -lambd).where(x + bias, (x > lambd).where(x - bias, zero)).cast(x.dtype)
+
+
+def _prelu(n: Node, x: Tensor, slope: Tensor) -> Tensor:
+    return (x < 0).where(x * slope, x)
+
+
+def _cast(n: Node, x: Tensor) -> Tensor:
+    return x.cast(numpy_dtype(n.attr("to"), f"{n.label}'s target type"))
+
+
+# ---- shapes ---------------------------------------------------------------------------
+def _shape(n: Node, x: Tensor) -> np.ndarray:
+    dims = x.shape[n.attr("start", 0):n.attr("end", len(x.shape))] \
+        if "end" in n.attrs else x.shape[n.attr("start", 0):]
+    return np.array(dims, dtype=np.int64)
+
+
+def _constant(n: Node) -> np.ndarray:
+    tensors = {"value_float": np.float32, "value_int": np.int64,
+               "value_floats": np.float32, "value_ints": np.int64}
+    for name, dtype in tensors.items():
+        if name in n.attrs:
+            return np.array(n.attrs[name], dtype=dtype)
+    if "value" in n.attrs:
+        return n.attrs["value"]
+    raise n.unsupported(f"a Constant with attributes {sorted(n.attrs)} (strings, sparse)")
+
+
+def _constant_of_shape(n: Node, shape: Tensor) -> Tensor:
+    value = n.attr("value", np.zeros(1, np.float32))
+    dims = tuple(n.ints(0) or ())
+    return Tensor.full(dims, value.reshape(-1)[0].item(), value.dtype)
+
+
+def _reshape(n: Node, x: Tensor, shape: Tensor) -> Tensor:
+    dims = n.ints(1) or []
+    if not n.attr("allowzero", 0):
+        dims = [x.shape[k] if d == 0 else d for k, d in enumerate(dims)]
+    return x.reshape(tuple(dims))
+
+
+def _flatten(n: Node, x: Tensor) -> Tensor:
+    axis = n.attr("axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape((math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))
+
+
+def _squeeze(n: Node, x: Tensor, axes: Tensor | None = None) -> Tensor:
+    found = n.axes(1)
+    if found is None:
+        found = [k for k, d in enumerate(x.shape) if d == 1]
+    drop = {_axis(a, x.ndim, n) for a in found}
+    return x.reshape(tuple(d for k, d in enumerate(x.shape) if k not in drop))
+
+
+def _unsqueeze(n: Node, x: Tensor, axes: Tensor | None = None) -> Tensor:
+    found = n.axes(1) or []
+    rank = x.ndim + len(found)
+    new = {_axis(a, rank, n) for a in found}
+    dims = iter(x.shape)
+    return x.reshape(tuple(1 if k in new else next(dims) for k in range(rank)))
+
+
+def _transpose(n: Node, x: Tensor) -> Tensor:
+    perm = n.attr("perm", list(range(x.ndim))[::-1])
+    return x.permute(*perm) if x.ndim else x
+
+
+def _concat(n: Node, *xs: Tensor) -> Tensor:
+    return Tensor.cat(list(xs), dim=_axis(n.attr("axis"), xs[0].ndim, n))
+
+
+def _split(n: Node, x: Tensor, split: Tensor | None = None) -> tuple:
+    axis = _axis(n.attr("axis", 0), x.ndim, n)
+    sizes = n.ints(1) if split is not None else n.attrs.get("split")
+    if sizes is None:
+        parts = n.attr("num_outputs", n.outputs)
+        size = -(-x.shape[axis] // parts)
+        sizes = [min(size, x.shape[axis] - size * k) for k in range(parts)]
+    return tuple(x.split([int(s) for s in sizes], dim=axis))
+
+
+def _slice(n: Node, x: Tensor, *_: Tensor | None) -> Tensor:
+    starts, ends = n.ints(1) or [], n.ints(2) or []
+    axes = n.ints(3) or list(range(len(starts)))
+    steps = n.ints(4) or [1] * len(starts)
+    index: list[slice] = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        axis = _axis(axis, x.ndim, n)
+        size = x.shape[axis]
+        if step == 0:
+            raise OnnxError(f"{n.label}: a step of 0 on axis {axis}")
+        start = start + size if start < 0 else start
+        end = end + size if end < 0 else end
+        if step > 0:
+            start, end = min(max(start, 0), size), min(max(end, 0), size)
+            index[axis] = slice(start, max(end, start), step)
+        else:
+            start, end = min(max(start, 0), size - 1), min(max(end, -1), size - 1)
+            index[axis] = slice(start, end if end >= 0 else None, step) if start > end \
+                else slice(0, 0)
+    return x[tuple(index)]
+
+
+def _wrapped(index: Tensor, size: int) -> Tensor:
+    index = index.cast("i64")
+    return (index < 0).where(index + size, index)
+
+
+def _gather(n: Node, x: Tensor, index: Tensor) -> Tensor:
+    axis = _axis(n.attr("axis", 0), x.ndim, n)
+    return x[(slice(None),) * axis + (_wrapped(index, x.shape[axis]),)]
+
+
+def _gather_elements(n: Node, x: Tensor, index: Tensor) -> Tensor:
+    axis = _axis(n.attr("axis", 0), x.ndim, n)
+    return x.gather(axis, _wrapped(index, x.shape[axis]))
+
+
+def _gather_nd(n: Node, x: Tensor, index: Tensor) -> Tensor:
+    if n.attr("batch_dims", 0):
+        raise n.unsupported("batch_dims > 0")
+    k = index.shape[-1]
+    flat = x.reshape((math.prod(x.shape[:k]),) + tuple(x.shape[k:]))
+    linear = None
+    for axis in range(k):
+        part = _wrapped(index[..., axis], x.shape[axis]) * math.prod(x.shape[axis + 1:k])
+        linear = part if linear is None else linear + part
+    assert linear is not None
+    return flat[linear]
+
+
+def _scatter_elements(n: Node, x: Tensor, index: Tensor, updates: Tensor) -> Tensor:
+    if n.attr("reduction", "none") not in ("none", b"none"):
+        raise n.unsupported(f"reduction={n.attr('reduction')!r}")
+    axis = _axis(n.attr("axis", 0), x.ndim, n)
+    return x.scatter(axis, _wrapped(index, x.shape[axis]), updates)
+
+
+def _expand(n: Node, x: Tensor, shape: Tensor) -> Tensor:
+    dims = tuple(np.broadcast_shapes(tuple(x.shape), tuple(n.ints(1) or ())))
+    return x.expand(dims)
+
+
+def _tile(n: Node, x: Tensor, repeats: Tensor) -> Tensor:
+    return x.repeat(*(n.ints(1) or ()))
+
+
+def _range(n: Node, start: Tensor, limit: Tensor, delta: Tensor) -> Tensor:
+    first, last, step = (n.static(k).item() for k in range(3))  # type: ignore[union-attr]
+    count = max(int(math.ceil((last - first) / step)), 0)
+    steps = Tensor.arange(count, dtype="i64").cast(start.dtype)
+    return (steps * step + first).cast(start.dtype)
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate",
+              "wrap": "circular"}
+
+
+def _pad(n: Node, x: Tensor, pads: Tensor, value: Tensor | None = None,
+         axes: Tensor | None = None) -> Tensor:
+    mode = n.attr("mode", "constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    amounts = n.ints(1) or []
+    chosen = [_axis(a, x.ndim, n) for a in (n.ints(3) or range(x.ndim))]
+    widths: list[Any] = [None] * x.ndim
+    for k, axis in enumerate(chosen):
+        widths[axis] = (amounts[k], amounts[k + len(chosen)])
+    fill = 0 if value is None or n.static(2).size == 0 else n.static(2).reshape(-1)[0].item()  # type: ignore[union-attr]
+    return x.pad(widths, fill, mode=_PAD_MODES[mode])
+
+
+def _trilu(n: Node, x: Tensor, k: Tensor | None = None) -> Tensor:
+    diagonal = (n.ints(1) or [0])[0]
+    return x.triu(diagonal) if n.attr("upper", 1) else x.tril(diagonal)
+
+
+def _eye_like(n: Node, x: Tensor) -> Tensor:
+    dtype = numpy_dtype(n.attr("dtype"), n.label) if "dtype" in n.attrs else x.dtype
+    rows, cols = x.shape
+    ids = Tensor.arange(rows, dtype="i64").reshape((rows, 1)) + n.attr("k", 0)
+    return ids.eq(Tensor.arange(cols, dtype="i64").reshape((1, cols))).cast(dtype)
+
+
+def _one_hot(n: Node, index: Tensor, depth: Tensor, values: Tensor) -> Tensor:
+    size = int(n.static(1).reshape(-1)[0])  # type: ignore[union-attr]
+    rank = index.ndim + 1
+    axis = _axis(n.attr("axis", -1), rank, n)
+    index = _wrapped(index, size).unsqueeze(axis)
+    positions = Tensor.arange(size, dtype="i64").reshape(
+        tuple(size if k == axis else 1 for k in range(rank)))
+    return index.eq(positions).where(values[1], values[0])
+
+
+def _depth_to_space(n: Node, x: Tensor) -> Tensor:
+    b = n.attr("blocksize")
+    N, C, H, W = x.shape
+    if n.attr("mode", "DCR") in ("CRD", b"CRD"):
+        y = x.reshape((N, C // (b * b), b, b, H, W)).permute(0, 1, 4, 2, 5, 3)
+    else:
+        y = x.reshape((N, b, b, C // (b * b), H, W)).permute(0, 3, 4, 1, 5, 2)
+    return y.reshape((N, C // (b * b), H * b, W * b))
+
+
+def _space_to_depth(n: Node, x: Tensor) -> Tensor:
+    b = n.attr("blocksize")
+    N, C, H, W = x.shape
+    y = x.reshape((N, C, H // b, b, W // b, b)).permute(0, 3, 5, 1, 2, 4)
+    return y.reshape((N, C * b * b, H // b, W // b))
+
+
+# ---- reductions ------------------------------------------------------------------------
+def _reduction(kind: str) -> Callable[..., Tensor]:
+    def apply(n: Node, x: Tensor, axes: Tensor | None = None) -> Tensor:
+        found = n.axes(1)
+        keep = bool(n.attr("keepdims", 1))
+        if not found:
+            if n.attr("noop_with_empty_axes", 0):
+                return x
+            found = list(range(x.ndim))
+        dims = tuple(_axis(a, x.ndim, n) for a in found)
+        if kind == "sum":
+            return x.sum(dims, keepdim=keep, dtype=x.dtype)
+        if kind == "mean":
+            return x.mean(dims, keepdim=keep)
+        if kind == "max":
+            return x.max(dims, keepdim=keep)
+        if kind == "min":
+            return x.min(dims, keepdim=keep)
+        if kind == "prod":
+            return x.prod(dims, keepdim=keep, dtype=x.dtype)
+        if kind == "l1":
+            return x.abs().sum(dims, keepdim=keep, dtype=x.dtype)
+        if kind == "l2":
+            return (x * x).sum(dims, keepdim=keep, dtype=x.dtype).sqrt().cast(x.dtype)
+        if kind == "sum_square":
+            return (x * x).sum(dims, keepdim=keep, dtype=x.dtype)
+        if kind == "log_sum":
+            return x.sum(dims, keepdim=keep, dtype=x.dtype).log()
+        return x.logsumexp(dims, keepdim=keep)
+    return apply
+
+
+def _arg(kind: str) -> Callable[..., Tensor]:
+    def apply(n: Node, x: Tensor) -> Tensor:
+        axis = _axis(n.attr("axis", 0), x.ndim, n)
+        keep = bool(n.attr("keepdims", 1))
+        if n.attr("select_last_index", 0):
+            flipped = x.flip(axis)
+            found = getattr(flipped, kind)(axis, keepdim=keep)
+            return (x.shape[axis] - 1 - found).cast("i64")
+        return getattr(x, kind)(axis, keepdim=keep).cast("i64")
+    return apply
+
+
+def _softmax(kind: str) -> Callable[..., Tensor]:
+    def apply(n: Node, x: Tensor) -> Tensor:
+        axis = _axis(n.attr("axis", -1), x.ndim, n)
+        if kind == "softmax":
+            return x.softmax(axis)
+        if kind == "log_softmax":
+            return x.log_softmax(axis)
+        size = x.shape[axis]
+        first = x.argmax(axis, keepdim=True)
+        positions = Tensor.arange(size, dtype="i64").reshape(
+            tuple(size if k == axis else 1 for k in range(x.ndim)))
+        return first.eq(positions).cast(x.dtype)
+    return apply
+
+
+def _cumsum(n: Node, x: Tensor, axis: Tensor) -> Tensor:
+    dim = _axis((n.ints(1) or [0])[0], x.ndim, n)
+    y = x.flip(dim) if n.attr("reverse", 0) else x
+    out = y.cumsum(dim).cast(x.dtype)
+    if n.attr("exclusive", 0):
+        widths: list[Any] = [None] * x.ndim
+        widths[dim] = (1, 0)
+        out = out.pad(widths)[tuple(slice(0, s) for s in x.shape)]
+    return out.flip(dim) if n.attr("reverse", 0) else out
+
+
+def _topk(n: Node, x: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+    count = (n.ints(1) or [0])[0]
+    axis = _axis(n.attr("axis", -1), x.ndim, n)
+    values, indices = x.topk(count, axis, largest=bool(n.attr("largest", 1)))
+    return values, indices.cast("i64")
+
+
+# ---- linear algebra, convolution, pooling ------------------------------------------------
+def _gemm(n: Node, a: Tensor, b: Tensor, c: Tensor | None = None) -> Tensor:
+    a = a.transpose(0, 1) if n.attr("transA", 0) else a
+    b = b.transpose(0, 1) if n.attr("transB", 0) else b
+    y = a @ b
+    alpha, beta = n.attr("alpha", 1.0), n.attr("beta", 1.0)
+    if alpha != 1.0:
+        y = y * alpha
+    if c is not None:
+        y = y + (c * beta if beta != 1.0 else c)
+    return y.cast(a.dtype)
+
+
+def _spatial_pads(n: Node, x: Tensor, kernel: Sequence[int], strides: Sequence[int],
+                  dilations: Sequence[int]) -> list[tuple[int, int]]:
+    """(begin, end) padding of each spatial axis from `pads` or `auto_pad`."""
+    spatial = x.shape[2:]
+    auto = n.attr("auto_pad", "NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        pairs = []
+        for size, k, s, d in zip(spatial, kernel, strides, dilations):
+            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            small = total // 2
+            pairs.append((small, total - small) if auto == "SAME_UPPER" else (total - small, small))
+        return pairs
+    if auto == "VALID":
+        return [(0, 0)] * len(spatial)
+    pads = n.attr("pads", [0] * (2 * len(spatial)))
+    return [(pads[k], pads[k + len(spatial)]) for k in range(len(spatial))]
+
+
+def _spatial(n: Node, x: Tensor, kernel: Sequence[int] | None = None) -> tuple:
+    """kernel, strides, dilations and pads of a conv or pool on 1-D or 2-D input."""
+    if x.ndim not in (3, 4):
+        raise n.unsupported(f"a {x.ndim - 2}-D input (uopc has 1-D and 2-D {n.op_type})")
+    rank = x.ndim - 2
+    kernel = list(n.attr("kernel_shape", kernel))
+    strides = list(n.attr("strides", [1] * rank))
+    dilations = list(n.attr("dilations", [1] * rank))
+    return kernel, strides, dilations, _spatial_pads(n, x, kernel, strides, dilations)
+
+
+def _as_2d(x: Tensor) -> Tensor:
+    return x.unsqueeze(2) if x.ndim == 3 else x
+
+
+def _pairs_2d(values: Sequence[Any], fill: Any) -> list[Any]:
+    return [fill, *values] if len(values) == 1 else list(values)
+
+
+def _conv(n: Node, x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+    kernel, strides, dilations, pads = _spatial(n, x, w.shape[2:])
+    one_d = x.ndim == 3
+    pads2 = _pairs_2d(pads, (0, 0))
+    y = _as_2d(x).conv2d(_as_2d(w), b, tuple(_pairs_2d(strides, 1)),
+                         (pads2[1][0], pads2[1][1], pads2[0][0], pads2[0][1]),
+                         tuple(_pairs_2d(dilations, 1)), n.attr("group", 1))
+    return y.squeeze(2) if one_d else y
+
+
+def _conv_transpose(n: Node, x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+    kernel, strides, dilations, _ = _spatial(n, x, w.shape[2:])
+    rank = x.ndim - 2
+    out_pad = list(n.attr("output_padding", [0] * rank))
+    group = n.attr("group", 1)
+    full = [(x.shape[2 + k] - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 + out_pad[k]
+            for k in range(rank)]
+    if "output_shape" in n.attrs:
+        want = list(n.attrs["output_shape"])[-rank:]
+        auto = n.attr("auto_pad", "NOTSET")
+        lower = auto in ("SAME_LOWER", b"SAME_LOWER")
+        pads = []
+        for k in range(rank):
+            total = full[k] - want[k]
+            pads.append((total - total // 2, total // 2) if lower else (total // 2, total - total // 2))
+    else:
+        auto = n.attr("auto_pad", "NOTSET")
+        if auto in ("SAME_UPPER", b"SAME_UPPER", "SAME_LOWER", b"SAME_LOWER"):
+            pads = []
+            for k in range(rank):
+                total = max(full[k] - x.shape[2 + k] * strides[k], 0)
+                upper = auto in ("SAME_UPPER", b"SAME_UPPER")
+                pads.append((total // 2, total - total // 2) if upper else
+                            (total - total // 2, total // 2))
+        else:
+            pads = _spatial_pads(n, x, kernel, strides, dilations) if auto == "NOTSET" or \
+                auto == b"NOTSET" else [(0, 0)] * rank
+    y = _as_2d(x).conv_transpose2d(_as_2d(w), b, tuple(_pairs_2d(strides, 1)), 0,
+                                   tuple(_pairs_2d(out_pad, 0)), group,
+                                   tuple(_pairs_2d(dilations, 1)))
+    crop = [(p0, y.shape[2 + k + (2 - rank)] - p1) for k, (p0, p1) in
+            enumerate(pads)]
+    index = (slice(None), slice(None)) + ((slice(None),) if rank == 1 else ()) + \
+        tuple(slice(a, e) for a, e in crop)
+    y = y[index]
+    return y.squeeze(2) if rank == 1 else y
+
+
+def _max_pool(n: Node, x: Tensor) -> Tensor:
+    if n.outputs > 1 and n.proto.output[1]:
+        raise n.unsupported("MaxPool's Indices output")
+    kernel, strides, dilations, pads = _spatial(n, x)
+    one_d = x.ndim == 3
+    pads2 = _pairs_2d(pads, (0, 0))
+    x2 = _as_2d(x)
+    if any(p0 != p1 for p0, p1 in pads2):
+        x2 = x2.pad([None, None, *pads2], lowest(x.dtype))
+        padding: Any = 0
+    else:
+        padding = (pads2[0][0], pads2[1][0])
+    y = x2.max_pool2d(tuple(_pairs_2d(kernel, 1)), tuple(_pairs_2d(strides, 1)), padding,
+                      tuple(_pairs_2d(dilations, 1)), bool(n.attr("ceil_mode", 0)))
+    return y.squeeze(2) if one_d else y
+
+
+def _average_pool(n: Node, x: Tensor) -> Tensor:
+    kernel, strides, dilations, pads = _spatial(n, x)
+    if any(d != 1 for d in dilations):
+        raise n.unsupported("AveragePool with dilations")
+    one_d = x.ndim == 3
+    pads2 = _pairs_2d(pads, (0, 0))
+    k2, s2 = tuple(_pairs_2d(kernel, 1)), tuple(_pairs_2d(strides, 1))
+    ceil = bool(n.attr("ceil_mode", 0))
+    x2 = _as_2d(x).pad([None, None, *pads2])
+    total = x2.avg_pool2d(k2, s2, 0, ceil)
+    if not n.attr("count_include_pad", 0):
+        inside = Tensor.ones(_as_2d(x).shape[2:], dtype=x.dtype).pad(pads2)
+        total = total / inside.reshape((1, 1) + inside.shape).avg_pool2d(k2, s2, 0, ceil)
+    return total.squeeze(2) if one_d else total
+
+
+def _global_pool(kind: str) -> Callable[..., Tensor]:
+    def apply(n: Node, x: Tensor) -> Tensor:
+        axes = tuple(range(2, x.ndim))
+        return x.mean(axes, keepdim=True) if kind == "mean" else x.max(axes, keepdim=True)
+    return apply
+
+
+def _channel(v: Tensor, rank: int) -> Tensor:
+    """A per-channel (C,) vector shaped to broadcast over (N, C, ...)."""
+    return v.reshape((1, v.shape[0]) + (1,) * (rank - 2))
+
+
+def _batch_norm(n: Node, x: Tensor, scale: Tensor, bias: Tensor, mean: Tensor,
+                var: Tensor) -> Tensor:
+    if n.attr("training_mode", 0):
+        raise n.unsupported("training_mode=1")
+    eps = n.attr("epsilon", 1e-5)
+    r = x.ndim
+    inv = (_channel(var, r) + eps).rsqrt()
+    return ((x - _channel(mean, r)) * inv * _channel(scale, r) + _channel(bias, r)).cast(x.dtype)
+
+
+def _instance_norm(n: Node, x: Tensor, scale: Tensor, bias: Tensor) -> Tensor:
+    axes = tuple(range(2, x.ndim))
+    y = x.layernorm(axes, n.attr("epsilon", 1e-5))
+    return y * _channel(scale, x.ndim) + _channel(bias, x.ndim)
+
+
+def _layer_norm(n: Node, x: Tensor, scale: Tensor, bias: Tensor | None = None) -> tuple:
+    axis = _axis(n.attr("axis", -1), x.ndim, n)
+    eps = n.attr("epsilon", 1e-5)
+    axes = tuple(range(axis, x.ndim))
+    mean = x.mean(axes, keepdim=True)
+    centered = x - mean
+    inv = ((centered * centered).mean(axes, keepdim=True) + eps).rsqrt()
+    y = centered * inv * scale
+    if bias is not None:
+        y = y + bias
+    return y.cast(x.dtype), mean, inv
+
+
+def _group_norm(n: Node, x: Tensor, scale: Tensor, bias: Tensor) -> Tensor:
+    groups = n.attr("num_groups")
+    N, C = x.shape[:2]
+    grouped = x.reshape((N, groups, -1)).layernorm(-1, n.attr("epsilon", 1e-5)).reshape(x.shape)
+    if n.opset < 21 and scale.shape[0] == groups and groups != C:  # per-group (opset 18)
+        scale = scale.repeat_interleave(C // groups)
+        bias = bias.repeat_interleave(C // groups)
+    return grouped * _channel(scale, x.ndim) + _channel(bias, x.ndim)
+
+
+def _rms_norm(n: Node, x: Tensor, scale: Tensor) -> Tensor:
+    axis = _axis(n.attr("axis", -1), x.ndim, n)
+    axes = tuple(range(axis, x.ndim))
+    inv = ((x * x).mean(axes, keepdim=True) + n.attr("epsilon", 1e-5)).rsqrt()
+    return (x * inv * scale).cast(x.dtype)
+
+
+def _lp_norm(n: Node, x: Tensor) -> Tensor:
+    axis = _axis(n.attr("axis", -1), x.ndim, n)
+    p = n.attr("p", 2)
+    norm = x.abs().sum(axis, keepdim=True) if p == 1 else (x * x).sum(axis, keepdim=True).sqrt()
+    return x / norm
+
+
+def _mvn(n: Node, x: Tensor) -> Tensor:
+    axes = tuple(_axis(a, x.ndim, n) for a in n.attr("axes", [0, 2, 3]))
+    mean = x.mean(axes, keepdim=True)
+    centered = x - mean
+    return centered / ((centered * centered).mean(axes, keepdim=True).sqrt() + 1e-9)
+
+
+def _dropout(n: Node, x: Tensor, ratio: Tensor | None = None,
+             training: Tensor | None = None) -> tuple:
+    if training is not None and bool(n.static(2)):
+        raise n.unsupported("Dropout with training_mode true (random masks)")
+    return x, Tensor.full(x.shape, True, "i1")
+
+
+def _einsum(n: Node, *xs: Tensor) -> Tensor:
+    equation = n.attr("equation")
+    equation = equation.decode() if isinstance(equation, bytes) else equation
+    return Tensor.einsum(equation, *xs)
+
+
+def _where(n: Node, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    return c.where(a, b)
+
+
+OPS: dict[str, Callable[..., Any]] = {
+    # elementwise, one input
+    "Abs": lambda n, x: x.abs(),
+    "Neg": lambda n, x: -x,
+    "Exp": lambda n, x: x.exp(),
+    "Log": lambda n, x: x.log(),
+    "Sqrt": lambda n, x: x.sqrt(),
+    "Reciprocal": lambda n, x: x.reciprocal(),
+    "Floor": lambda n, x: x.floor(),
+    "Ceil": lambda n, x: x.ceil(),
+    "Round": lambda n, x: x.round(),
+    "Sign": lambda n, x: x.sign(),
+    "Sin": lambda n, x: x.sin(),
+    "Cos": lambda n, x: x.cos(),
+    "Tan": lambda n, x: x.tan(),
+    "Asin": lambda n, x: x.asin(),
+    "Acos": lambda n, x: x.acos(),
+    "Atan": lambda n, x: x.atan(),
+    "Sinh": lambda n, x: x.sinh(),
+    "Cosh": lambda n, x: x.cosh(),
+    "Asinh": lambda n, x: x.asinh(),
+    "Acosh": lambda n, x: (x + (x * x - 1).sqrt()).log(),
+    "Atanh": lambda n, x: ((1 + x) / (1 - x)).log() * 0.5,
+    "Tanh": lambda n, x: x.tanh(),
+    "Erf": lambda n, x: x.erf(),
+    "Sigmoid": lambda n, x: x.sigmoid(),
+    "Relu": lambda n, x: x.relu(),
+    "Softplus": lambda n, x: (x.exp() + 1).log(),
+    "Softsign": lambda n, x: x.softsign(),
+    "Elu": lambda n, x: x.elu(n.attr("alpha", 1.0)),
+    "Celu": lambda n, x: x.celu(n.attr("alpha", 1.0)),
+    "Selu": _selu,
+    "LeakyRelu": lambda n, x: x.leaky_relu(n.attr("alpha", 0.01)),
+    "ThresholdedRelu": lambda n, x: (x > n.attr("alpha", 1.0)).where(x, 0.0).cast(x.dtype),
+    "HardSigmoid": _hard_sigmoid,
+    "HardSwish": lambda n, x: x * (x * (1 / 6) + 0.5).clamp(0.0, 1.0),
+    "Mish": lambda n, x: x.mish(),
+    "Gelu": _gelu,
+    "Swish": lambda n, x: x * (x * n.attr("alpha", 1.0)).sigmoid(),
+    "Shrink": _shrink,
+    "Not": lambda n, x: x.logical_not(),
+    "BitwiseNot": lambda n, x: x.bitwise_not(),
+    "IsNaN": lambda n, x: x.isnan(),
+    "IsInf": _is_inf,
+    "Identity": lambda n, x: x,
+    "Cast": _cast,
+    "CastLike": lambda n, x, like: x.cast(like.dtype),
+    # elementwise, two or more inputs (numpy broadcasting)
+    "Add": lambda n, a, b: a + b,
+    "Sub": lambda n, a, b: a - b,
+    "Mul": lambda n, a, b: a * b,
+    "Div": _div,
+    "Mod": _mod,
+    "Pow": _pow,
+    "Equal": lambda n, a, b: a.eq(b),
+    "Less": lambda n, a, b: a < b,
+    "LessOrEqual": lambda n, a, b: a <= b,
+    "Greater": lambda n, a, b: a > b,
+    "GreaterOrEqual": lambda n, a, b: a >= b,
+    "And": lambda n, a, b: a & b,
+    "Or": lambda n, a, b: a | b,
+    "Xor": lambda n, a, b: a ^ b,
+    "BitwiseAnd": lambda n, a, b: a.bitwise_and(b),
+    "BitwiseOr": lambda n, a, b: a.bitwise_or(b),
+    "BitwiseXor": lambda n, a, b: a.bitwise_xor(b),
+    "BitShift": _bit_shift,
+    "PRelu": _prelu,
+    "Max": _variadic(lambda a, b: a.maximum(b)),
+    "Min": _variadic(lambda a, b: a.minimum(b)),
+    "Sum": _variadic(lambda a, b: a + b),
+    "Mean": _mean,
+    "Where": _where,
+    "Clip": _clip,
+    # shapes and data movement
+    "Shape": _shape,
+    "Size": lambda n, x: np.array(math.prod(x.shape), dtype=np.int64),
+    "Constant": _constant,
+    "ConstantOfShape": _constant_of_shape,
+    "Reshape": _reshape,
+    "Flatten": _flatten,
+    "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze,
+    "Transpose": _transpose,
+    "Concat": _concat,
+    "Split": _split,
+    "Slice": _slice,
+    "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "ScatterElements": _scatter_elements,
+    "Expand": _expand,
+    "Tile": _tile,
+    "Range": _range,
+    "Pad": _pad,
+    "Trilu": _trilu,
+    "EyeLike": _eye_like,
+    "OneHot": _one_hot,
+    "DepthToSpace": _depth_to_space,
+    "SpaceToDepth": _space_to_depth,
+    # reductions and scans
+    "ReduceSum": _reduction("sum"),
+    "ReduceMean": _reduction("mean"),
+    "ReduceMax": _reduction("max"),
+    "ReduceMin": _reduction("min"),
+    "ReduceProd": _reduction("prod"),
+    "ReduceL1": _reduction("l1"),
+    "ReduceL2": _reduction("l2"),
+    "ReduceSumSquare": _reduction("sum_square"),
+    "ReduceLogSum": _reduction("log_sum"),
+    "ReduceLogSumExp": _reduction("log_sum_exp"),
+    "ArgMax": _arg("argmax"),
+    "ArgMin": _arg("argmin"),
+    "Softmax": _softmax("softmax"),
+    "LogSoftmax": _softmax("log_softmax"),
+    "Hardmax": _softmax("hardmax"),
+    "CumSum": _cumsum,
+    "TopK": _topk,
+    # linear algebra, convolution, pooling, normalization
+    "MatMul": lambda n, a, b: a @ b,
+    "Gemm": _gemm,
+    "Einsum": _einsum,
+    "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
+    "MaxPool": _max_pool,
+    "AveragePool": _average_pool,
+    "GlobalAveragePool": _global_pool("mean"),
+    "GlobalMaxPool": _global_pool("max"),
+    "BatchNormalization": _batch_norm,
+    "InstanceNormalization": _instance_norm,
+    "LayerNormalization": _layer_norm,
+    "GroupNormalization": _group_norm,
+    "RMSNormalization": _rms_norm,
+    "LpNormalization": _lp_norm,
+    "MeanVarianceNormalization": _mvn,
+    "Dropout": _dropout,
+}
+
+#: ops of the standard domain that uopc does not import, and why (one home for the
+#: reasons; the conformance suite's exclusions are derived from it)
+UNSUPPORTED: dict[str, str] = {
+    **dict.fromkeys(["If", "Loop", "Scan"], "control flow (subgraphs)"),
+    **dict.fromkeys(["SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase",
+                     "SequenceInsert", "SequenceLength", "SequenceMap", "SplitToSequence",
+                     "ConcatFromSequence", "Optional", "OptionalGetElement",
+                     "OptionalHasElement"], "sequences and optionals"),
+    **dict.fromkeys(["StringConcat", "StringNormalizer", "StringSplit", "RegexFullMatch",
+                     "TfIdfVectorizer", "LabelEncoder", "ImageDecoder"], "strings"),
+    **dict.fromkeys(["NonZero", "Unique", "Compress", "NonMaxSuppression"],
+                    "an output whose shape depends on input values"),
+    **dict.fromkeys(["RandomNormal", "RandomNormalLike", "RandomUniform",
+                     "RandomUniformLike", "Bernoulli", "Multinomial"], "random numbers"),
+    **dict.fromkeys(["Gradient", "Momentum", "Adagrad", "Adam"], "training ops"),
+}
+
+
+def attributes(proto: onnx.NodeProto, node_name: str) -> dict[str, Any]:
+    """The node's attributes as Python values (tensors as numpy arrays)."""
+    from uopc.onnx.reader import ONNX_DTYPES
+
+    found: dict[str, Any] = {}
+    for attr in proto.attribute:
+        if attr.type == onnx.AttributeProto.TENSOR:
+            if attr.t.data_type not in ONNX_DTYPES:
+                raise OnnxError(f"{node_name}: attribute {attr.name!r} holds a tensor of an "
+                                f"unsupported element type")
+            found[attr.name] = onnx.numpy_helper.to_array(attr.t)
+        elif attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            raise OnnxError(f"{node_name}: attribute {attr.name!r} is a subgraph (control "
+                            f"flow), which uopc does not import")
+        elif attr.type in (onnx.AttributeProto.SPARSE_TENSOR,
+                           onnx.AttributeProto.SPARSE_TENSORS):
+            raise OnnxError(f"{node_name}: attribute {attr.name!r} is a sparse tensor, which "
+                            f"uopc does not import")
+        else:
+            value = helper.get_attribute_value(attr)
+            found[attr.name] = value.decode() if isinstance(value, bytes) else value
+    return found
