@@ -80,12 +80,15 @@ class Source:
     folder: Path | None  # where its external data may be read from
 
 
-def read_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> Source:
-    """Parse and check a model given as a path, as bytes, or as a `ModelProto`."""
+def read_model(model: str | os.PathLike | bytes | onnx.ModelProto, *, name: str | None = None,
+               folder: Path | None = None) -> Source:
+    """Parse and check a model given as a path, as bytes, or as a `ModelProto`; bytes
+    and protos may name the file they came from (`name`) and the folder their external
+    data lies in (`folder`)."""
     if isinstance(model, onnx.ModelProto):
-        source = Source(model, "<ModelProto>", None)
+        source = Source(model, name or "<ModelProto>", folder)
     elif isinstance(model, (bytes, bytearray)):
-        source = Source(_parse(bytes(model), "<bytes>"), "<bytes>", None)
+        source = Source(_parse(bytes(model), name or "<bytes>"), name or "<bytes>", folder)
     else:
         path = Path(model)
         try:
