@@ -34,6 +34,7 @@ LAYERS = {
     "uopc.nn": 7,  # `import uopc.nn`: uopc.frontend.nn under its PyTorch-style name
     "uopc.optim": 7,  # likewise uopc.frontend.optim
     "uopc.tools": 8,
+    "uopc.onnx": 8,  # ONNX models in: the reader, the op table onto the Tensor API, the frontend
     "uopc.testing": 9,
 }
 TOP = max(LAYERS.values()) + 1  # `uopc/__init__.py`, which re-exports the frontend

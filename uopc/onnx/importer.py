@@ -41,7 +41,7 @@ from uopc.onnx.reader import (
 )
 from uopc.runtime.engine import default_engine, trace
 from uopc.runtime.plan import Plan
-from uopc.uopdialect.dtypes import INT_DTYPES
+from uopc.uopdialect.dtypes import DTYPES, INT_DTYPES
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,78 @@ class Graph:
         self.outputs = [o.name for o in graph.output]
         self.nodes = list(graph.node)
         for node in self.nodes:
-            if node.op_type not in OPS:
-                label = f"{self.name}: node {node.name or node.output[0]!r}"
-                why = UNSUPPORTED.get(node.op_type)
-                raise OnnxError(f"{label} is op {node.op_type!r}, which uopc does not import"
-                                + (f" ({why})" if why else " (not in its op table)"))
+            if node.op_type not in OPS and not _has_function(node, self.opset):
+                raise _unsupported_op(f"{self.name}: node {node.name or node.output[0]!r}", node)
+
+
+def _unsupported_op(label: str, node: onnx.NodeProto) -> OnnxError:
+    why = UNSUPPORTED.get(node.op_type)
+    return OnnxError(f"{label} is op {node.op_type!r}, which uopc does not import"
+                     + (f" ({why})" if why else " (not in its op table, and ONNX defines no "
+                                                "function body for it)"))
+
+
+def _schema(node: onnx.NodeProto, opset: int) -> Any:
+    try:
+        return onnx.defs.get_schema(node.op_type, opset, node.domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _has_function(node: onnx.NodeProto, opset: int) -> bool:
+    schema = _schema(node, opset)
+    return schema is not None and (schema.has_function or schema.has_context_dependent_function)
+
+
+def _function_body(node: onnx.NodeProto, opset: int,
+                   args: Sequence[Tensor | None]) -> tuple[list[onnx.NodeProto], int]:
+    """An op without a table entry that ONNX defines as a function of other ops (its
+    schema's function body, or the body built for these input types): the body's nodes,
+    renamed into the caller's graph (formal inputs and outputs to the node's, the rest
+    prefixed by the node's first output), with attribute references resolved; and the
+    opset the body is written for."""
+    schema = _schema(node, opset)
+    fn = onnx.FunctionProto()
+    if schema.has_function:
+        fn.ParseFromString(schema.get_function_with_opset_version(opset))
+    else:
+        types = [onnx.helper.make_tensor_type_proto(
+            onnx.helper.np_dtype_to_tensor_dtype(np.dtype(DTYPES[a.dtype].numpy)), a.shape)
+            if a is not None else onnx.TypeProto() for a in args]
+        fn.ParseFromString(schema.get_context_dependent_function_with_opset_version(
+            opset, node.SerializeToString(), [t.SerializeToString() for t in types]))
+    body_opset = next((int(o.version) for o in fn.opset_import if o.domain in ("", "ai.onnx")),
+                      opset)
+    prefix = f"{node.output[0] or node.name}::{node.op_type}::"
+    names = {formal: actual for formal, actual in zip(fn.input, node.input)}
+    names.update({formal: actual for formal, actual in zip(fn.output, node.output) if actual})
+    given = {a.name: a for a in node.attribute}
+    defaults = {a.name: a for a in fn.attribute_proto}
+
+    def rename(name: str) -> str:
+        return names.get(name, prefix + name) if name else ""
+
+    nodes = []
+    for inner in fn.node:
+        copy = onnx.NodeProto()
+        copy.CopyFrom(inner)
+        del copy.input[:], copy.output[:], copy.attribute[:]
+        copy.input.extend(rename(x) for x in inner.input)
+        copy.output.extend(rename(x) for x in inner.output)
+        copy.name = prefix + (inner.name or inner.output[0])
+        for attr in inner.attribute:
+            if attr.ref_attr_name:
+                found = given.get(attr.ref_attr_name, defaults.get(attr.ref_attr_name))
+                if found is None:
+                    continue
+                resolved = onnx.AttributeProto()
+                resolved.CopyFrom(found)
+                resolved.name = attr.name
+                copy.attribute.append(resolved)
+            else:
+                copy.attribute.append(attr)
+        nodes.append(copy)
+    return nodes, body_opset
 
 
 def build(graph: Graph, inputs: Sequence[Tensor],
@@ -107,7 +174,7 @@ def build(graph: Graph, inputs: Sequence[Tensor],
     for port, tensor in zip(graph.inputs, inputs):
         values[port.name] = tensor + 0 if tensor.dtype in INT_DTYPES else tensor
 
-    for proto in graph.nodes:
+    def run(proto: onnx.NodeProto, opset: int) -> None:
         label = f"{graph.name}: node {proto.name or proto.output[0]!r} ({proto.op_type})"
         args: list[Tensor | None] = []
         for name in proto.input:
@@ -127,7 +194,15 @@ def build(graph: Graph, inputs: Sequence[Tensor],
                 host[name] = tensor.numpy()
             return host[name]
 
-        node = Node(proto, graph.opset, static, attributes(proto, label))
+        if proto.op_type not in OPS:
+            if not _has_function(proto, opset):
+                raise _unsupported_op(f"{graph.name}: node {proto.name or proto.output[0]!r}",
+                                      proto)
+            body, body_opset = _function_body(proto, opset, args)
+            for inner in body:
+                run(inner, body_opset)
+            return
+        node = Node(proto, opset, static, attributes(proto, label))
         try:
             result = OPS[proto.op_type](node, *args)
         except OnnxError as err:
@@ -149,6 +224,9 @@ def build(graph: Graph, inputs: Sequence[Tensor],
                 host[name] = out
                 out = Tensor(out)
             values[name] = out
+
+    for proto in graph.nodes:
+        run(proto, graph.opset)
     missing = [name for name in graph.outputs if name not in values]
     if missing:
         raise OnnxError(f"{graph.name}: graph outputs {missing} are computed by no node")

@@ -32,6 +32,7 @@ from onnx import helper
 from uopc.frontend.dtypes import lowest
 from uopc.frontend.tensor import Tensor
 from uopc.onnx.reader import OnnxError, numpy_dtype
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES
 
 _REQUIRED = object()
 
@@ -99,11 +100,7 @@ def _div(n: Node, a: Tensor, b: Tensor) -> Tensor:
 
 
 def _mod(n: Node, a: Tensor, b: Tensor) -> Tensor:
-    if n.attr("fmod", 0):
-        return a.fmod(b)
-    if a.is_floating_point():
-        raise OnnxError(f"{n.label}: Mod of floats needs fmod=1 (as ONNX requires)")
-    return a % b
+    return a.fmod(b) if n.attr("fmod", 0) else a % b
 
 
 def _variadic(combine: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Tensor]:
@@ -144,9 +141,14 @@ def _is_inf(n: Node, x: Tensor) -> Tensor:
 
 
 def _bit_shift(n: Node, x: Tensor, s: Tensor) -> Tensor:
-    direction = n.attr("direction")
-    direction = direction.decode() if isinstance(direction, bytes) else direction
-    return x << s if direction == "LEFT" else x >> s
+    """Shifts by a negative amount or by the width or more give 0 (a right shift of a
+    negative signed value: -1), as ONNX's reference does; C leaves them undefined."""
+    bits = 8 * np.dtype(_numpy(x.dtype)).itemsize
+    outside = (s < 0) | (s >= bits)
+    inside = outside.where(0, s).cast(s.dtype)
+    if n.attr("direction") == "LEFT":
+        return outside.where(0, x << inside).cast(x.dtype)
+    return outside.where((x < 0).where(-1, 0), x >> inside).cast(x.dtype)
 
 
 def _gelu(n: Node, x: Tensor) -> Tensor:
@@ -174,8 +176,17 @@ def _prelu(n: Node, x: Tensor, slope: Tensor) -> Tensor:
     return (x < 0).where(x * slope, x)
 
 
+def _uop_dtype(elem_type: int, what: str) -> str:
+    """The Tensor dtype (IR name) of ONNX element type `elem_type`."""
+    return BY_NUMPY[numpy_dtype(elem_type, what)].name
+
+
+def _numpy(dtype: str) -> np.dtype:
+    return np.dtype(DTYPES[dtype].numpy)
+
+
 def _cast(n: Node, x: Tensor) -> Tensor:
-    return x.cast(numpy_dtype(n.attr("to"), f"{n.label}'s target type"))
+    return x.cast(_uop_dtype(n.attr("to"), f"{n.label}'s target type"))
 
 
 # ---- shapes ---------------------------------------------------------------------------
@@ -199,7 +210,7 @@ def _constant(n: Node) -> np.ndarray:
 def _constant_of_shape(n: Node, shape: Tensor) -> Tensor:
     value = n.attr("value", np.zeros(1, np.float32))
     dims = tuple(n.ints(0) or ())
-    return Tensor.full(dims, value.reshape(-1)[0].item(), value.dtype)
+    return Tensor.full(dims, value.reshape(-1)[0].item(), BY_NUMPY[value.dtype].name)
 
 
 def _reshape(n: Node, x: Tensor, shape: Tensor) -> Tensor:
@@ -278,8 +289,16 @@ def _wrapped(index: Tensor, size: int) -> Tensor:
 
 
 def _gather(n: Node, x: Tensor, index: Tensor) -> Tensor:
+    """x indexed along `axis` by `index` (numpy's take): the indexed axis moved first,
+    indexed, and the index's axes moved back to where `axis` was."""
     axis = _axis(n.attr("axis", 0), x.ndim, n)
-    return x[(slice(None),) * axis + (_wrapped(index, x.shape[axis]),)]
+    if axis == 0:
+        return x[_wrapped(index, x.shape[0])]
+    rest = [k for k in range(x.ndim) if k != axis]
+    taken = x.permute(axis, *rest)[_wrapped(index, x.shape[axis])]
+    m = index.ndim
+    order = [m + k for k in range(axis)] + list(range(m)) + [m + k for k in range(axis, x.ndim - 1)]
+    return taken.permute(*order) if taken.ndim else taken
 
 
 def _gather_elements(n: Node, x: Tensor, index: Tensor) -> Tensor:
@@ -346,7 +365,7 @@ def _trilu(n: Node, x: Tensor, k: Tensor | None = None) -> Tensor:
 
 
 def _eye_like(n: Node, x: Tensor) -> Tensor:
-    dtype = numpy_dtype(n.attr("dtype"), n.label) if "dtype" in n.attrs else x.dtype
+    dtype = _uop_dtype(n.attr("dtype"), n.label) if "dtype" in n.attrs else x.dtype
     rows, cols = x.shape
     ids = Tensor.arange(rows, dtype="i64").reshape((rows, 1)) + n.attr("k", 0)
     return ids.eq(Tensor.arange(cols, dtype="i64").reshape((1, cols))).cast(dtype)
@@ -375,7 +394,9 @@ def _depth_to_space(n: Node, x: Tensor) -> Tensor:
 def _space_to_depth(n: Node, x: Tensor) -> Tensor:
     b = n.attr("blocksize")
     N, C, H, W = x.shape
-    y = x.reshape((N, C, H // b, b, W // b, b)).permute(0, 3, 5, 1, 2, 4)
+    y = x.reshape((N, C, H // b, b, W // b, b))
+    y = y.permute(0, 1, 3, 5, 2, 4) if n.attr("mode", "DCR") == "CRD" else \
+        y.permute(0, 3, 5, 1, 2, 4)
     return y.reshape((N, C * b * b, H // b, W // b))
 
 
@@ -407,7 +428,11 @@ def _reduction(kind: str) -> Callable[..., Tensor]:
             return (x * x).sum(dims, keepdim=keep, dtype=x.dtype)
         if kind == "log_sum":
             return x.sum(dims, keepdim=keep, dtype=x.dtype).log()
-        return x.logsumexp(dims, keepdim=keep)
+        top = x.max(dims, keepdim=True)
+        top = top.isinf().where(0, top).cast(x.dtype)  # all -inf (or inf): no shift
+        out = (x - top).exp().sum(dims, keepdim=True).log() + top
+        return out if keep else out.reshape(tuple(d for k, d in enumerate(x.shape)
+                                                  if k not in dims))
     return apply
 
 
@@ -438,15 +463,18 @@ def _softmax(kind: str) -> Callable[..., Tensor]:
     return apply
 
 
-def _cumsum(n: Node, x: Tensor, axis: Tensor) -> Tensor:
-    dim = _axis((n.ints(1) or [0])[0], x.ndim, n)
-    y = x.flip(dim) if n.attr("reverse", 0) else x
-    out = y.cumsum(dim).cast(x.dtype)
-    if n.attr("exclusive", 0):
-        widths: list[Any] = [None] * x.ndim
-        widths[dim] = (1, 0)
-        out = out.pad(widths)[tuple(slice(0, s) for s in x.shape)]
-    return out.flip(dim) if n.attr("reverse", 0) else out
+def _scan(kind: str) -> Callable[..., Tensor]:
+    def apply(n: Node, x: Tensor, axis: Tensor) -> Tensor:
+        dim = _axis((n.ints(1) or [0])[0], x.ndim, n)
+        y = x.flip(dim) if n.attr("reverse", 0) else x
+        out = getattr(y, kind)(dim).cast(x.dtype)
+        if n.attr("exclusive", 0):  # shifted by one: the first is the empty sum (product)
+            widths: list[Any] = [None] * x.ndim
+            widths[dim] = (1, 0)
+            out = out.pad(widths, 0 if kind == "cumsum" else 1)[
+                tuple(slice(0, s) for s in x.shape)]
+        return out.flip(dim) if n.attr("reverse", 0) else out
+    return apply
 
 
 def _topk(n: Node, x: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
@@ -650,7 +678,7 @@ def _lp_norm(n: Node, x: Tensor) -> Tensor:
     axis = _axis(n.attr("axis", -1), x.ndim, n)
     p = n.attr("p", 2)
     norm = x.abs().sum(axis, keepdim=True) if p == 1 else (x * x).sum(axis, keepdim=True).sqrt()
-    return x / norm
+    return norm.eq(0).where(0, x / norm).cast(x.dtype)  # a zero vector stays zero
 
 
 def _mvn(n: Node, x: Tensor) -> Tensor:
@@ -792,7 +820,8 @@ OPS: dict[str, Callable[..., Any]] = {
     "Softmax": _softmax("softmax"),
     "LogSoftmax": _softmax("log_softmax"),
     "Hardmax": _softmax("hardmax"),
-    "CumSum": _cumsum,
+    "CumSum": _scan("cumsum"),
+    "CumProd": _scan("cumprod"),
     "TopK": _topk,
     # linear algebra, convolution, pooling, normalization
     "MatMul": lambda n, a, b: a @ b,
