@@ -133,7 +133,9 @@ def _function_body(node: onnx.NodeProto, opset: int,
     names = {formal: actual for formal, actual in zip(fn.input, node.input)}
     names.update({formal: actual for formal, actual in zip(fn.output, node.output) if actual})
     given = {a.name: a for a in node.attribute}
-    defaults = {a.name: a for a in fn.attribute_proto}
+    defaults = {name: attr.default_value for name, attr in schema.attributes.items()
+                if attr.default_value.name}
+    defaults.update({a.name: a for a in fn.attribute_proto})
 
     def rename(name: str) -> str:
         return names.get(name, prefix + name) if name else ""
@@ -202,7 +204,31 @@ def build(graph: Graph, inputs: Sequence[Tensor],
             for inner in body:
                 run(inner, body_opset)
             return
-        node = Node(proto, opset, static, attributes(proto, label))
+        def run_graph(body: onnx.GraphProto, bound: Sequence[Any],
+                      opset: int = opset) -> list[Any]:
+            """`body`'s nodes in a scope of their own that sees this one's names."""
+            saved_values, saved_host = dict(values), dict(host)
+            try:
+                for t in body.initializer:
+                    host[t.name] = initializer_array(t, graph.source)
+                    values[t.name] = Tensor(host[t.name])
+                for info, value in zip(body.input, bound):
+                    if isinstance(value, np.ndarray):
+                        host[info.name] = value
+                        values[info.name] = Tensor(value)
+                    else:
+                        host.pop(info.name, None)
+                        values[info.name] = value
+                for inner in body.node:
+                    run(inner, opset)
+                return [host.get(o.name, values[o.name]) for o in body.output]
+            finally:
+                values.clear()
+                values.update(saved_values)
+                host.clear()
+                host.update(saved_host)
+
+        node = Node(proto, opset, static, attributes(proto, label), run_graph)
         try:
             result = OPS[proto.op_type](node, *args)
         except OnnxError as err:

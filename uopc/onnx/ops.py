@@ -41,13 +41,18 @@ class Node:
     """One ONNX node while its outputs are built: attributes, opset, static inputs."""
 
     def __init__(self, proto: onnx.NodeProto, opset: int,
-                 static: Callable[[int], np.ndarray], attrs: dict[str, Any]):
+                 static: Callable[[int], np.ndarray], attrs: dict[str, Any],
+                 run_graph: Callable[[onnx.GraphProto, Sequence[Any]], list[Any]]):
         self.proto = proto
         self.op_type = proto.op_type
         self.opset = opset
         self._static = static
         self.attrs = attrs
         self.outputs = len(proto.output)
+        #: run a subgraph (a branch or loop body) in this node's scope: its inputs bound
+        #: to the given Tensors (or numpy arrays, known on the host); its outputs, numpy
+        #: arrays where they are known on the host
+        self.run_graph = run_graph
 
     @property
     def label(self) -> str:
@@ -289,13 +294,17 @@ def _wrapped(index: Tensor, size: int) -> Tensor:
 
 
 def _gather(n: Node, x: Tensor, index: Tensor) -> Tensor:
+    return _take(x, _wrapped(index, x.shape[_axis(n.attr("axis", 0), x.ndim, n)]),
+                 _axis(n.attr("axis", 0), x.ndim, n))
+
+
+def _take(x: Tensor, index: Tensor, axis: int) -> Tensor:
     """x indexed along `axis` by `index` (numpy's take): the indexed axis moved first,
     indexed, and the index's axes moved back to where `axis` was."""
-    axis = _axis(n.attr("axis", 0), x.ndim, n)
     if axis == 0:
-        return x[_wrapped(index, x.shape[0])]
+        return x[index]
     rest = [k for k in range(x.ndim) if k != axis]
-    taken = x.permute(axis, *rest)[_wrapped(index, x.shape[axis])]
+    taken = x.permute(axis, *rest)[index]
     m = index.ndim
     order = [m + k for k in range(axis)] + list(range(m)) + [m + k for k in range(axis, x.ndim - 1)]
     return taken.permute(*order) if taken.ndim else taken
@@ -705,6 +714,273 @@ def _where(n: Node, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     return c.where(a, b)
 
 
+# ---- Resize: one (out, in) matrix per resized axis, built from shapes alone ---------------
+def _source_coordinate(mode: str, n_in: int, n_out: int, scale: float,
+                       roi: tuple[float, float]) -> np.ndarray:
+    """Where each output position samples the input axis (coordinate_transformation_mode)."""
+    x = np.arange(n_out, dtype=np.float64)
+    length = scale * n_in  # ONNX's output length before rounding
+    if mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        adjustment = n_out / (scale * n_in)
+        center = n_in / 2
+        return center * (1 - adjustment) + (x + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) / scale - 0.5 if length > 1 else np.zeros(n_out)
+    if mode == "align_corners":
+        return x * (n_in - 1) / (length - 1) if length > 1 else np.zeros(n_out)
+    if mode == "asymmetric":
+        return x / scale
+    if mode == "tf_crop_and_resize":
+        start, end = roi
+        if length > 1:
+            return start * (n_in - 1) + x * (end - start) * (n_in - 1) / (length - 1)
+        return np.full(n_out, 0.5 * (start + end) * (n_in - 1))
+    raise ValueError(f"coordinate_transformation_mode {mode!r} is not one ONNX defines")
+
+
+def _nearest(mode: str, x: np.ndarray) -> np.ndarray:
+    if mode == "round_prefer_floor":
+        return np.ceil(x - 0.5)
+    if mode == "round_prefer_ceil":
+        return np.floor(x + 0.5)
+    if mode == "floor":
+        return np.floor(x)
+    if mode == "ceil":
+        return np.ceil(x)
+    raise ValueError(f"nearest_mode {mode!r} is not one ONNX defines")
+
+
+def _cubic(t: np.ndarray, a: float) -> np.ndarray:
+    t = np.abs(t)
+    return np.where(t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1,
+                    np.where(t < 2, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a, 0.0))
+
+
+def _resize_matrix(n: Node, n_in: int, n_out: int, scale: float,
+                   roi: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """(out, in) interpolation weights of one axis and the output positions that fall
+    outside the input (tf_crop_and_resize's extrapolation)."""
+    mode = n.attr("mode", "nearest")
+    coord = _source_coordinate(n.attr("coordinate_transformation_mode", "half_pixel"),
+                               n_in, n_out, scale, roi)
+    outside = (coord < 0) | (coord > n_in - 1)
+    weights = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    if mode == "nearest":
+        index = np.clip(_nearest(n.attr("nearest_mode", "round_prefer_floor"), coord),
+                        0, n_in - 1).astype(np.int64)
+        weights[rows, index] = 1.0
+        return weights, outside
+    if mode not in ("linear", "cubic"):
+        raise ValueError(f"mode {mode!r} is not one ONNX defines")
+    support = 1.0 if mode == "linear" else 2.0
+    # antialiasing widens the filter by 1/scale when shrinking
+    stretch = scale if n.attr("antialias", 0) and scale < 1 else 1.0
+    reach = int(np.ceil(support / stretch))
+    base = np.floor(coord).astype(np.int64)
+    for offset in range(-reach + 1, reach + 1):
+        tap = base + offset
+        distance = (tap - coord) * stretch
+        if mode == "linear":
+            w = np.maximum(0.0, 1.0 - np.abs(distance))
+        else:
+            w = _cubic(distance, n.attr("cubic_coeff_a", -0.75))
+        if n.attr("exclude_outside", 0):
+            w = np.where((tap < 0) | (tap > n_in - 1), 0.0, w)
+        np.add.at(weights, (rows, np.clip(tap, 0, n_in - 1)), w)
+    total = weights.sum(axis=1, keepdims=True)
+    if n.attr("antialias", 0) or n.attr("exclude_outside", 0):
+        weights = weights / np.where(total == 0, 1, total)
+    return weights, outside
+
+
+def _resize(n: Node, x: Tensor, roi: Tensor | None = None, scales: Tensor | None = None,
+            sizes: Tensor | None = None) -> Tensor:
+    axes = [_axis(a, x.ndim, n) for a in n.attr("axes", range(x.ndim))]
+    roi_values = n.static(1)
+    scale_values = n.static(2)
+    size_values = n.static(3)
+    if size_values is not None and size_values.size:
+        wanted = [int(v) for v in size_values.reshape(-1)]
+        ratios = [w / x.shape[a] for w, a in zip(wanted, axes)]
+        policy = n.attr("keep_aspect_ratio_policy", "stretch")
+        if policy != "stretch":
+            one = min(ratios) if policy == "not_larger" else max(ratios)
+            ratios = [one] * len(axes)
+            wanted = [int(np.floor(one * x.shape[a] + 0.5)) for a in axes]
+    elif scale_values is not None and scale_values.size:
+        ratios = [float(v) for v in scale_values.reshape(-1)]
+        wanted = [int(np.floor(x.shape[a] * r)) for a, r in zip(axes, ratios)]
+    else:
+        raise OnnxError(f"{n.label}: give scales or sizes")
+    starts_ends = [] if roi_values is None or not roi_values.size else \
+        [float(v) for v in roi_values.reshape(-1)]
+    extrapolate = n.attr("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize"
+    fill = float(n.attr("extrapolation_value", 0.0))
+    y = x
+    for k, (axis, size, ratio) in enumerate(zip(axes, wanted, ratios)):
+        roi_k = (starts_ends[k], starts_ends[k + len(axes)]) if starts_ends else (0.0, 1.0)
+        if size == x.shape[axis] and ratio == 1.0 and not extrapolate:
+            continue
+        weights, outside = _resize_matrix(n, x.shape[axis], size, ratio, roi_k)
+        moved = y.transpose(axis, -1)
+        if n.attr("mode", "nearest") == "nearest":
+            picked = _take(moved, Tensor(weights.argmax(axis=1).astype(np.int64)), x.ndim - 1)
+        else:
+            picked = (moved.cast("f32") @ Tensor(weights.T.astype(np.float32))).cast(x.dtype) \
+                if not x.is_floating_point() or x.dtype == "f32" else \
+                moved @ Tensor(weights.T).cast(x.dtype)
+        if extrapolate and outside.any():
+            picked = Tensor(outside).where(fill, picked).cast(x.dtype)
+        y = picked.transpose(axis, -1)
+    return y
+
+
+# ---- quantization ------------------------------------------------------------------------
+def _per_axis(n: Node, v: Tensor, x: Tensor) -> Tensor:
+    """A scale or zero point shaped to broadcast against `x`: a scalar, one value per
+    index of `axis`, or (block_size > 0) one per block of `block_size` along `axis`."""
+    if v.ndim == 0 or v.numel() == 1 and x.ndim <= 1:
+        return v.reshape(())
+    axis = _axis(n.attr("axis", 1), x.ndim, n)
+    block = n.attr("block_size", 0)
+    if block:
+        v = v.repeat_interleave(block, dim=axis)[
+            (slice(None),) * axis + (slice(0, x.shape[axis]),)]
+        return v
+    return v.reshape(tuple(x.shape[axis] if k == axis else 1 for k in range(x.ndim)))
+
+
+def _quantize(n: Node, x: Tensor, scale: Tensor, zero: Tensor | None = None) -> Tensor:
+    if "output_dtype" in n.attrs and n.attrs["output_dtype"]:
+        dtype = _uop_dtype(n.attrs["output_dtype"], n.label)
+    else:
+        dtype = zero.dtype if zero is not None else "ui8"
+    info = np.iinfo(_numpy(dtype))
+    y = (x.cast("f32") / _per_axis(n, scale, x).cast("f32")).round()
+    if zero is not None:
+        y = y + _per_axis(n, zero, x).cast("f32")
+    return y.clamp(float(info.min), float(info.max)).cast(dtype)
+
+
+def _dequantize(n: Node, x: Tensor, scale: Tensor, zero: Tensor | None = None) -> Tensor:
+    out = _uop_dtype(n.attrs["output_dtype"], n.label) if n.attrs.get("output_dtype") \
+        else scale.dtype
+    centered = x.cast("i32") if zero is None else \
+        x.cast("i32") - _per_axis(n, zero, x).cast("i32")
+    return (centered.cast("f32") * _per_axis(n, scale, x).cast("f32")).cast(out)
+
+
+def _scatter_nd(n: Node, x: Tensor, index: Tensor, updates: Tensor) -> Tensor:
+    """data with data[index[u]] = updates[u] (add: +=), through a one-hot of the flat
+    positions: fine for the small index sets models scatter into."""
+    reduction = n.attr("reduction", "none")
+    if reduction not in ("none", "add"):
+        raise n.unsupported(f"reduction={reduction!r}")
+    k = index.shape[-1]
+    rows = math.prod(x.shape[:k])
+    rest = tuple(x.shape[k:])
+    flat = x.reshape((rows,) + rest)
+    linear = None
+    for axis in range(k):
+        part = _wrapped(index[..., axis], x.shape[axis]) * math.prod(x.shape[axis + 1:k])
+        linear = part if linear is None else linear + part
+    assert linear is not None
+    count = math.prod(index.shape[:-1])
+    hit = linear.reshape((count, 1)).eq(Tensor.arange(rows, dtype="i64").reshape((1, rows)))
+    values = updates.reshape((count, 1, math.prod(rest)))
+    placed = hit.unsqueeze(-1).where(values, 0).sum(0, dtype=x.dtype).reshape((rows,) + rest)
+    if reduction == "add":
+        return (flat + placed).reshape(x.shape)
+    written = hit.any(0).reshape((rows,) + (1,) * len(rest))
+    return written.where(placed, flat).reshape(x.shape)
+
+
+def _lp_pool(n: Node, x: Tensor) -> Tensor:
+    kernel, strides, dilations, pads = _spatial(n, x)
+    if any(d != 1 for d in dilations):
+        raise n.unsupported("LpPool with dilations")
+    p = n.attr("p", 2)
+    one_d = x.ndim == 3
+    pads2 = _pairs_2d(pads, (0, 0))
+    k2 = tuple(_pairs_2d(kernel, 1))
+    powered = _as_2d(x).abs() ** p
+    mean = powered.pad([None, None, *pads2]).avg_pool2d(
+        k2, tuple(_pairs_2d(strides, 1)), 0, bool(n.attr("ceil_mode", 0)))
+    y = (mean * (k2[0] * k2[1])) ** (1.0 / p)
+    return (y.squeeze(2) if one_d else y).cast(x.dtype)
+
+
+# ---- control flow: decided on the host, unrolled ------------------------------------------
+def _tensor(value: Any) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def _if(n: Node, cond: Tensor) -> tuple:
+    """The branch the condition picks; the condition must be known when importing (a
+    constant, or computed from shapes), since one plan runs one branch."""
+    taken = bool(np.asarray(n.static(0)).reshape(-1)[0])
+    return tuple(n.run_graph(n.attr("then_branch" if taken else "else_branch"), []))
+
+
+def _loop(n: Node, trip: Tensor | None, cond: Tensor | None, *carried: Tensor) -> tuple:
+    """The body unrolled: the trip count and the condition must be known when importing
+    (each iteration's condition too); scan outputs are stacked along a new first axis."""
+    body = n.attr("body")
+    count = None if trip is None else int(np.asarray(n.static(0)).reshape(-1)[0])
+    going = True if cond is None else bool(np.asarray(n.static(1)).reshape(-1)[0])
+    state: list[Any] = list(carried)
+    scans: list[list[Tensor]] = []
+    step = 0
+    while going and (count is None or step < count):
+        if step >= 10_000:
+            raise n.unsupported("a Loop of more than 10,000 iterations (it is unrolled)")
+        outs = n.run_graph(body, [np.array(step, np.int64), np.array(going), *state])
+        going = bool(np.asarray(outs[0] if isinstance(outs[0], np.ndarray)
+                                else outs[0].numpy()).reshape(-1)[0])
+        state = list(outs[1:1 + len(carried)])
+        scans.append([_tensor(v) for v in outs[1 + len(carried):]])
+        step += 1
+    if not scans and len(body.output) > 1 + len(carried):
+        raise n.unsupported("a Loop that runs no iteration and has scan outputs")
+    stacked = [Tensor.stack([it[k] for it in scans]) for k in range(len(scans[0]))] \
+        if scans else []
+    return (*[_tensor(v) for v in state], *stacked)
+
+
+def _scan_op(n: Node, *inputs: Tensor) -> tuple:
+    """Scan (opset 9 on) unrolled over its scan axis."""
+    body = n.attr("body")
+    m = n.attr("num_scan_inputs")
+    states, xs = list(inputs[:len(inputs) - m]), inputs[len(inputs) - m:]
+    in_axes = n.attr("scan_input_axes", [0] * m)
+    in_dirs = n.attr("scan_input_directions", [0] * m)
+    axes = [_axis(a, x.ndim, n) for a, x in zip(in_axes, xs)]
+    steps = xs[0].shape[axes[0]]
+    per_step: list[list[Tensor]] = []
+    for t in range(steps):
+        slices = []
+        for x, axis, direction in zip(xs, axes, in_dirs):
+            at = steps - 1 - t if direction else t
+            slices.append(x[(slice(None),) * axis + (at,)])
+        outs = n.run_graph(body, [*states, *slices])
+        states = [_tensor(v) for v in outs[:len(states)]]
+        per_step.append([_tensor(v) for v in outs[len(states):]])
+    k_out = len(body.output) - len(states)
+    out_axes = n.attr("scan_output_axes", [0] * k_out)
+    out_dirs = n.attr("scan_output_directions", [0] * k_out)
+    stacked = []
+    for k in range(k_out):
+        items = [step[k] for step in per_step]
+        if out_dirs[k]:
+            items = items[::-1]
+        axis = _axis(out_axes[k], items[0].ndim + 1, n)
+        stacked.append(Tensor.stack(items, dim=axis))
+    return (*states, *stacked)
+
+
 OPS: dict[str, Callable[..., Any]] = {
     # elementwise, one input
     "Abs": lambda n, x: x.abs(),
@@ -804,6 +1080,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "OneHot": _one_hot,
     "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth,
+    "Resize": _resize,
     # reductions and scans
     "ReduceSum": _reduction("sum"),
     "ReduceMean": _reduction("mean"),
@@ -841,12 +1118,20 @@ OPS: dict[str, Callable[..., Any]] = {
     "LpNormalization": _lp_norm,
     "MeanVarianceNormalization": _mvn,
     "Dropout": _dropout,
+    "LpPool": _lp_pool,
+    # quantization
+    "QuantizeLinear": _quantize,
+    "DequantizeLinear": _dequantize,
+    "ScatterND": _scatter_nd,
+    # control flow
+    "If": _if,
+    "Loop": _loop,
+    "Scan": _scan_op,
 }
 
 #: ops of the standard domain that uopc does not import, and why (one home for the
 #: reasons; the conformance suite's exclusions are derived from it)
 UNSUPPORTED: dict[str, str] = {
-    **dict.fromkeys(["If", "Loop", "Scan"], "control flow (subgraphs)"),
     **dict.fromkeys(["SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase",
                      "SequenceInsert", "SequenceLength", "SequenceMap", "SplitToSequence",
                      "ConcatFromSequence", "Optional", "OptionalGetElement",
@@ -872,9 +1157,11 @@ def attributes(proto: onnx.NodeProto, node_name: str) -> dict[str, Any]:
                 raise OnnxError(f"{node_name}: attribute {attr.name!r} holds a tensor of an "
                                 f"unsupported element type")
             found[attr.name] = onnx.numpy_helper.to_array(attr.t)
-        elif attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-            raise OnnxError(f"{node_name}: attribute {attr.name!r} is a subgraph (control "
-                            f"flow), which uopc does not import")
+        elif attr.type == onnx.AttributeProto.GRAPH:
+            found[attr.name] = attr.g  # a branch or a loop body (If, Loop, Scan)
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            raise OnnxError(f"{node_name}: attribute {attr.name!r} is a list of subgraphs, "
+                            f"which uopc does not import")
         elif attr.type in (onnx.AttributeProto.SPARSE_TENSOR,
                            onnx.AttributeProto.SPARSE_TENSORS):
             raise OnnxError(f"{node_name}: attribute {attr.name!r} is a sparse tensor, which "
