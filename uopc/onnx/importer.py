@@ -140,8 +140,7 @@ def _function_body(node: onnx.NodeProto, opset: int,
     def rename(name: str) -> str:
         return names.get(name, prefix + name) if name else ""
 
-    nodes = []
-    for inner in fn.node:
+    def renamed(inner: onnx.NodeProto) -> onnx.NodeProto:
         copy = onnx.NodeProto()
         copy.CopyFrom(inner)
         del copy.input[:], copy.output[:], copy.attribute[:]
@@ -157,10 +156,19 @@ def _function_body(node: onnx.NodeProto, opset: int,
                 resolved.CopyFrom(found)
                 resolved.name = attr.name
                 copy.attribute.append(resolved)
+            elif attr.type == onnx.AttributeProto.GRAPH:  # a branch or body: same names
+                sub = onnx.AttributeProto()
+                sub.CopyFrom(attr)
+                for value in [*sub.g.input, *sub.g.output, *sub.g.initializer]:
+                    value.name = rename(value.name)
+                sub.g.ClearField("node")
+                sub.g.node.extend(renamed(n) for n in attr.g.node)
+                copy.attribute.append(sub)
             else:
                 copy.attribute.append(attr)
-        nodes.append(copy)
-    return nodes, body_opset
+        return copy
+
+    return [renamed(inner) for inner in fn.node], body_opset
 
 
 def build(graph: Graph, inputs: Sequence[Tensor],

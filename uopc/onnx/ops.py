@@ -328,13 +328,6 @@ def _gather_nd(n: Node, x: Tensor, index: Tensor) -> Tensor:
     return flat[linear]
 
 
-def _scatter_elements(n: Node, x: Tensor, index: Tensor, updates: Tensor) -> Tensor:
-    if n.attr("reduction", "none") not in ("none", b"none"):
-        raise n.unsupported(f"reduction={n.attr('reduction')!r}")
-    axis = _axis(n.attr("axis", 0), x.ndim, n)
-    return x.scatter(axis, _wrapped(index, x.shape[axis]), updates)
-
-
 def _expand(n: Node, x: Tensor, shape: Tensor) -> Tensor:
     dims = tuple(np.broadcast_shapes(tuple(x.shape), tuple(n.ints(1) or ())))
     return x.expand(dims)
@@ -873,29 +866,126 @@ def _dequantize(n: Node, x: Tensor, scale: Tensor, zero: Tensor | None = None) -
     return (centered.cast("f32") * _per_axis(n, scale, x).cast("f32")).cast(out)
 
 
-def _scatter_nd(n: Node, x: Tensor, index: Tensor, updates: Tensor) -> Tensor:
-    """data with data[index[u]] = updates[u] (add: +=), through a one-hot of the flat
-    positions: fine for the small index sets models scatter into."""
+def _scatter_flat(n: Node, flat: Tensor, linear: Tensor, values: Tensor) -> Tensor:
+    """`flat` (rows, R) with row linear[u] combined with values[u] (count, R) by the
+    node's `reduction`, through a one-hot (count, rows) of the positions: fine for the
+    small index sets models scatter into. Repeated positions without a reduction add."""
     reduction = n.attr("reduction", "none")
-    if reduction not in ("none", "add"):
-        raise n.unsupported(f"reduction={reduction!r}")
+    rows = flat.shape[0]
+    hit = linear.reshape((-1, 1)).eq(Tensor.arange(rows, dtype="i64").reshape((1, rows)))
+    hit3 = hit.unsqueeze(-1)  # (count, rows, 1)
+    spread = values.unsqueeze(1)  # (count, 1, R)
+    written = hit.any(0).unsqueeze(-1)  # (rows, 1)
+    if reduction in ("none", "add"):
+        placed = hit3.where(spread, 0).sum(0, dtype=flat.dtype)
+        return flat + placed if reduction == "add" else written.where(placed, flat)
+    if reduction == "mul":
+        return flat * hit3.where(spread, 1).prod(0, dtype=flat.dtype)
+    if reduction in ("max", "min"):
+        fill = lowest(flat.dtype) if reduction == "max" else DTYPES[flat.dtype].max
+        picked = getattr(hit3.where(spread, fill).cast(flat.dtype), reduction)(0)
+        both = flat.maximum(picked) if reduction == "max" else flat.minimum(picked)
+        return written.where(both, flat)
+    raise n.unsupported(f"reduction={reduction!r}")
+
+
+def _scatter_nd(n: Node, x: Tensor, index: Tensor, updates: Tensor) -> Tensor:
     k = index.shape[-1]
-    rows = math.prod(x.shape[:k])
     rest = tuple(x.shape[k:])
-    flat = x.reshape((rows,) + rest)
     linear = None
     for axis in range(k):
         part = _wrapped(index[..., axis], x.shape[axis]) * math.prod(x.shape[axis + 1:k])
         linear = part if linear is None else linear + part
     assert linear is not None
-    count = math.prod(index.shape[:-1])
-    hit = linear.reshape((count, 1)).eq(Tensor.arange(rows, dtype="i64").reshape((1, rows)))
-    values = updates.reshape((count, 1, math.prod(rest)))
-    placed = hit.unsqueeze(-1).where(values, 0).sum(0, dtype=x.dtype).reshape((rows,) + rest)
-    if reduction == "add":
-        return (flat + placed).reshape(x.shape)
-    written = hit.any(0).reshape((rows,) + (1,) * len(rest))
-    return written.where(placed, flat).reshape(x.shape)
+    flat = x.reshape((math.prod(x.shape[:k]), math.prod(rest)))
+    out = _scatter_flat(n, flat, linear, updates.reshape((-1, math.prod(rest))))
+    return out.reshape(x.shape)
+
+
+def _scatter_elements(n: Node, x: Tensor, index: Tensor, updates: Tensor) -> Tensor:
+    axis = _axis(n.attr("axis", 0), x.ndim, n)
+    linear = None
+    for d in range(x.ndim):
+        if d == axis:
+            coordinate = _wrapped(index, x.shape[axis])
+        else:
+            coordinate = Tensor.arange(index.shape[d], dtype="i64").reshape(
+                tuple(index.shape[d] if k == d else 1 for k in range(x.ndim)))
+        part = coordinate * math.prod(x.shape[d + 1:])
+        linear = part if linear is None else linear + part
+    assert linear is not None
+    out = _scatter_flat(n, x.reshape((x.numel(), 1)), linear.expand(index.shape),
+                        updates.reshape((-1, 1)))
+    return out.reshape(x.shape)
+
+
+def _reverse_sequence(n: Node, x: Tensor, lengths: Tensor) -> Tensor:
+    """Each batch entry's first lengths[b] steps reversed: a gather along the time axis
+    with index len - 1 - t inside the length and t outside."""
+    time_axis, batch_axis = n.attr("time_axis", 0), n.attr("batch_axis", 1)
+    steps, batch = x.shape[time_axis], x.shape[batch_axis]
+    t = Tensor.arange(steps, dtype="i64").reshape(
+        tuple(steps if k == time_axis else 1 for k in range(x.ndim)))
+    size = lengths.cast("i64").reshape(tuple(batch if k == batch_axis else 1
+                                             for k in range(x.ndim)))
+    index = (t < size).where(size - 1 - t, t).expand(x.shape)
+    return x.gather(time_axis, index)
+
+
+def _lrn(n: Node, x: Tensor) -> Tensor:
+    size = n.attr("size")
+    alpha, beta, bias = n.attr("alpha", 1e-4), n.attr("beta", 0.75), n.attr("bias", 1.0)
+    c = x.shape[1]
+    squares = (x * x).pad([None, ((size - 1) // 2, size // 2)] + [None] * (x.ndim - 2))
+    window = squares[:, 0:c]
+    for k in range(1, size):
+        window = window + squares[:, k:k + c]
+    return x / (window * (alpha / size) + bias) ** beta
+
+
+def _matmul_integer(n: Node, a: Tensor, b: Tensor, a_zero: Tensor | None = None,
+                    b_zero: Tensor | None = None) -> Tensor:
+    a32 = a.cast("i32") if a_zero is None else a.cast("i32") - _row_zero(a_zero, a)
+    b32 = b.cast("i32") if b_zero is None else b.cast("i32") - b_zero.cast("i32")
+    return a32 @ b32
+
+
+def _row_zero(zero: Tensor, a: Tensor) -> Tensor:
+    """MatMulInteger's a_zero_point: a scalar, or one per row of `a`."""
+    zero = zero.cast("i32")
+    return zero if zero.ndim == 0 or zero.numel() == 1 else zero.reshape((-1, 1))
+
+
+def _qlinear_matmul(n: Node, a: Tensor, a_scale: Tensor, a_zero: Tensor, b: Tensor,
+                    b_scale: Tensor, b_zero: Tensor, y_scale: Tensor, y_zero: Tensor) -> Tensor:
+    real = ((a.cast("f32") - a_zero.cast("f32")) * a_scale.cast("f32")) @ \
+        ((b.cast("f32") - b_zero.cast("f32")) * b_scale.cast("f32"))
+    info = np.iinfo(_numpy(y_zero.dtype))
+    y = (real / y_scale.cast("f32")).round() + y_zero.cast("f32")
+    return y.clamp(float(info.min), float(info.max)).cast(y_zero.dtype)
+
+
+def _conv_integer(n: Node, x: Tensor, w: Tensor, x_zero: Tensor | None = None,
+                  w_zero: Tensor | None = None) -> Tensor:
+    xf = x.cast("f32") - (0 if x_zero is None else x_zero.cast("f32"))
+    wf = w.cast("f32") - (0 if w_zero is None else w_zero.cast("f32"))
+    return _conv(n, xf, wf).round().cast("i32")  # exact: integer sums well below 2**24
+
+
+def _qlinear_conv(n: Node, x: Tensor, x_scale: Tensor, x_zero: Tensor, w: Tensor,
+                  w_scale: Tensor, w_zero: Tensor, y_scale: Tensor, y_zero: Tensor,
+                  bias: Tensor | None = None) -> Tensor:
+    xf = (x.cast("f32") - x_zero.cast("f32")) * x_scale.cast("f32")
+    per_out = (lambda v: v.cast("f32") if v.ndim == 0 or v.numel() == 1 else
+               v.cast("f32").reshape((-1, 1, 1, 1)))
+    wf = (w.cast("f32") - per_out(w_zero)) * per_out(w_scale)
+    real = _conv(n, xf, wf)
+    if bias is not None:
+        real = real + _channel(bias.cast("f32") * x_scale.cast("f32") *
+                               w_scale.cast("f32").reshape(-1), real.ndim)
+    info = np.iinfo(_numpy(y_zero.dtype))
+    y = (real / y_scale.cast("f32")).round() + y_zero.cast("f32")
+    return y.clamp(float(info.min), float(info.max)).cast(y_zero.dtype)
 
 
 def _lp_pool(n: Node, x: Tensor) -> Tensor:
@@ -1076,6 +1166,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "Range": _range,
     "Pad": _pad,
     "Trilu": _trilu,
+    "ReverseSequence": _reverse_sequence,
     "EyeLike": _eye_like,
     "OneHot": _one_hot,
     "DepthToSpace": _depth_to_space,
@@ -1119,10 +1210,15 @@ OPS: dict[str, Callable[..., Any]] = {
     "MeanVarianceNormalization": _mvn,
     "Dropout": _dropout,
     "LpPool": _lp_pool,
+    "LRN": _lrn,
     # quantization
     "QuantizeLinear": _quantize,
     "DequantizeLinear": _dequantize,
     "ScatterND": _scatter_nd,
+    "MatMulInteger": _matmul_integer,
+    "QLinearMatMul": _qlinear_matmul,
+    "ConvInteger": _conv_integer,
+    "QLinearConv": _qlinear_conv,
     # control flow
     "If": _if,
     "Loop": _loop,
