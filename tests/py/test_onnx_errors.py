@@ -200,3 +200,11 @@ def test_mutated_models_through_the_cli():
     assert "onnx" in {p.suffix.lstrip(".") for p in mutations.seeds()}
 
 
+
+
+def test_readme_lists_the_op_table():
+    from uopc.onnx.ops import supported_ops_text
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert supported_ops_text() in readme, "README's ONNX op list is stale: paste " \
+        "uopc.onnx.ops.supported_ops_text()"

@@ -178,6 +178,9 @@ def _shrink(n: Node, x: Tensor) -> Tensor:
 
 
 def _prelu(n: Node, x: Tensor, slope: Tensor) -> Tensor:
+    if slope.ndim == 1 and x.ndim > 2 and slope.shape[0] == x.shape[1] != x.shape[-1]:
+        slope = _channel(slope, x.ndim)  # opset 6's per-channel slope, which the version
+        # converter keeps as it is
     return (x < 0).where(x * slope, x)
 
 
@@ -521,12 +524,79 @@ def _spatial_pads(n: Node, x: Tensor, kernel: Sequence[int], strides: Sequence[i
 def _spatial(n: Node, x: Tensor, kernel: Sequence[int] | None = None) -> tuple:
     """kernel, strides, dilations and pads of a conv or pool on 1-D or 2-D input."""
     if x.ndim not in (3, 4):
-        raise n.unsupported(f"a {x.ndim - 2}-D input (uopc has 1-D and 2-D {n.op_type})")
+        raise n.unsupported(f"a {x.ndim - 2}-D input (uopc has 1-D, 2-D and, for Conv, "
+                            f"AveragePool, 3-D {n.op_type})")
     rank = x.ndim - 2
     kernel = list(n.attr("kernel_shape", kernel))
     strides = list(n.attr("strides", [1] * rank))
     dilations = list(n.attr("dilations", [1] * rank))
     return kernel, strides, dilations, _spatial_pads(n, x, kernel, strides, dilations)
+
+
+def _over_depth(op2d: Callable[..., Tensor], combine: str) -> Callable[..., Tensor]:
+    """A 3-D conv or pool from its 2-D table entry: the input padded along depth, one
+    strided depth slice per kernel tap, each slice's depth folded into the batch and run
+    through the 2-D op (with the node's height and width attributes), and the taps
+    combined (conv: summed; average pool: averaged). 1-D and 2-D
+    inputs go to the 2-D entry directly."""
+    def apply(n: Node, x: Tensor, w: Tensor | None = None, b: Tensor | None = None) -> Tensor:
+        if x.ndim != 5:
+            return op2d(n, x, w, b) if w is not None else op2d(n, x)
+        kernel = list(n.attr("kernel_shape", w.shape[2:] if w is not None else None))
+        strides = list(n.attr("strides", [1] * 3))
+        dilations = list(n.attr("dilations", [1] * 3))
+        pads = _spatial_pads(n, x, kernel, strides, dilations)
+        attrs = dict(n.attrs, kernel_shape=kernel[1:], strides=strides[1:],
+                     dilations=dilations[1:], auto_pad="NOTSET",
+                     pads=[pads[1][0], pads[2][0], pads[1][1], pads[2][1]])
+        flat = Node(n.proto, n.opset, n._static, attrs, n.run_graph)
+        (k, s, d), (p0, p1) = (kernel[0], strides[0], dilations[0]), pads[0]
+        span = d * (k - 1) + 1
+        size = x.shape[2] + p0 + p1
+        ceil = bool(n.attr("ceil_mode", 0)) and w is None
+        steps = (-(-(size - span) // s) if ceil else (size - span) // s) + 1
+        extra = max((steps - 1) * s + span - size, 0)
+
+        def taps(t: Tensor, value: Any, before: int = p0, after: int = p1) -> list[Tensor]:
+            padded = t.pad([None, None, (before, after + extra), None, None], value)
+            return [padded[:, :, j * d:j * d + s * (steps - 1) + 1:s] for j in range(k)]
+
+        def through_2d(piece: Tensor, weight: Tensor | None) -> Tensor:
+            N, C, D, H, W = piece.shape
+            folded = piece.permute(0, 2, 1, 3, 4).reshape((N * D, C, H, W))
+            out = op2d(flat, folded, weight) if weight is not None else op2d(flat, folded)
+            return out.reshape((N, D) + tuple(out.shape[1:])).permute(0, 2, 1, 3, 4)
+
+        if combine == "sum":
+            assert w is not None
+            parts = [through_2d(piece, w[:, :, j]) for j, piece in enumerate(taps(x, 0))]
+            out = parts[0]
+            for part in parts[1:]:
+                out = out + part
+            return out if b is None else out + _channel(b, 5)
+        include = bool(n.attr("count_include_pad", 0))
+        attrs_sum = dict(flat.attrs, count_include_pad=1)
+        summing = Node(n.proto, n.opset, n._static, attrs_sum, n.run_graph)
+
+        def window_sum(t: Tensor, before: int = p0, after: int = p1) -> Tensor:
+            out = None
+            for piece in taps(t, 0, before, after):
+                N, C, D, H, W = piece.shape
+                folded = piece.permute(0, 2, 1, 3, 4).reshape((N * D, C, H, W))
+                part = op2d(summing, folded)
+                part = part.reshape((N, D) + tuple(part.shape[1:])).permute(0, 2, 1, 3, 4)
+                out = part if out is None else out + part
+            assert out is not None
+            return out
+
+        total = window_sum(x)
+        if include and not extra:
+            return total / k
+        ones = Tensor.ones(x.shape[2:], dtype=x.dtype).reshape((1, 1) + tuple(x.shape[2:]))
+        if include:  # the padding counts, the cells ceil_mode adds do not
+            return total / window_sum(ones.pad([None, None, (p0, p1), None, None], 1), 0, 0)
+        return total / window_sum(ones)
+    return apply
 
 
 def _as_2d(x: Tensor) -> Tensor:
@@ -585,21 +655,45 @@ def _conv_transpose(n: Node, x: Tensor, w: Tensor, b: Tensor | None = None) -> T
     return y.squeeze(2) if rank == 1 else y
 
 
+def _pool_steps(size: int, k: int, s: int, d: int, p0: int, p1: int, ceil: bool) -> int:
+    """Output positions of one pooled axis; with ceil_mode a last window that would start
+    in the trailing padding is dropped (ONNX's rule since opset 19, and PyTorch's)."""
+    span = d * (k - 1) + 1
+    steps = (-(-(size + p0 + p1 - span) // s) if ceil else (size + p0 + p1 - span) // s) + 1
+    if ceil and (steps - 1) * s >= size + p0:
+        steps -= 1
+    return steps
+
+
 def _max_pool(n: Node, x: Tensor) -> Tensor:
+    """The maximum of each window, one spatial axis at a time (a window's maximum is the
+    maximum over one axis of the maxima over the others): k strided slices per axis, so
+    large kernels (60 x 80) stay small graphs; the padding is the type's lowest value."""
     if n.outputs > 1 and n.proto.output[1]:
         raise n.unsupported("MaxPool's Indices output")
-    kernel, strides, dilations, pads = _spatial(n, x)
-    one_d = x.ndim == 3
-    pads2 = _pairs_2d(pads, (0, 0))
-    x2 = _as_2d(x)
-    if any(p0 != p1 for p0, p1 in pads2):
-        x2 = x2.pad([None, None, *pads2], lowest(x.dtype))
-        padding: Any = 0
-    else:
-        padding = (pads2[0][0], pads2[1][0])
-    y = x2.max_pool2d(tuple(_pairs_2d(kernel, 1)), tuple(_pairs_2d(strides, 1)), padding,
-                      tuple(_pairs_2d(dilations, 1)), bool(n.attr("ceil_mode", 0)))
-    return y.squeeze(2) if one_d else y
+    rank = x.ndim - 2
+    kernel = list(n.attr("kernel_shape"))
+    strides = list(n.attr("strides", [1] * rank))
+    dilations = list(n.attr("dilations", [1] * rank))
+    pads = _spatial_pads(n, x, kernel, strides, dilations)
+    ceil = bool(n.attr("ceil_mode", 0))
+    y = x
+    for axis, (k, s, d, (p0, p1)) in enumerate(zip(kernel, strides, dilations, pads), 2):
+        size = x.shape[axis]
+        steps = _pool_steps(size, k, s, d, p0, p1, ceil)
+        extra = max((steps - 1) * s + d * (k - 1) + 1 - (size + p0 + p1), 0)
+        widths: list[Any] = [None] * x.ndim
+        widths[axis] = (p0, p1 + extra)
+        padded = y.pad(widths, lowest(x.dtype))
+        out = None
+        for j in range(k):
+            index = [slice(None)] * x.ndim
+            index[axis] = slice(j * d, j * d + s * (steps - 1) + 1, s)
+            tap = padded[tuple(index)]
+            out = tap if out is None else out.maximum(tap)
+        assert out is not None
+        y = out
+    return y
 
 
 def _average_pool(n: Node, x: Tensor) -> Tensor:
@@ -1195,10 +1289,10 @@ OPS: dict[str, Callable[..., Any]] = {
     "MatMul": lambda n, a, b: a @ b,
     "Gemm": _gemm,
     "Einsum": _einsum,
-    "Conv": _conv,
+    "Conv": _over_depth(_conv, "sum"),
     "ConvTranspose": _conv_transpose,
     "MaxPool": _max_pool,
-    "AveragePool": _average_pool,
+    "AveragePool": _over_depth(_average_pool, "mean"),
     "GlobalAveragePool": _global_pool("mean"),
     "GlobalMaxPool": _global_pool("max"),
     "BatchNormalization": _batch_norm,
@@ -1266,3 +1360,11 @@ def attributes(proto: onnx.NodeProto, node_name: str) -> dict[str, Any]:
             value = helper.get_attribute_value(attr)
             found[attr.name] = value.decode() if isinstance(value, bytes) else value
     return found
+
+
+def supported_ops_text(width: int = 88) -> str:
+    """The table's op names, sorted and wrapped: the README's list (a test keeps them
+    equal)."""
+    import textwrap
+
+    return textwrap.fill(", ".join(sorted(OPS)), width)
