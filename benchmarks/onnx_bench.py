@@ -96,14 +96,19 @@ def main() -> None:
         uopc_load = time.perf_counter() - start
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * float(np.abs(e).max()))
+        def run_uopc(model=model, args_in=args_in):
+            return model(*args_in)
+
+        def run_ort(session=session, feeds=feeds):
+            return session.run(None, feeds)
+
         # a batch of calls takes about 50 ms for the slower contender
-        probe = max(per_call_us(lambda: model(*args_in), 3),
-                    per_call_us(lambda: session.run(None, feeds), 3))
+        probe = max(per_call_us(run_uopc, 3), per_call_us(run_ort, 3))
         calls = max(3, int(50_000 / probe))
         uopc_times, ort_times = [], []
         for _ in range(args.rounds):
-            uopc_times.append(per_call_us(lambda: model(*args_in), calls))
-            ort_times.append(per_call_us(lambda: session.run(None, feeds), calls))
+            uopc_times.append(per_call_us(run_uopc, calls))
+            ort_times.append(per_call_us(run_ort, calls))
         u, o = statistics.median(uopc_times), statistics.median(ort_times)
         print(f"{name:<12} {uopc_load:>16.2f} s {ort_load:>7.2f} s {uopc_load / ort_load:>6.1f}x "
               f"{u:>11.1f} us {o:>7.1f} us {u / o:>6.2f}x", flush=True)

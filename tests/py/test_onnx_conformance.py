@@ -29,7 +29,8 @@ import warnings
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnx")
+import onnx  # noqa: E402
 import onnx.backend.test  # noqa: E402
 from onnx import TensorProto  # noqa: E402
 from onnx.backend.test.loader import load_model_tests  # noqa: E402
@@ -267,7 +268,8 @@ _xfail("Range's function body: a Loop whose scan output is a 0-d value stacks as
        'test_range_bfloat16_type_positive_delta_expanded',
        'test_range_int32_type_negative_delta_expanded',
        )
-_xfail("Mod with fmod=0 on floats at inf/0 edge cases: floormod gives NaN where numpy gives 0 or the dividend",
+_xfail("Mod with fmod=0 on floats at inf/0 edge cases: floormod gives NaN where numpy "
+       "gives 0 or the dividend",
        'test_mod_float_edge_cases_fmod_0_float16',
        'test_mod_float_edge_cases_fmod_0_float32',
        'test_mod_float_edge_cases_fmod_0_float64',

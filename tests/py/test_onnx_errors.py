@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
 
 import uopc.onnx  # noqa: E402
 from uopc.onnx import OnnxError  # noqa: E402

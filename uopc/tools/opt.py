@@ -177,13 +177,12 @@ class UopcOptMain(xDSLOptMain):
         name = self.get_input_name()
         frontend = self.args.frontend or file_extension
         try:
-            if isinstance(text, bytes):
-                module = self.parse_chunk(BytesIO(text), file_extension, line_offset)
-            elif parse_spec(frontend).name == "mlir":
+            if parse_spec(frontend).name == "mlir" and isinstance(text, str):
                 parser = LocatedParser(self.ctx, text, name, line_offset)
                 module = parser.parse_module(not self.args.no_implicit_module)
-            else:
-                parsed = self.parse_chunk(BytesIO(text.encode()), file_extension, line_offset)
+            else:  # another frontend; a binary one (.onnx) gets the file's bytes
+                raw = text if isinstance(text, bytes) else text.encode()
+                parsed = self.parse_chunk(BytesIO(raw), file_extension, line_offset)
                 assert parsed is not None  # every xDSL frontend returns a module or raises
                 module = parsed
                 _shift_lines(module, line_offset)
@@ -217,7 +216,8 @@ class UopcOptMain(xDSLOptMain):
             offset += piece.count(b"\n")
         return found
 
-    def process(self, text: str | bytes, file_extension: str, line_offset: int) -> tuple[list[Diagnostic], str]:
+    def process(self, text: str | bytes, file_extension: str,
+                line_offset: int) -> tuple[list[Diagnostic], str]:
         """Parse, transform and print one chunk: its diagnostics and its output."""
         self.stage = "parsing"
         try:
