@@ -110,7 +110,7 @@ _CONTROL_FLOW = "control flow with a subgraph (If/Loop/Scan): not imported"
 _VALUE_SHAPED = "output shape depends on input values (NonZero/Unique/Compress/NMS)"
 _RANDOM = "random numbers (Bernoulli, RandomUniformLike, training Dropout)"
 _NO_OP = "op not in the table: {}"
-_3D = "3-D convolution/pooling: uopc has 1-D and 2-D"
+_3D = "3-D ConvTranspose and LpPool (3-D Conv, MaxPool and AveragePool are imported)"
 _FP16_ATTENTION = ("f16 attention: uopc computes f16 softmax/matmul in f16 steps the "
                    "reference does in f32; off by 1-2 f16 ulps")
 
@@ -169,20 +169,6 @@ _xfail(_NO_OP.format("GridSample"),
        'test_gridsample_volumetric_bilinear_align_corners_0',
        'test_gridsample_volumetric_bilinear_align_corners_1',
        )
-_xfail(_3D,
-       'test_averagepool_3d_default',
-       'test_averagepool_3d_dilations_small',
-       'test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_True',
-       'test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_False',
-       'test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True',
-       'test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_False',
-       'test_convtranspose_3d',
-       'test_lppool_3d_default',
-       'test_maxpool_3d_default',
-       'test_maxpool_3d_dilations',
-       'test_maxpool_3d_dilations_use_ref_impl',
-       'test_maxpool_3d_dilations_use_ref_impl_large',
-       )
 _xfail(_RANDOM,
        'test_bernoulli',
        'test_bernoulli_expanded',
@@ -218,6 +204,14 @@ _xfail(_NO_OP.format("BitCast"),
        'test_bitcast_int8_to_uint8',
        'test_bitcast_scalar_float32_to_int32',
        'test_bitcast_bool_to_uint8',
+       )
+_xfail("AveragePool with dilations",
+       'test_averagepool_2d_dilations',
+       'test_averagepool_3d_dilations_small',
+       'test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_True',
+       'test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_False',
+       'test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True',
+       'test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_False',
        )
 _xfail(_NO_OP.format("GRU"),
        'test_gru_defaults',
@@ -292,6 +286,10 @@ _xfail("f16 causal conv: 2 of 64 values off by one f16 ulp (rounding order)",
        'test_causal_conv_with_state_silu_fp16',
        'test_causal_conv_with_state_silu_fp16_expanded',
        )
+_xfail(_3D,
+       'test_convtranspose_3d',
+       'test_lppool_3d_default',
+       )
 _xfail(_NO_OP.format("Det"),
        'test_det_2d',
        'test_det_nd',
@@ -308,11 +306,9 @@ _xfail(_NO_OP.format("STFT"),
        'test_stft',
        'test_stft_with_window',
        )
-_xfail("AveragePool ceil_mode: a last window that starts in the padding is kept (PyTorch's rule drops it)",
+_xfail("AveragePool ceil_mode: a last window that starts in the padding is kept (PyTorch's "
+       "rule drops it)",
        'test_averagepool_2d_ceil_last_window_starts_on_pad',
-       )
-_xfail("AveragePool with dilations",
-       'test_averagepool_2d_dilations',
        )
 _xfail("ConvInteger with padding: pads with the zero point instead of 0",
        'test_convinteger_with_padding',
