@@ -36,6 +36,7 @@ LAYERS = {
     "uopc.optim": 7,  # likewise uopc.frontend.optim
     "uopc.tools": 8,
     "uopc.pytorch": 8,  # the PyTorch door: torch.compile's backend over the frontend
+    "uopc.onnx": 8,  # ONNX models in: the reader, the op table onto the Tensor API, the frontend
     "uopc.testing": 9,
 }
 TOP = max(LAYERS.values()) + 1  # `uopc/__init__.py`, which re-exports the frontend

@@ -1,7 +1,7 @@
 """Malformed inputs for `uopc-opt` and `uopc-run`, made by mutating the project's own inputs.
 
-The seeds are the `.mlir` and `.uir` files under `tests/` and `examples/` of the source
-tree. A `Mutant` is one seed changed by one mutation (`MUTATIONS`): a truncation, flipped
+The seeds are the `.mlir`, `.uir` and `.onnx` files under `tests/` and `examples/` of the
+source tree. A `Mutant` is one seed changed by one mutation (`MUTATIONS`): a truncation, flipped
 bytes, a shape made huge, negative or zero, a deeply nested expression or region, a line
 dropped or repeated, or binary garbage. `check(mutant)` runs one command on it in a
 subprocess, within limits on its CPU time and memory, and classifies the outcome: a clean
@@ -46,8 +46,8 @@ UNDEFINED_MARK = "uopc-fuzz: undefined on purpose"
 
 
 def seeds() -> list[Path]:
-    """The project's own text inputs, in a fixed order (but the undefined ones)."""
-    found = [p for d in ("tests", "examples") for suffix in ("*.mlir", "*.uir")
+    """The project's own inputs, in a fixed order (but the undefined ones)."""
+    found = [p for d in ("tests", "examples") for suffix in ("*.mlir", "*.uir", "*.onnx")
              for p in (SOURCE_TREE / d).rglob(suffix)
              if UNDEFINED_MARK not in p.read_text(errors="replace")]
     if not found:

@@ -56,6 +56,8 @@ from uopc.pipelines import PIPELINES, UNIVERSE
 from uopc.tools.diagnostics import Diagnostic, from_exception
 from uopc.tools.expectations import check, parse_expectations
 from uopc.tools.failure import fail, out_of_memory
+from uopc.tools.frontends import BINARY
+from uopc.tools.frontends import UNIVERSE as LAYER_FRONTENDS
 from uopc.tools.passinfo import check_spec, list_passes
 from uopc.uopdialect.context import register_uopc_dialects
 from uopc.uopdialect.locations import LocatedParser, op_errors
@@ -114,8 +116,9 @@ class UopcOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
-        for name, factory in UNIVERSE.all_frontends.items():
-            self.available_frontends.setdefault(name, factory)
+        for universe in (UNIVERSE, LAYER_FRONTENDS):
+            for name, factory in universe.all_frontends.items():
+                self.available_frontends.setdefault(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         every_target = self.available_targets
@@ -167,18 +170,19 @@ class UopcOptMain(xDSLOptMain):
         self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
 
     # ---- parsing --------------------------------------------------------------------------
-    def parse_text(self, text: str, file_extension: str, line_offset: int) -> ModuleOp:
+    def parse_text(self, text: str | bytes, file_extension: str, line_offset: int) -> ModuleOp:
         """One chunk, which starts after `line_offset` lines of the file, as a module
         whose ops carry their file locations; then xDSL's verifier and the scf verifier
-        xDSL lacks (`verify_program`)."""
+        xDSL lacks (`verify_program`). A binary input (`.onnx`) comes as bytes."""
         name = self.get_input_name()
         frontend = self.args.frontend or file_extension
         try:
-            if parse_spec(frontend).name == "mlir":
+            if parse_spec(frontend).name == "mlir" and isinstance(text, str):
                 parser = LocatedParser(self.ctx, text, name, line_offset)
                 module = parser.parse_module(not self.args.no_implicit_module)
-            else:
-                parsed = self.parse_chunk(BytesIO(text.encode()), file_extension, line_offset)
+            else:  # another frontend; a binary one (.onnx) gets the file's bytes
+                raw = text if isinstance(text, bytes) else text.encode()
+                parsed = self.parse_chunk(BytesIO(raw), file_extension, line_offset)
                 assert parsed is not None  # every xDSL frontend returns a module or raises
                 module = parsed
                 _shift_lines(module, line_offset)
@@ -195,21 +199,25 @@ class UopcOptMain(xDSLOptMain):
         return module
 
     # ---- a run ----------------------------------------------------------------------------
-    def chunks(self) -> list[tuple[str, int]]:
+    def chunks(self, binary: bool = False) -> list[tuple[str | bytes, int]]:
         """The input's text (or its `// -----` chunks), each with the number of lines
-        before it in the file."""
+        before it in the file; a `binary` input is one chunk of bytes."""
         stream, _ = self.get_input_stream()
         with stream:
             raw = stream.read()
+        if binary:
+            return [(raw, 0)]
         self.sources[self.get_input_name()] = raw.decode("utf-8", "replace")
         pieces = raw.split(SPLIT_MARKER) if self.args.split_input_file else [raw]
-        found, offset = [], 0
+        found: list[tuple[str | bytes, int]] = []
+        offset = 0
         for piece in pieces:
             found.append((piece.decode("utf-8"), offset))
             offset += piece.count(b"\n")
         return found
 
-    def process(self, text: str, file_extension: str, line_offset: int) -> tuple[list[Diagnostic], str]:
+    def process(self, text: str | bytes, file_extension: str,
+                line_offset: int) -> tuple[list[Diagnostic], str]:
         """Parse, transform and print one chunk: its diagnostics and its output."""
         self.stage = "parsing"
         try:
@@ -227,12 +235,13 @@ class UopcOptMain(xDSLOptMain):
     def run(self) -> int:
         """Every chunk, in order; returns the exit status."""
         with gc_frozen(), op_errors():
-            chunks = self.chunks()
             _, file_extension = os.path.splitext(self.get_input_name())
             file_extension = file_extension.lstrip(".") if self.args.input_file else "mlir"
+            frontend = parse_spec(self.args.frontend).name if self.args.frontend else file_extension
+            chunks = self.chunks(binary=frontend in BINARY)
             if file_extension not in self.available_frontends and not self.args.frontend:
-                raise UsageError(f"unrecognized file extension '{file_extension}': give a .mlir "
-                                 f"or .uir file, or -f FRONTEND")
+                raise UsageError(f"unrecognized file extension '{file_extension}': give a .mlir, "
+                                 f".uir or .onnx file, or -f FRONTEND")
             output = self.prepare_output()
             failed = False
             try:
@@ -242,7 +251,7 @@ class UopcOptMain(xDSLOptMain):
                     diagnostics, printed = self.process(text, file_extension, offset)
                     output.write(printed)
                     output.flush()
-                    if self.args.verify_diagnostics:
+                    if self.args.verify_diagnostics and isinstance(text, str):
                         expected = parse_expectations(text, self.get_input_name(), offset)
                         produced = [d for diag in diagnostics for d in diag.flat()]
                         diagnostics = check(expected, produced)

@@ -1,9 +1,10 @@
-"""`uopc-run`: compile a `.mlir` or `.uir` program to C and run it on .npy inputs.
+"""`uopc-run`: compile a `.mlir`, `.uir` or `.onnx` program to C and run it on .npy inputs.
 
     uopc-run PROGRAM [IN.npy ...] [-o OUT.npy ...] [--entry NAME] [--fill] [--emit-c]
              [--check | --no-check]
 
-- PROGRAM is `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, upstream MLIR
+- PROGRAM is `.onnx` (an ONNX model with static input shapes, `uopc.onnx.frontend`),
+  `.uir` (SPEC §11) or `.mlir`: uop functions on tensors, upstream MLIR
   tensor functions (linalg, tensor, arith/math on tensors; converted by `uop-from-linalg`,
   `uopc.importers.linalg`), or hand-written loop functions on memrefs (outputs are the
   leading memref arguments the function writes).
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from uopc.tools.failure import fail, out_of_memory
+from uopc.tools.frontends import BINARY, parse_binary
 
 
 def fill(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -58,7 +60,7 @@ def fill(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="uopc-run", description="compile a .mlir/.uir program to C and run it on .npy inputs")
-    p.add_argument("program", help="a .mlir or .uir file")
+    p.add_argument("program", help="a .mlir, .uir or .onnx file")
     p.add_argument("inputs", nargs="*", help=".npy files, in argument (slot) order")
     p.add_argument("-o", "--output", action="append", default=[], metavar="OUT.npy",
                    help="save result k to the k-th OUT.npy (repeat for several results)")
@@ -97,14 +99,19 @@ def run(args: argparse.Namespace) -> int:
     from uopc.runtime.driver import compile_program, emit_source, parse_program
 
     path = Path(args.program)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"cannot open {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"cannot read {path}: {err}") from None
-    fmt = {".uir": "uir", ".mlir": "mlir"}.get(path.suffix)
-    module = parse_program(text, fmt, str(path))
+    if path.suffix.lstrip(".") in BINARY:  # a model file (.onnx): its frontend reads it
+        if not path.is_file():
+            raise UsageError(f"cannot open {path}: no such file")
+        module = parse_binary(path)
+    else:
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise UsageError(f"cannot open {path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise UsageError(f"cannot read {path}: {err}") from None
+        fmt = {".uir": "uir", ".mlir": "mlir"}.get(path.suffix)
+        module = parse_program(text, fmt, str(path))
     import_linalg(module)  # upstream linalg/tensor functions become uop ones
     module.verify()
     check = _is_loop_program(module) if args.check is None else args.check
