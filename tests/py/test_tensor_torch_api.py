@@ -366,6 +366,10 @@ def test_torch_spellings_and_defaults():
         Tensor(a).cumsum()
     same(Tensor(a).pad(pad=(1, 2)), F.pad(torch.tensor(a), pad=(1, 2)))
     same(Tensor(a).pad(pad=[1, 0, 0, 2], value=3.0), F.pad(torch.tensor(a), [1, 0, 0, 2], value=3.0))
+    x = np.arange(8, dtype=np.float32).reshape(1, 1, 2, 4)
+    for mode in ("reflect", "replicate", "circular"):  # the widest pads each mode allows
+        widths = (3, 3, 1, 1) if mode == "reflect" else (4, 4, 2, 2)
+        same(Tensor(x).pad(widths, mode=mode), F.pad(torch.tensor(x), widths, mode=mode))
     with pytest.raises(TypeError, match="give the widths once"):
         Tensor(a).pad((1, 1), pad=(1, 1))
 

@@ -1159,7 +1159,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             def part(start: int, stop: int, step: int = 1, out: Tensor = out,
                      axis: int = axis) -> Tensor:
                 index = [slice(None)] * out.ndim
-                index[axis] = slice(start, stop, step)
+                # a stop before element 0 of a backward slice is None, not -1 (the end)
+                index[axis] = slice(start, None if stop < 0 else stop, step)
                 return out[tuple(index)]
 
             if mode == "reflect":

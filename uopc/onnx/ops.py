@@ -361,33 +361,7 @@ def _pad(n: Node, x: Tensor, pads: Tensor, value: Tensor | None = None,
     for k, axis in enumerate(chosen):
         widths[axis] = (amounts[k], amounts[k + len(chosen)])
     fill = 0 if value is None or n.static(2).size == 0 else n.static(2).reshape(-1)[0].item()  # type: ignore[union-attr]
-    if mode == "reflect":
-        return _reflect(x, widths)
     return x.pad(widths, fill, mode=_PAD_MODES[mode])
-
-
-def _reflect(x: Tensor, widths: list[Any]) -> Tensor:
-    """Reflect padding from flipped slices, one axis at a time. (Tensor.pad's reflect
-    loses its right part when it reaches the first element: a negative slice stop; to be
-    fixed in uopc.frontend, reported to the coordinator.)"""
-    for axis, w in enumerate(widths):
-        if w is None or w == (0, 0):
-            continue
-        lo, hi = w
-        size = x.shape[axis]
-        if max(lo, hi) > size - 1 or min(lo, hi) < 0:
-            raise OnnxError(f"Pad: reflect padding ({lo}, {hi}) of axis {axis} needs amounts "
-                            f"in [0, {size - 1}] for size {size}")
-
-        def part(start: int, stop: int, t: Tensor = x, axis: int = axis) -> Tensor:
-            index: list[slice] = [slice(None)] * t.ndim
-            index[axis] = slice(start, stop)
-            return t[tuple(index)].flip(axis)
-
-        pieces = ([part(1, lo + 1)] if lo else []) + [x] + \
-            ([part(size - 1 - hi, size - 1)] if hi else [])
-        x = Tensor.cat(pieces, dim=axis)
-    return x
 
 
 def _trilu(n: Node, x: Tensor, k: Tensor | None = None) -> Tensor:
