@@ -14,8 +14,8 @@ Each module goes three ways:
 The stock `xdsl-opt` (uopc's plugin) parses every export, and mutated exports give
 diagnostics through uopc-opt, never a crash.
 
-torch-mlir is a test-only dependency (.ci/run installs it after torch==2.13.0); without
-it, or without torch, the module skips.
+torch-mlir is a test-only dependency (scripts/install-test-deps installs it after
+torch==2.13.0); without it, or without torch, the module skips.
 """
 
 from __future__ import annotations
