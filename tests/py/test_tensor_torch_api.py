@@ -350,6 +350,19 @@ def test_backward_and_to_follow_torch():
         t.to("mps")
 
 
+def test_view_of_a_dtype_reinterprets_the_bits():
+    x = np.array([1.5, -2.0, np.inf], np.float32)
+    for ours, theirs in ((uopc.int32, torch.int32), (uopc.float32, torch.float32)):
+        np.testing.assert_array_equal(Tensor(x).view(ours).numpy(),
+                                      torch.tensor(x).view(theirs).numpy())
+    flags = np.array([True, False])
+    np.testing.assert_array_equal(Tensor(flags).view(uopc.uint8).numpy(),
+                                  torch.tensor(flags).view(torch.uint8).numpy())
+    assert Tensor(x).view(3, 1).shape == (3, 1)
+    with pytest.raises(ShapeError, match="bitcast from f32 to i64: the types must have the same bit width"):
+        Tensor(x).view(uopc.int64)
+
+
 def test_torch_spellings_and_defaults():
     """relu's gradient at 0, one_hot's type, the scans' axis keyword, pad's keyword."""
     x = np.array([-1.0, -0.0, 0.0, 2.0, np.nan], np.float32)

@@ -49,10 +49,6 @@ class Shaping(TensorMixin):
     __slots__ = ()
 
     # ------------------------------------------------------------------ shapes
-    def view(self, *shape: int) -> Any:
-        """reshape (a lazy Tensor has no storage to share)."""
-        return self.reshape(*shape)
-
     def unflatten(self, dim: int, sizes: Sequence[int]) -> Any:
         d = _axis(self, dim, "unflatten")
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])

@@ -867,6 +867,17 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         dt = to_dtype(dtype)
         return self if dt == self.uop.sig.dtype else self._apply(OP.cast, arg=dt)
 
+    def view(self, *shape: Any) -> Tensor:
+        """As torch.Tensor.view: `view(shape)` is reshape (a lazy Tensor has no storage
+        to share); `view(dtype)` reinterprets the bits as a type of the same width
+        (`uop.bitcast`; PyTorch also allows other widths, which reshape the last axis)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
+            dtype = to_dtype(shape[0])
+            if "i1" in (self.dtype, dtype) and {self.dtype, dtype} <= {"i1", "i8", "ui8"}:
+                return self.cast(dtype)  # a bool is the byte 0 or 1, as PyTorch stores it
+            return self._apply(OP.bitcast, arg=dtype)
+        return self.reshape(*shape)
+
     def _floating(self) -> Tensor:
         """This tensor if it is float (f16 stays f16), else its f32 cast: what float math
         computes on."""

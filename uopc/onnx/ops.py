@@ -1215,6 +1215,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "Identity": lambda n, x: x,
     "Cast": _cast,
     "CastLike": lambda n, x, like: x.cast(like.dtype),
+    "BitCast": lambda n, x: x.view(_uop_dtype(n.attr("to"), f"{n.label}'s target type")),
     # elementwise, two or more inputs (numpy broadcasting)
     "Add": lambda n, a, b: a + b,
     "Sub": lambda n, a, b: a - b,

@@ -438,6 +438,11 @@ def view(x: Tensor, size: Sequence[int]) -> Tensor:
     return x.reshape(tuple(size))
 
 
+@aten("view.dtype")
+def view_dtype(x: Tensor, dtype: torch.dtype) -> Tensor:
+    return x.view(dtype_name(dtype))
+
+
 @aten("permute.default")
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
     return x.permute(tuple(dims))
