@@ -107,6 +107,20 @@ def test_mlp_inference(capfd):
     assert "one plan" in said and "PyTorch" not in said, said
 
 
+def test_bf16_autocast_inference(capfd):
+    """Under CPU autocast the graph computes its matmuls in bf16, as PyTorch does: the
+    results agree within bf16's rounding (2**-7 of the output's scale)."""
+    model = mlp()
+    x = torch.randn(4, 12)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        want = model(x)
+        got = torch.compile(model, backend=backend)(x)
+    assert want.dtype == torch.bfloat16
+    close(got, want, rel=2**-7)
+    said = door_lines(capfd)
+    assert "one plan" in said and "PyTorch" not in said, said
+
+
 def test_cnn_inference_and_new_shapes(capfd):
     model = cnn()
     compiled = torch.compile(model, backend=backend)
