@@ -9,7 +9,8 @@ pickle is involved, so loading a file never runs code from it.
 
 Writes are atomic: the file is written to a temporary file in the same directory, flushed
 to disk (fsync) and renamed over `path` (os.replace), so a crash mid-write leaves the
-previous checkpoint intact.
+previous checkpoint intact; the temporary file a killed save leaves (`.<name>.<pid>.*.tmp`)
+is removed by a later save once its writer is gone (`cache_trust.sweep_stale_checkpoints`).
 
 `state_dict(module)` / `load_state_dict(module, state)` name a model's parameters by
 attribute path (`blocks.0.attn.qkv.weight`), the way `uopc.nn.parameters` walks it;
@@ -33,6 +34,7 @@ from safetensors import SafetensorError
 from uopc.frontend.dtypes import numpy_dtype
 from uopc.frontend.safetensors_file import read_safetensors
 from uopc.frontend.tensor import Tensor
+from uopc.runtime.cache_trust import sweep_stale_checkpoints
 
 __all__ = ["CheckpointError", "save", "load", "state_dict", "load_state_dict", "check_tensor",
            "check_keys", "named_parameters", "TrainingCheckpoint"]
@@ -53,7 +55,9 @@ def save(obj: Mapping[str, Any], path: str | os.PathLike) -> None:
     tree = _split(obj, (), tensors)
     metadata = {_TREE_KEY: json.dumps(tree)}
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        sweep_stale_checkpoints(path.parent, path.name)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                                    suffix=".tmp")
     except OSError as e:
         raise CheckpointError(f"{path}: cannot write a checkpoint there ({e})") from None
     os.close(fd)

@@ -37,6 +37,7 @@ from xdsl.printer import Printer
 from uopc import settings
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
+from uopc.runtime.cache_trust import sweep_stale, temp_prefix
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
 from uopc.runtime.program import load_entries, sample_inputs
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
@@ -109,7 +110,8 @@ class TuningCache:
                      "thread": schedule.thread, "split": schedule.split,
                      "tile": list(schedule.tile), "pack": schedule.pack,
                      "approx": schedule.approx, "seconds": seconds}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tuning-")
+        sweep_stale(self.path.parent)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=temp_prefix("tuning"))
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
         os.replace(tmp, self.path)
