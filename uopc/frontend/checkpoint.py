@@ -41,6 +41,9 @@ __all__ = ["CheckpointError", "save", "load", "state_dict", "load_state_dict", "
 
 _TREE_KEY = "uopc.tree"  # safetensors metadata key holding the JSON tree
 _TENSOR_REF = "$tensor"  # a tree leaf {"$tensor": name} refers to the stored tensor `name`
+#: how deep a loaded tree may nest (a state dict nests a few levels; a file nesting
+#: thousands would overflow the stack of the JSON parser or of `_join`)
+MAX_DEPTH = 64
 
 
 class CheckpointError(ValueError):
@@ -92,9 +95,16 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
                               f"metadata; save it with uopc.save")
     try:
         tree = json.loads(metadata[_TREE_KEY])
-    except json.JSONDecodeError as e:
+    except RecursionError:
+        raise CheckpointError(f"{path}: metadata '{_TREE_KEY}' nests deeper than the JSON "
+                              f"parser can follow: the file is damaged or not uopc's") from None
+    except (ValueError, TypeError) as e:  # bad JSON, an integer of thousands of digits
         raise CheckpointError(f"{path}: metadata '{_TREE_KEY}' is not valid JSON ({e})") from None
-    return _join(tree, tensors, path)
+    if not isinstance(tree, dict) or set(tree) == {_TENSOR_REF}:
+        raise CheckpointError(f"{path}: metadata '{_TREE_KEY}' is a "
+                              f"{'tensor reference' if isinstance(tree, dict) else type(tree).__name__}"
+                              f", expected a dict (a state dict's tree)")
+    return _join(tree, tensors, path, ())
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -134,17 +144,26 @@ def _split(node: Any, where: tuple[str, ...], tensors: dict[str, np.ndarray]) ->
                           f"dict holds tensors, numpy arrays, dicts, lists and JSON scalars")
 
 
-def _join(node: Any, tensors: dict[str, np.ndarray], path: Path) -> Any:
+def _join(node: Any, tensors: dict[str, np.ndarray], path: Path,
+          where: tuple[str, ...]) -> Any:
+    """The tree `node` (at key path `where`) with its tensor references replaced by the
+    file's tensors."""
+    if len(where) > MAX_DEPTH:
+        raise CheckpointError(f"{path}: the metadata nests deeper than {MAX_DEPTH} levels at "
+                              f"'{'/'.join(where[:8])}/...': the file is damaged or not uopc's")
     if isinstance(node, dict):
         if set(node) == {_TENSOR_REF}:
             name = node[_TENSOR_REF]
+            if not isinstance(name, str):
+                raise CheckpointError(f"{path}: the tensor reference at '{'/'.join(where)}' "
+                                      f"is a {type(name).__name__}, expected a tensor name")
             if name not in tensors:
                 raise CheckpointError(f"{path}: the metadata refers to tensor '{name}', "
                                       f"which the file does not hold")
             return tensors[name]
-        return {key: _join(value, tensors, path) for key, value in node.items()}
+        return {key: _join(value, tensors, path, (*where, key)) for key, value in node.items()}
     if isinstance(node, list):
-        return [_join(value, tensors, path) for value in node]
+        return [_join(value, tensors, path, (*where, str(i))) for i, value in enumerate(node)]
     return node
 
 
