@@ -210,3 +210,15 @@ def test_a_killed_checkpoint_save_is_swept_by_the_next(tmp_path):
     assert not leftover.exists() and fresh.exists()
     assert np.array_equal(load(target)["w"], np.ones(3, np.float32))
 
+
+
+def test_a_tuning_file_others_can_write_is_refused(cache):
+    from uopc.runtime.tuning import TuningCache
+
+    tuning = TuningCache(cache / "tuning.json")
+    cache.mkdir(mode=0o700)
+    tuning.path.write_text("{}")
+    assert tuning.load() == {}
+    os.chmod(tuning.path, 0o646)
+    with pytest.raises(CacheTrustError, match="tuning.json is writable by other users"):
+        tuning.load()

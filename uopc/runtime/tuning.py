@@ -37,7 +37,7 @@ from xdsl.printer import Printer
 from uopc import settings
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
-from uopc.runtime.cache_trust import sweep_stale, temp_prefix
+from uopc.runtime.cache_trust import check_entry, sweep_stale, temp_prefix
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
 from uopc.runtime.program import load_entries, sample_inputs
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
@@ -87,6 +87,7 @@ class TuningCache:
         self.path = path or cache_dir() / TUNING_FILE
 
     def load(self) -> dict[str, dict]:
+        check_entry(self.path)  # another user's schedules are refused, as cache entries
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
