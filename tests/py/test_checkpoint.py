@@ -241,7 +241,7 @@ def test_optimizer_load_refuses_malformed_state():
     manual_seed(0)
     opt = SGD(nn.parameters(nn.Linear(3, 2)), momentum=0.9)
     state = opt.state_dict()
-    with pytest.raises(CheckpointError, match="SGD lr: expected a number, found 'fast'"):
+    with pytest.raises(CheckpointError, match="SGD lr: expected a finite number, found 'fast'"):
         opt.load_state_dict({**state, "hyperparameters": {**state["hyperparameters"],
                                                           "lr": "fast"}})
     with pytest.raises(CheckpointError, match="SGD state of parameter 0: expected a dict"):

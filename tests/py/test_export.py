@@ -333,10 +333,16 @@ def test_truncated_weights_are_refused(broken):
 def test_weights_of_another_export_are_refused(broken, tmp_path):
     manual_seed(99)  # the same architecture, other weights
     other = uopc.export(MLP(), [images()], tmp_path / "other")
-    assert (other / deploy.LIBRARY).read_bytes() == (broken / deploy.LIBRARY).read_bytes()
     shutil.copyfile(other / deploy.WEIGHTS, broken / deploy.WEIGHTS)
     with pytest.raises(deploy.DeployError, match="weights file is corrupted or from another "
                                                  "export"):
+        deploy.load(broken)
+    # the other export's manifest with this library's entry: the library's own digest of
+    # its manifest (which covers the weights' digest) refuses it
+    mine = json.loads((broken / deploy.MANIFEST).read_text())
+    theirs = json.loads((other / deploy.MANIFEST).read_text())
+    (broken / deploy.MANIFEST).write_text(json.dumps({**theirs, "library": mine["library"]}))
+    with pytest.raises(deploy.DeployError, match="does not match the digest compiled into"):
         deploy.load(broken)
 
 
@@ -355,7 +361,7 @@ def test_bad_manifests_are_refused(broken, tmp_path):
     manifest = json.loads((broken / deploy.MANIFEST).read_text())
     (broken / deploy.MANIFEST).write_text(json.dumps({**manifest, "format_version": 99}))
     with pytest.raises(deploy.DeployError, match="format version 99, this loader reads "
-                                                 "version 1"):
+                                                 f"version {deploy.FORMAT_VERSION}"):
         deploy.load(broken)
     (broken / deploy.MANIFEST).write_text(json.dumps({k: v for k, v in manifest.items()
                                                       if k != "weights"}))

@@ -9,7 +9,8 @@ pickle is involved, so loading a file never runs code from it.
 
 Writes are atomic: the file is written to a temporary file in the same directory, flushed
 to disk (fsync) and renamed over `path` (os.replace), so a crash mid-write leaves the
-previous checkpoint intact.
+previous checkpoint intact; the temporary file a killed save leaves (`.<name>.<pid>.*.tmp`)
+is removed by a later save once its writer is gone (`cache_trust.sweep_stale_checkpoints`).
 
 `state_dict(module)` / `load_state_dict(module, state)` name a model's parameters by
 attribute path (`blocks.0.attn.qkv.weight`), the way `uopc.nn.parameters` walks it;
@@ -33,12 +34,16 @@ from safetensors import SafetensorError
 from uopc.frontend.dtypes import numpy_dtype
 from uopc.frontend.safetensors_file import read_safetensors
 from uopc.frontend.tensor import Tensor
+from uopc.runtime.cache_trust import sweep_stale_checkpoints
 
 __all__ = ["CheckpointError", "save", "load", "state_dict", "load_state_dict", "check_tensor",
            "check_keys", "named_parameters", "TrainingCheckpoint"]
 
 _TREE_KEY = "uopc.tree"  # safetensors metadata key holding the JSON tree
 _TENSOR_REF = "$tensor"  # a tree leaf {"$tensor": name} refers to the stored tensor `name`
+#: how deep a loaded tree may nest (a state dict nests a few levels; a file nesting
+#: thousands would overflow the stack of the JSON parser or of `_join`)
+MAX_DEPTH = 64
 
 
 class CheckpointError(ValueError):
@@ -53,7 +58,9 @@ def save(obj: Mapping[str, Any], path: str | os.PathLike) -> None:
     tree = _split(obj, (), tensors)
     metadata = {_TREE_KEY: json.dumps(tree)}
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        sweep_stale_checkpoints(path.parent, path.name)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                                    suffix=".tmp")
     except OSError as e:
         raise CheckpointError(f"{path}: cannot write a checkpoint there ({e})") from None
     os.close(fd)
@@ -88,9 +95,16 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
                               f"metadata; save it with uopc.save")
     try:
         tree = json.loads(metadata[_TREE_KEY])
-    except json.JSONDecodeError as e:
+    except RecursionError:
+        raise CheckpointError(f"{path}: metadata '{_TREE_KEY}' nests deeper than the JSON "
+                              f"parser can follow: the file is damaged or not uopc's") from None
+    except (ValueError, TypeError) as e:  # bad JSON, an integer of thousands of digits
         raise CheckpointError(f"{path}: metadata '{_TREE_KEY}' is not valid JSON ({e})") from None
-    return _join(tree, tensors, path)
+    if not isinstance(tree, dict) or set(tree) == {_TENSOR_REF}:
+        raise CheckpointError(f"{path}: metadata '{_TREE_KEY}' is a "
+                              f"{'tensor reference' if isinstance(tree, dict) else type(tree).__name__}"
+                              f", expected a dict (a state dict's tree)")
+    return _join(tree, tensors, path, ())
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -130,17 +144,26 @@ def _split(node: Any, where: tuple[str, ...], tensors: dict[str, np.ndarray]) ->
                           f"dict holds tensors, numpy arrays, dicts, lists and JSON scalars")
 
 
-def _join(node: Any, tensors: dict[str, np.ndarray], path: Path) -> Any:
+def _join(node: Any, tensors: dict[str, np.ndarray], path: Path,
+          where: tuple[str, ...]) -> Any:
+    """The tree `node` (at key path `where`) with its tensor references replaced by the
+    file's tensors."""
+    if len(where) > MAX_DEPTH:
+        raise CheckpointError(f"{path}: the metadata nests deeper than {MAX_DEPTH} levels at "
+                              f"'{'/'.join(where[:8])}/...': the file is damaged or not uopc's")
     if isinstance(node, dict):
         if set(node) == {_TENSOR_REF}:
             name = node[_TENSOR_REF]
+            if not isinstance(name, str):
+                raise CheckpointError(f"{path}: the tensor reference at '{'/'.join(where)}' "
+                                      f"is a {type(name).__name__}, expected a tensor name")
             if name not in tensors:
                 raise CheckpointError(f"{path}: the metadata refers to tensor '{name}', "
                                       f"which the file does not hold")
             return tensors[name]
-        return {key: _join(value, tensors, path) for key, value in node.items()}
+        return {key: _join(value, tensors, path, (*where, key)) for key, value in node.items()}
     if isinstance(node, list):
-        return [_join(value, tensors, path) for value in node]
+        return [_join(value, tensors, path, (*where, str(i))) for i, value in enumerate(node)]
     return node
 
 

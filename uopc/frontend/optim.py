@@ -19,6 +19,7 @@ hyperparameters and the state tensors (numpy copies), for `uopc.save` / `uopc.lo
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -150,14 +151,39 @@ class Optimizer:
         for name, t in shared.items():
             targets.append((t, check_tensor(f"optimizer state 'shared/{name}'",
                                             state["shared"][name], t.shape, t.dtype)))
-        for key, value in [*state["hyperparameters"].items(), ("step", state["step"])]:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise CheckpointError(f"{kind} {key}: expected a number, found {value!r}")
+        # every check before the first assignment: a refused state leaves the optimizer
+        # as it was, never half loaded
+        for key, value in state["hyperparameters"].items():
+            if _finite(value) is None:
+                raise CheckpointError(f"{kind} {key}: expected a finite number, found "
+                                      f"{_shown(value)}")
+        step = _finite(state["step"])
+        if step is None or step < 0 or not step.is_integer():
+            raise CheckpointError(f"{kind} step: expected a whole number of steps >= 0, "
+                                  f"found {_shown(state['step'])}")
         for t, value in targets:
             t.assign(Tensor(value))
         for key, value in state["hyperparameters"].items():
             setattr(self, key, value)
         self.steps = int(state["step"])
+
+
+def _finite(value: object) -> float | None:
+    """`value` as a float if it is a finite real number (not a bool), else None."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    try:
+        number = float(value)
+    except (OverflowError, TypeError, ValueError):  # an int of thousands of digits
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, int) and value.bit_length() > 100:  # repr refuses 4,300+ digits
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class SGD(Optimizer):

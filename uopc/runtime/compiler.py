@@ -9,13 +9,20 @@
 - Writes are atomic: the compiler writes a private temporary file in the cache directory
   that is then renamed over the final name (`os.replace`), so processes compiling the same
   kernel at once each produce a complete library and the last rename wins.
-- Each library has a SHA-256 digest of its bytes beside it (`<key>.sha256`), renamed into
-  place just before the library itself. `build_library` checks the library against it
-  before handing out the path and compiles the entry anew when the digest is missing or
-  does not match: a truncated file, flipped bytes or another entry's library copied over
-  this one are rebuilt instead of being loaded (loading them crashes the process with
-  SIGBUS or SIGSEGV, which no Python handler can catch). Two processes writing one entry
-  at once can leave one's digest beside the other's library; that only costs a rebuild.
+- Each library has a seal beside it (`<key>.sha256`: its key and an HMAC of the key and
+  the SHA-256 of its bytes, `uopc.runtime.cache_trust`), renamed into place just before
+  the library itself. `build_library` checks the library against it before handing out
+  the path and compiles the entry anew when the seal is missing or does not match: a
+  truncated file, flipped bytes, another entry's library copied over this one (or under
+  this key with its seal) and a library planted with a recomputed digest are rebuilt
+  instead of being loaded (loading a damaged one crashes the process with SIGBUS or
+  SIGSEGV, which no Python handler can catch; a planted one runs its constructors). Two
+  processes writing one entry at once can leave one's seal beside the other's library;
+  that only costs a rebuild.
+- The cache folders are created 0700; a folder or entry owned by another user or
+  writable by others raises `CacheTrustError` (naming it and the fix) instead of being
+  used. The first write of a process removes the stale temporary files of interrupted
+  writes (`cache_trust.sweep_stale`).
 - A big unit (at least `PARALLEL_MIN_CHARS` of C) whose emitter cut it into sections
   (a header, then functions that compile after it alone: `CEmitter.sections`) builds as
   several translation units at once, one compiler process per CPU (`$UOPC_CC_JOBS`
@@ -41,6 +48,15 @@ from pathlib import Path
 from typing import cast
 
 from uopc import settings
+from uopc.runtime.cache_trust import (
+    check_entry,
+    seal,
+    seal_matches,
+    secure_folder,
+    secure_subfolder,
+    sweep_stale,
+    temp_prefix,
+)
 
 #: the flags under which C float code computes what `uopc.uopdialect.semantics` defines (SPEC §5):
 #: no FMA contraction, every `float` or `_Float16` assignment rounds
@@ -66,7 +82,8 @@ class CompileError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """The per-user cache directory (created on first use)."""
+    """The per-user cache directory (created 0700 on first use; CacheTrustError if another
+    user owns it or could write it)."""
     explicit = settings.CACHE.get()
     if explicit:
         path = Path(explicit)
@@ -74,7 +91,7 @@ def cache_dir() -> Path:
         base = settings.XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "uopc"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        secure_folder(path)
     except OSError as err:
         raise CompileError(
             f"cannot create the compile cache {path}: {err.strerror}; set UOPC_CACHE to a "
@@ -144,11 +161,25 @@ def file_digest(path: str | Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
+def seal_text(entry: Path, written: str | Path) -> str:
+    """The seal file's text for the cache entry `entry` whose bytes are in the file
+    `written` (a temporary file about to be renamed to `entry`)."""
+    return f"{entry.stem} {seal(cache_dir(), entry.stem, file_digest(written))}\n"
+
+
 def entry_is_intact(library: Path) -> bool:
-    """Whether `library` exists and matches the digest recorded when it was written."""
+    """Whether the cache entry `library` exists and matches the seal recorded when it was
+    written under the key its name says (CacheTrustError when its folder or files are
+    not this user's alone)."""
+    root = cache_dir()
+    secure_subfolder(root, library.parent)
+    seal_file = digest_path(library)
+    if not (check_entry(library) and check_entry(seal_file)):
+        return False
     try:
-        return digest_path(library).read_text().strip() == file_digest(library)
-    except (OSError, UnicodeDecodeError):
+        key, recorded = seal_file.read_text().split()
+        return key == library.stem and seal_matches(root, key, file_digest(library), recorded)
+    except (OSError, UnicodeDecodeError, ValueError):
         return False
 
 
@@ -186,14 +217,14 @@ def build_library(source: str, sections: Sequence[str] = ()) -> Path:
     module docstring; `sections`: its cut into separately compilable parts, if any);
     returns the path of the verified library."""
     path = library_path(source)
-    if not entry_is_intact(path):
-        try:
+    try:
+        if not entry_is_intact(path):
             compile_into(source, path, translation_units(source, sections))
-        except OSError as err:
-            raise CompileError(
-                f"cannot write to the compile cache {path.parent}: {err.strerror}; set "
-                f"UOPC_CACHE to a writable directory"
-            ) from None
+    except OSError as err:
+        raise CompileError(
+            f"cannot write to the compile cache {path.parent}: {err.strerror}; set "
+            f"UOPC_CACHE to a writable directory"
+        ) from None
     return path
 
 
@@ -246,7 +277,7 @@ def _build_parallel(units: Sequence[str], library_file: str, directory: Path) ->
     files: list[tuple[str, str]] = []
     try:
         for text in units:
-            fd, src = tempfile.mkstemp(dir=directory, prefix=".src-", suffix=".c")
+            fd, src = tempfile.mkstemp(dir=directory, prefix=temp_prefix("src"), suffix=".c")
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             files.append((src, src[:-2] + ".o"))
@@ -276,21 +307,26 @@ def compile_into(source: str, path: Path, units: Sequence[str] | None = None) ->
     """Compile `source` to `path` atomically (temporary file, then rename), its digest
     renamed into place first; `units`: the translation units it builds as (default: one,
     the source itself)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_lib = tempfile.mkstemp(dir=path.parent, prefix=".lib-", suffix=".so")
+    root = cache_dir()
+    secure_subfolder(root, path.parent)
+    sweep_stale(root)
+    fd, tmp_lib = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix("lib"), suffix=".so")
     os.close(fd)
-    fd, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=".digest-", suffix=".sha256")
+    fd, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix("digest"),
+                                      suffix=".sha256")
     os.close(fd)
     tmp_src = None
     try:
         if units is not None and len(units) > 1:
             _build_parallel(units, tmp_lib, path.parent)
         else:
-            fd, tmp_src = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=".c")
+            fd, tmp_src = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix("src"),
+                                           suffix=".c")
             with os.fdopen(fd, "w") as f:
                 f.write(source)
             run_compiler(tmp_src, tmp_lib, source)
-        Path(tmp_digest).write_text(file_digest(tmp_lib) + "\n")
+        os.chmod(tmp_lib, 0o700)  # the linker made it with its own mode, minus the umask
+        Path(tmp_digest).write_text(seal_text(path, tmp_lib))
         os.replace(tmp_digest, digest_path(path))
         os.replace(tmp_lib, path)
     finally:

@@ -13,7 +13,8 @@ packages, the headers, the driver library, or a device.
 - **cache**: like the C cache (`uopc.runtime.compiler`): in `cache_dir()/cuda`, keyed by
   the SHA-256 of the source, NVRTC's version, the options, the target and the header
   texts; written atomically (temporary file, then `os.replace`), each entry with its
-  digest beside it, checked before use: a damaged entry is compiled anew, never loaded.
+  seal beside it (its key and an HMAC of its bytes, `uopc.runtime.cache_trust`), checked
+  before use: a damaged, moved or forged entry is compiled anew, never loaded.
 - **load**: the cubin for the present GPU's architecture, through `cuModuleLoadData`.
 - **run**: a plan (`HostPlan`, the host function of the module) is a callable on numpy
   arrays: it uploads the inputs, launches every kernel in order and downloads the
@@ -41,7 +42,15 @@ from xdsl.dialects.builtin import ModuleOp
 
 from uopc.pipelines import gpu_tail
 from uopc.runtime.backend import Backend, BackendError, Library, NativeFunction, SourceUnit
-from uopc.runtime.compiler import CompileError, cache_dir, digest_path, entry_is_intact, file_digest, numbered
+from uopc.runtime.cache_trust import secure_subfolder, sweep_stale, temp_prefix
+from uopc.runtime.compiler import (
+    CompileError,
+    cache_dir,
+    digest_path,
+    entry_is_intact,
+    numbered,
+    seal_text,
+)
 from uopc.targets.emit_cuda import HostPlan, emit_cuda_unit
 from uopc.targets.prelude import CUDA_HEADERS
 from uopc.uopdialect.contract import ARENA_ALIGN
@@ -115,15 +124,16 @@ def _cache_path(source: str, target: str, suffix: str) -> Path:
 
 
 def _store(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically, its digest renamed into place first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".nvrtc-")
-    fd2, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=".digest-")
+    """Write `data` to `path` atomically, its seal renamed into place first."""
+    secure_subfolder(cache_dir(), path.parent)
+    sweep_stale(cache_dir())
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix("nvrtc"))
+    fd2, tmp_digest = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix("digest"))
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         with os.fdopen(fd2, "w") as f:
-            f.write(file_digest(tmp) + "\n")
+            f.write(seal_text(path, tmp))
         os.replace(tmp_digest, digest_path(path))
         os.replace(tmp, path)
     finally:

@@ -8,12 +8,16 @@ any other). It writes, into a staging directory next to `path`:
 
 - `model.c`: the plan's C source unchanged, plus one entry point `uopc_run(outputs,
   inputs, weights, arena)` that calls the plan's entry function (which calls every
-  kernel in order) with each weight at its offset in the weights buffer;
+  kernel in order) with each weight at its offset in the weights buffer, and
+  `uopc_signature()`, which returns what the C was compiled for and the digest of the
+  manifest (`uopc.deploy.signature`: the loader refuses a manifest that disagrees);
 - `model.so`: that source compiled with `$CC`/`$CFLAGS` as the runtime compiles plans
   (`uopc.runtime.compiler.compile_command`), in the staging directory under relative
   names, so no path enters the library;
 - `weights.bin`: the weights back to back at 64-byte aligned offsets;
-- `manifest.json`: see `uopc.deploy`; written last, with the SHA-256 of every file;
+- `manifest.json`: see `uopc.deploy`; written last, with the SHA-256 of every file (all
+  of it but the library's entry is decided before the C is compiled, so that the
+  library can hold its digest);
 - `uopc_deploy.py`: a copy of the loader.
 
 Then it loads the staged artifact with `uopc.deploy`, runs it on the example inputs and
@@ -99,16 +103,20 @@ def write_artifact(path: str | Path, plan: Plan, bindings: Sequence[Binding],
     outputs, compiled_at = _outputs(plan, output_names)
     weights = [b for b in bindings if isinstance(b, Weight)]
     offsets, blob = _layout(weights)
-    source = plan.sources[0] + _entry_source(plan, bindings, offsets, compiled_at)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.export-"))
     try:
+        (staging / deploy.WEIGHTS).write_bytes(blob)
+        used = {b for b in bindings if isinstance(b, int)}
+        contract = _manifest(staging, plan, inputs, used, outputs, returns, weights, offsets)
+        source = (plan.sources[0] + _entry_source(plan, bindings, offsets, compiled_at)
+                  + _signature_source(contract))
         (staging / deploy.SOURCE).write_text(source)
         run_compiler(deploy.SOURCE, deploy.LIBRARY, source, cwd=staging)
-        (staging / deploy.WEIGHTS).write_bytes(blob)
         shutil.copyfile(deploy.__file__, staging / deploy.LOADER)
-        used = {b for b in bindings if isinstance(b, int)}
-        manifest = _manifest(staging, plan, inputs, used, outputs, returns, weights, offsets)
+        manifest = {key: value for key, value in contract.items() if key != "weights"}
+        manifest["library"] = _library_entry(staging)
+        manifest["weights"] = contract["weights"]
         (staging / deploy.MANIFEST).write_text(_json(manifest))
         _check_reproduces(staging, example)
         os.chmod(staging, 0o755)  # mkdtemp's directory is private
@@ -172,6 +180,25 @@ def _entry_source(plan: Plan, bindings: Sequence[Binding], offsets: Sequence[int
             f"  {c_function_name('main')}(\n    {call});\n}}\n")
 
 
+def _signature_source(contract: dict[str, Any]) -> str:
+    """The C of `uopc_signature()`: the JSON of `deploy.signature(contract)`."""
+    text = json.dumps(deploy.signature(contract), separators=(",", ":"), ensure_ascii=True)
+    literal = text.replace("\\", "\\\\").replace('"', '\\"')
+    return (f"\n/* uopc.export: what this library was compiled for (uopc.deploy checks the "
+            f"manifest against it) */\n"
+            f"{deploy.SIGNATURE_CDEF[:-1]} {{\n  return \"{literal}\";\n}}\n")
+
+
+def _library_entry(root: Path) -> dict[str, Any]:
+    """The manifest's entry of the compiled library."""
+    cc = tuple(compiler())
+    version = compiler_identity(cc).splitlines()[1:2] or [""]
+    return {**_file_entry(root, deploy.LIBRARY),
+            "source": _file_entry(root, deploy.SOURCE),
+            "compiler": version[0],
+            "command": shlex.join(compile_command(deploy.SOURCE, deploy.LIBRARY))}
+
+
 def _file_entry(root: Path, name: str) -> dict[str, Any]:
     where = root / name
     return {"file": name, "bytes": where.stat().st_size, "sha256": deploy.file_sha256(where)}
@@ -180,11 +207,10 @@ def _file_entry(root: Path, name: str) -> dict[str, Any]:
 def _manifest(root: Path, plan: Plan, inputs: Sequence[deploy.Port], used: set[int],
               outputs: list[dict[str, Any]], returns: str, weights: Sequence[Weight],
               offsets: Sequence[int]) -> dict[str, Any]:
+    """The manifest without its `library` entry (written after the compile)."""
     memory = plan.memory
     assert memory is not None  # a plan with a native call has one
     opt, fuse_reduces, strict = compile_mode()
-    cc = tuple(compiler())
-    version = compiler_identity(cc).splitlines()[1:2] or [""]
     return {
         "format": deploy.FORMAT,
         "format_version": deploy.FORMAT_VERSION,
@@ -200,10 +226,6 @@ def _manifest(root: Path, plan: Plan, inputs: Sequence[deploy.Port], used: set[i
         "kernels": [{"name": k.name, "output": f"{k.out.dtype}{list(k.out.shape)}",
                      "schedule": k.schedule} for k in plan.kernels],
         "compile_mode": {"opt": opt, "fuse_reduces": fuse_reduces, "strict": strict},
-        "library": {**_file_entry(root, deploy.LIBRARY),
-                    "source": _file_entry(root, deploy.SOURCE),
-                    "compiler": version[0],
-                    "command": shlex.join(compile_command(deploy.SOURCE, deploy.LIBRARY))},
         "weights": {**_file_entry(root, deploy.WEIGHTS),
                     "byte_order": sys.byteorder,
                     "tensors": [{"name": w.name, "shape": list(w.array.shape),

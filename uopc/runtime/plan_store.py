@@ -23,9 +23,13 @@ in the process that compiled it, because it is the same C.
   changes the compiler at run time, e.g. a test patching a pass: the key covers uopc's
   files, not patches).
 - **Place and integrity**: `<compile cache>/plans/<2 hex>/<key>.json`, written to a
-  temporary file and renamed into place; the file holds a SHA-256 of its payload, and an
-  entry that does not parse, misses a field or does not match its digest is a miss (and
-  is overwritten by the recompiled plan).
+  temporary file and renamed into place; the file records the key it was written under
+  and a seal (an HMAC, keyed by the cache's secret, of that key and the SHA-256 of the
+  payload: `uopc.runtime.cache_trust`). An entry that does not parse, misses a field,
+  records another key (an entry copied under this one's name) or whose seal does not
+  match (damaged, or forged by someone without the secret) is a miss, and is overwritten
+  by the recompiled plan. The folders and the entry must be this user's alone
+  (`CacheTrustError` otherwise, as for the compile cache).
 """
 
 from __future__ import annotations
@@ -43,14 +47,22 @@ from typing import Any
 import numpy as np
 
 from uopc.runtime.backend import Backend, SourceUnit
+from uopc.runtime.cache_trust import (
+    check_entry,
+    seal,
+    seal_matches,
+    secure_subfolder,
+    sweep_stale,
+    temp_prefix,
+)
 from uopc.runtime.compiler import cache_dir
 from uopc.runtime.plan import KernelInfo, MemoryPlan
 from uopc.runtime.program import BufferSpec, Program, Signature
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.shapes import Sig
 
-#: the layout of a stored plan; a change makes older entries misses
-FORMAT = 1
+#: the layout of a stored plan; a change makes older entries misses (2: key and seal)
+FORMAT = 2
 
 
 class _Unstable(Exception):
@@ -136,12 +148,15 @@ def save(key: str, program: Program, kernels: Sequence[KernelInfo]) -> None:
                      k.schedule] for k in kernels],
     }
     text = json.dumps(payload, separators=(",", ":"))
-    record = json.dumps({"format": FORMAT, "sha256": hashlib.sha256(text.encode()).hexdigest(),
+    root = cache_dir()
+    record = json.dumps({"format": FORMAT, "key": key,
+                         "seal": seal(root, key, hashlib.sha256(text.encode()).hexdigest()),
                          "payload": text})
     path = entry_path(key)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plan-", suffix=".json")
+        secure_subfolder(root, path.parent)
+        sweep_stale(root)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix("plan"), suffix=".json")
         with os.fdopen(fd, "w") as f:
             f.write(record)
         os.replace(tmp, path)
@@ -151,11 +166,20 @@ def save(key: str, program: Program, kernels: Sequence[KernelInfo]) -> None:
 
 def _payload(key: str) -> dict | None:
     """The verified payload stored under `key`, or None."""
+    root = cache_dir()
+    path = entry_path(key)
     try:
-        record = json.loads(entry_path(key).read_text())
+        secure_subfolder(root, path.parent)
+    except OSError:  # a read-only cache without this folder: a miss
+        return None
+    if not check_entry(path):
+        return None
+    try:
+        record = json.loads(path.read_text())
         text = record["payload"]
-        if (record.get("format") != FORMAT
-                or hashlib.sha256(text.encode()).hexdigest() != record["sha256"]):
+        if (record.get("format") != FORMAT or record.get("key") != key
+                or not seal_matches(root, key, hashlib.sha256(text.encode()).hexdigest(),
+                                    record["seal"])):
             return None
         return json.loads(text)
     except (OSError, ValueError, KeyError, TypeError):

@@ -37,6 +37,7 @@ from xdsl.printer import Printer
 from uopc import settings
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
+from uopc.runtime.cache_trust import check_entry, sweep_stale, temp_prefix
 from uopc.runtime.compiler import cache_dir, cflags, compiler, compiler_identity
 from uopc.runtime.program import load_entries, sample_inputs
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
@@ -86,6 +87,7 @@ class TuningCache:
         self.path = path or cache_dir() / TUNING_FILE
 
     def load(self) -> dict[str, dict]:
+        check_entry(self.path)  # another user's schedules are refused, as cache entries
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
@@ -109,7 +111,8 @@ class TuningCache:
                      "thread": schedule.thread, "split": schedule.split,
                      "tile": list(schedule.tile), "pack": schedule.pack,
                      "approx": schedule.approx, "seconds": seconds}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tuning-")
+        sweep_stale(self.path.parent)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=temp_prefix("tuning"))
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
         os.replace(tmp, self.path)

@@ -7,6 +7,12 @@ tensor comes out as float32 (f16 and bf16 widen exactly), the dtype the models c
 Tied weights: safetensors files leave out a weight that is the same tensor as another
 (GPT-2's `lm_head.weight` is `transformer.wte.weight`); the models take the embedding
 when the head is absent, and `pytorch_model.bin` stores both.
+
+Nothing in a directory is trusted: the shard names of `model.safetensors.index.json`
+must be `.safetensors` files inside the directory (no absolute path, no `..`, no link
+out of it, no device such as /dev/zero), and `config.json` must be a JSON object
+(`ModelFileError` naming the file and the field otherwise; the models check each
+field they read, `config_fields.Fields`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from uopc.frontend.llm.config_fields import ModelConfig, ModelFileError
 from uopc.frontend.llm.torch_zip import read_torch_zip
 from uopc.frontend.safetensors_file import read_safetensors
 from uopc.uopdialect.dtypes import BY_NUMPY
@@ -29,23 +36,61 @@ def read_state_dict(path: str | Path) -> dict[str, np.ndarray]:
         return _read_directory(path)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
+    if not path.is_file():
+        raise ModelFileError(f"{path} is not a regular file (a device or a folder): not a "
+                             f"checkpoint")
     state = read_safetensors(path) if path.suffix == ".safetensors" else read_torch_zip(path)
     return {name: _as_compute_dtype(a) for name, a in state.items()}
 
 
-def read_config(directory: str | Path) -> dict[str, Any]:
-    """The model's config.json as a dict."""
+def read_config(directory: str | Path) -> ModelConfig:
+    """The model's config.json as a dict (that knows its file, for messages)."""
     path = Path(directory) / "config.json"
     if not path.exists():
         raise FileNotFoundError(f"{directory} has no config.json: not a saved model directory")
-    return json.loads(path.read_text())
+    config = _read_json(path)
+    if not isinstance(config, dict):
+        raise ModelFileError(f"{path}: expected a JSON object of settings, found a "
+                             f"{type(config).__name__}")
+    return ModelConfig(config, str(path))
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise ModelFileError(f"{path} is not a regular file")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ModelFileError(f"{path}: not readable JSON ({type(e).__name__}: "
+                             f"{str(e)[:200]})") from None
+
+
+def _shards(directory: Path, index: Path) -> list[Path]:
+    """The shard files `index` names, each checked to be a .safetensors file inside
+    `directory`."""
+    data = _read_json(index)
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict):
+        raise ModelFileError(f"{index}: field weight_map is missing or not an object")
+    inside = directory.resolve()
+    files = []
+    for name in sorted({str(v) for v in weight_map.values()}):
+        shard = directory / name
+        if (not name.endswith(".safetensors") or Path(name).is_absolute()
+                or ".." in Path(name).parts or shard.resolve().parent != inside):
+            raise ModelFileError(f"{index}: field weight_map names the shard {name!r}, "
+                                 f"expected a .safetensors file name inside {directory}")
+        if not shard.is_file():
+            raise ModelFileError(f"{index}: the shard {name!r} is missing from {directory} "
+                                 f"(or not a regular file)")
+        files.append(shard)
+    return files
 
 
 def _read_directory(directory: Path) -> dict[str, np.ndarray]:
     index = directory / "model.safetensors.index.json"
     if index.exists():
-        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
-        files = [directory / s for s in shards]
+        files = _shards(directory, index)
     elif (directory / "model.safetensors").exists():
         files = [directory / "model.safetensors"]
     elif (directory / "pytorch_model.bin").exists():

@@ -11,16 +11,22 @@ a linear layer, as transformers has them).
 llama.cpp's converter reorders the rows of each head of the query and key projections
 (from transformers' half-split rotary layout to interleaved pairs); `read_gguf` puts them
 back, as transformers' own GGUF loader does, so the weights are transformers'.
+
+A damaged or hostile file (truncated, a missing or zero head count, counts that do not
+divide, tensors that do not fit them) is a `ModelFileError` naming the file and the key
+or tensor, never an IndexError, TypeError or ZeroDivisionError.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from uopc.frontend.llm.config_fields import Fields, ModelConfig, ModelFileError
 from uopc.uopdialect.quant_formats import FORMATS, Packed, from_gguf
 
 #: GGUF tensor name (after "blk.N.") -> transformers' Llama name (after "model.layers.N.")
@@ -92,22 +98,38 @@ def row_order(name: str, rows: int, heads: int, kv_heads: int) -> np.ndarray | N
         if name.endswith("k_proj.weight") else None
     if n is None:
         return None
+    if rows % (2 * n):
+        raise ModelFileError(f"weight {name!r} has {rows} rows, which {n} heads of rotary "
+                             f"pairs cannot share")
     return np.arange(rows).reshape(n, rows // n // 2, 2).swapaxes(1, 2).reshape(rows)
 
 
 def _open(path: Path) -> Any:
     import gguf  # an optional dependency: `pip install gguf`
 
+    if not path.is_file():
+        raise ModelFileError(f"{path} is not a regular file (missing, a device or a folder): "
+                             f"not a GGUF file")
     try:
         return gguf.GGUFReader(path)
-    except (ValueError, OSError) as e:
-        raise ValueError(f"{path}: not a readable GGUF file ({e})") from None
+    except (ValueError, OSError, IndexError, KeyError, TypeError, EOFError, OverflowError,
+            struct.error) as e:  # what the reader raises on a truncated or damaged file
+        raise ModelFileError(f"{path}: not a readable GGUF file ({type(e).__name__}: "
+                             f"{str(e)[:200]})") from None
+
+
+def _metadata(path: Path, reader: Any) -> dict[str, Any]:
+    try:
+        return {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    except (ValueError, IndexError, KeyError, TypeError, UnicodeDecodeError) as e:
+        raise ModelFileError(f"{path}: damaged GGUF metadata ({type(e).__name__}: "
+                             f"{str(e)[:200]})") from None
 
 
 def read_gguf_metadata(path: str | Path) -> dict[str, Any]:
     """The key/value metadata of a GGUF file (tokenizer, hyperparameters), no tensors."""
-    reader = _open(Path(path))
-    return {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    path = Path(path)
+    return _metadata(path, _open(path))
 
 
 def read_gguf(path: str | Path) -> GGUFCheckpoint:
@@ -116,47 +138,52 @@ def read_gguf(path: str | Path) -> GGUFCheckpoint:
 
     path = Path(path)
     reader = _open(path)
-    meta = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    meta = _metadata(path, reader)
     arch = meta.get("general.architecture")
     if arch != "llama":
-        raise ValueError(f"{path}: architecture {arch!r}; uopc reads llama GGUF files")
-
-    def get(key: str, default: Any = None) -> Any:
-        return meta.get(f"llama.{key}", default)
-
-    heads = int(get("attention.head_count"))
-    kv_heads = int(get("attention.head_count_kv", heads))
+        raise ModelFileError(f"{path}: architecture {arch!r}; uopc reads llama GGUF files")
+    fields = Fields(meta, str(path), prefix="llama.")
+    heads = fields.count("attention.head_count")
+    kv_heads = fields.count("attention.head_count_kv", heads)
+    fields.divides("attention.head_count_kv", kv_heads, "attention.head_count", heads)
+    dim = fields.count("embedding_length")
+    if meta.get("llama.rope.dimension_count") is None:
+        fields.divides("attention.head_count", heads, "embedding_length", dim)
+    head_dim = fields.count("rope.dimension_count", dim // heads)
     packed: dict[str, PackedTensor] = {}
     state: dict[str, np.ndarray] = {}
     for t in reader.tensors:
-        name = _hf_name(t.name)
-        shape = tuple(int(n) for n in reversed(t.shape.tolist()))
-        packed[name] = PackedTensor(t.tensor_type.name, shape, np.asarray(t.data))
-        value = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
-        value = value.reshape(shape)
-        order = row_order(name, shape[0], heads, kv_heads)
+        try:
+            name = _hf_name(t.name)
+            shape = tuple(int(n) for n in reversed(t.shape.tolist()))
+            packed[name] = PackedTensor(t.tensor_type.name, shape, np.asarray(t.data))
+            value = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type)
+            value = value.astype(np.float32).reshape(shape)
+            order = row_order(name, shape[0], heads, kv_heads)
+        except (ValueError, IndexError, KeyError, TypeError, NotImplementedError) as e:
+            raise ModelFileError(f"{path}: tensor {t.name!r} cannot be read "
+                                 f"({type(e).__name__}: {str(e)[:200]})") from None
         if order is not None:
             value = value[order]
         state[name] = value
-    dim = int(get("embedding_length"))
     tokens = meta.get("tokenizer.ggml.tokens") or []
     config = {
         "model_type": "llama",
-        "num_hidden_layers": int(get("block_count")),
+        "num_hidden_layers": fields.count("block_count"),
         "hidden_size": dim,
-        "intermediate_size": int(get("feed_forward_length")),
+        "intermediate_size": fields.count("feed_forward_length"),
         "num_attention_heads": heads,
         "num_key_value_heads": kv_heads,
-        "head_dim": int(get("rope.dimension_count", dim // heads)),
-        "max_position_embeddings": int(get("context_length", 2048)),
-        "rope_theta": float(get("rope.freq_base", 10000.0)),
-        "rms_norm_eps": float(get("attention.layer_norm_rms_epsilon", 1e-5)),
-        "vocab_size": int(get("vocab_size", len(tokens))),
+        "head_dim": head_dim,
+        "max_position_embeddings": fields.count("context_length", 2048),
+        "rope_theta": fields.number("rope.freq_base", 10000.0, above=True),
+        "rms_norm_eps": fields.epsilon("attention.layer_norm_rms_epsilon", 1e-5),
+        "vocab_size": fields.count("vocab_size", len(tokens)),
         "tie_word_embeddings": "lm_head.weight" not in state,
         "bos_token_id": meta.get("tokenizer.ggml.bos_token_id"),
         "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
     }
-    return GGUFCheckpoint(config, state, packed, meta)
+    return GGUFCheckpoint(ModelConfig(config, str(path)), state, packed, meta)
 
 
 def smollm2_path() -> Path:

@@ -16,6 +16,7 @@ import numpy as np
 from uopc.frontend.llm.attention import attend
 from uopc.frontend.llm.causal_lm import CausalLM
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
+from uopc.frontend.llm.config_fields import Fields, ModelFileError
 from uopc.frontend.llm.kv_cache import KVCache, Step, pad_ids, select_last
 from uopc.frontend.llm.weights import Weights
 from uopc.frontend.nn import LayerNorm
@@ -60,14 +61,16 @@ class GPT2(CausalLM):
     config (n_layer, n_embd, n_head, n_positions, vocab_size, layer_norm_epsilon)."""
 
     def __init__(self, config: dict[str, Any], state: dict[str, np.ndarray]):
-        act = config.get("activation_function", "gelu_new")
+        fields = Fields(config)
+        act = fields.text("activation_function", "gelu_new")
         if act not in ("gelu_new", "gelu_pytorch_tanh"):
-            raise ValueError(f"GPT-2 with activation {act!r}: uopc's GPT-2 has the tanh "
-                             f"GELU (gelu_new) only")
-        self.layers, self.dim = config["n_layer"], config["n_embd"]
-        self.heads, self.context = config["n_head"], config["n_positions"]
-        self.vocab = config["vocab_size"]
-        eps = config.get("layer_norm_epsilon", 1e-5)
+            raise ModelFileError(f"{fields.source}: GPT-2 with activation {act!r}: uopc's "
+                                 f"GPT-2 has the tanh GELU (gelu_new) only")
+        self.layers, self.dim = fields.count("n_layer"), fields.count("n_embd")
+        self.heads, self.context = fields.count("n_head"), fields.count("n_positions")
+        fields.divides("n_head", self.heads, "n_embd", self.dim)
+        self.vocab = fields.count("vocab_size")
+        eps = fields.epsilon("layer_norm_epsilon", 1e-5)
         w = Weights(state, prefix="transformer.", what="GPT-2")
         self.wte = w.tensor("wte.weight", (self.vocab, self.dim))
         self.wpe = w.tensor("wpe.weight", (self.context, self.dim))

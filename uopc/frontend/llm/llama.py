@@ -18,6 +18,7 @@ import numpy as np
 from uopc.frontend.llm.attention import attend
 from uopc.frontend.llm.causal_lm import CausalLM
 from uopc.frontend.llm.checkpoints import read_config, read_state_dict
+from uopc.frontend.llm.config_fields import Fields, ModelFileError
 from uopc.frontend.llm.gguf_file import read_gguf
 from uopc.frontend.llm.kv_cache import KVCache, Step, pad_ids, select_last
 from uopc.frontend.llm.weights import Weights
@@ -89,23 +90,37 @@ class LlamaShape:
     """The sizes of a Llama model, from a Hugging Face LlamaConfig dict."""
 
     def __init__(self, config: dict[str, Any]):
-        if config.get("hidden_act", "silu") != "silu":
-            raise ValueError(f"Llama with activation {config['hidden_act']!r}: only silu (SwiGLU)")
+        fields = Fields(config)
+        act = fields.text("hidden_act", "silu")
+        if act != "silu":
+            raise ModelFileError(f"{fields.source}: Llama with activation {act!r}: only silu "
+                                 f"(SwiGLU)")
         rope = config.get("rope_parameters") or {}
+        if not isinstance(rope, dict):
+            raise fields.error("rope_parameters", f"is a {type(rope).__name__}, expected an "
+                                                  f"object")
         if (rope.get("rope_type") or "default") != "default" or config.get("rope_scaling"):
-            raise ValueError(f"Llama with rope scaling {rope or config.get('rope_scaling')}: "
-                             f"only plain rotary embeddings are implemented")
-        self.layers = config["num_hidden_layers"]
-        self.dim = config["hidden_size"]
-        self.heads = config["num_attention_heads"]
-        self.kv_heads = config.get("num_key_value_heads") or self.heads
-        self.head_dim = config.get("head_dim") or self.dim // self.heads
-        self.intermediate = config["intermediate_size"]
-        self.vocab = config["vocab_size"]
-        self.context = config.get("max_position_embeddings", 2048)
-        self.theta = float(rope.get("rope_theta", config.get("rope_theta", 10000.0)))
-        self.eps = config.get("rms_norm_eps", 1e-6)
-        self.tied = config.get("tie_word_embeddings", False)
+            raise ModelFileError(f"{fields.source}: Llama with rope scaling "
+                                 f"{rope or config.get('rope_scaling')}: only plain rotary "
+                                 f"embeddings are implemented")
+        self.layers = fields.count("num_hidden_layers")
+        self.dim = fields.count("hidden_size")
+        self.heads = fields.count("num_attention_heads")
+        self.kv_heads = fields.count("num_key_value_heads", self.heads)
+        fields.divides("num_key_value_heads", self.kv_heads, "num_attention_heads", self.heads)
+        if config.get("head_dim") is None:
+            fields.divides("num_attention_heads", self.heads, "hidden_size", self.dim)
+        self.head_dim = fields.count("head_dim", self.dim // self.heads)
+        if self.head_dim % 2:
+            raise fields.error("head_dim", f"is {self.head_dim}: rotary embeddings rotate "
+                                           f"pairs, so it must be even")
+        self.intermediate = fields.count("intermediate_size")
+        self.vocab = fields.count("vocab_size")
+        self.context = fields.count("max_position_embeddings", 2048)
+        theta_fields = Fields(rope, fields.source) if "rope_theta" in rope else fields
+        self.theta = theta_fields.number("rope_theta", 10000.0, above=True)
+        self.eps = fields.epsilon("rms_norm_eps", 1e-6)
+        self.tied = fields.flag("tie_word_embeddings", False)
 
 
 class Llama(CausalLM):

@@ -6,7 +6,9 @@ Such a file is a zip archive: `<prefix>/data.pkl` is a pickle of the state dict 
 callable and make the reader call it, so `data.pkl` goes through `RestrictedUnpickler`,
 which resolves only the globals a state dict is made of (an ordered dict, the tensor and
 parameter rebuild functions, the storage types) to uopc's own stand-ins, and refuses every
-other global before anything is called. Storages are numpy arrays; a tensor is a strided
+other global before anything is called. The stand-ins are made afresh for each load and
+are frozen (a pickle's BUILD cannot set their attributes), so a refused or malformed
+pickle cannot change what a later load gets. Storages are numpy arrays; a tensor is a strided
 view into one (offset, sizes, strides, all checked against the storage's length) copied
 out, so tied weights and views with offsets come out as the values torch would give.
 """
@@ -35,12 +37,42 @@ class UnsafeCheckpointError(pickle.UnpicklingError):
     """The pickle names something a state dict never contains; nothing of it was run."""
 
 
-class _StorageType:
+class _Frozen:
+    """A stand-in whose attributes no pickle can set (BUILD, slot state)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise UnsafeCheckpointError(f"the pickle tries to set {name!r} on a "
+                                    f"{type(self).__name__}: a state dict never does")
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"{type(self).__name__} is not picklable")
+
+
+class _StorageType(_Frozen):
     """What a storage type global (torch.FloatStorage, ...) stands for: its element type."""
 
+    __slots__ = ("name", "dtype")
+    name: str
+    dtype: np.dtype
+
     def __init__(self, name: str):
-        self.name = name
-        self.dtype = DTYPES[STORAGE_DTYPES[name]].numpy
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "dtype", DTYPES[STORAGE_DTYPES[name]].numpy)
+
+
+class _Call(_Frozen):
+    """What an allowed callable global stands for in one load: a call of `function`."""
+
+    __slots__ = ("function",)
+    function: Any
+
+    def __init__(self, function: Any):
+        object.__setattr__(self, "function", function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
 
 
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
@@ -70,17 +102,19 @@ def _rebuild_parameter(data: np.ndarray, requires_grad: bool = False,
     return data
 
 
-#: (module, name) -> stand-in; everything a state dict pickle may name
-_ALLOWED: dict[tuple[str, str], Any] = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    **{("torch", name): _StorageType(name) for name in STORAGE_DTYPES},
-}
+def _stand_ins() -> dict[tuple[str, str], Any]:
+    """(module, name) -> stand-in, fresh for one load: everything a state dict pickle
+    may name."""
+    return {
+        ("collections", "OrderedDict"): _Call(collections.OrderedDict),
+        ("torch._utils", "_rebuild_tensor_v2"): _Call(_rebuild_tensor),
+        ("torch._utils", "_rebuild_parameter"): _Call(_rebuild_parameter),
+        **{("torch", name): _StorageType(name) for name in STORAGE_DTYPES},
+    }
 
 
 class RestrictedUnpickler(pickle.Unpickler):
-    """Unpickles a state dict; `find_class` refuses any global outside `_ALLOWED`, so a
+    """Unpickles a state dict; `find_class` refuses any global outside `_stand_ins`, so a
     pickle that would call anything else stops before it is called. Storages (persistent
     ids) are read from the archive by `load_storage(key, dtype, numel)`."""
 
@@ -88,9 +122,10 @@ class RestrictedUnpickler(pickle.Unpickler):
         super().__init__(file)
         self._load_storage = load_storage
         self._storages: dict[str, np.ndarray] = {}
+        self._allowed = _stand_ins()
 
     def find_class(self, module: str, name: str) -> Any:
-        found = _ALLOWED.get((module, name))
+        found = self._allowed.get((module, name))
         if found is None:
             raise UnsafeCheckpointError(
                 f"refusing to load {module}.{name}: a state dict only holds tensors, "
