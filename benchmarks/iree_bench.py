@@ -12,6 +12,12 @@ Outputs are compared first (max |uopc - IREE| / max |IREE|).
 
     python benchmarks/iree_bench.py [--rounds 5] [--compile-rounds 2] [--only NAME]
 
+uopc's threads are OpenMP's (libgomp; in this process torch's copy, loaded first), and
+its wait policy decides the threaded cases on a busy machine: with the default one, a
+2-core machine shared with other processes ran the attention case in 35 ms, with
+`OMP_WAIT_POLICY=passive` (idle threads sleep at once instead of spinning for the
+CPU the others need) in 0.9 ms (IREE single-threaded: 0.7 ms); the header prints it.
+
 Needs iree-base-compiler and iree-base-runtime (and torch + torch-mlir for the two
 exports; those cases are skipped without them).
 """
@@ -187,7 +193,8 @@ def main() -> None:
     p.add_argument("--only", action="append", default=[], help="run only this case")
     args = p.parse_args()
     print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()}; OPT={os.environ.get('OPT', '(default)')}")
+          f"load average {os.getloadavg()}; OPT={os.environ.get('OPT', '(default)')}; "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(default)')}")
     header = (f"{'case':20} {'iree compile':>12} {'uopc compile':>12} {'ratio':>6} | "
               f"{'iree 1 thread':>13} {'iree pool':>10} {'uopc':>10} {'vs 1t':>6} {'vs pool':>7}"
               f" | {'max rel diff':>12}")

@@ -74,6 +74,17 @@ func.func @main(%x: tensor<1x2x3xf32>) -> tensor<1x4x5xf32> {
   } : tensor<1x2x3xf32> to tensor<1x4x5xf32>
   return %r : tensor<1x4x5xf32>
 }""", [((1, 2, 3), "f32")]),
+    # pad amounts as SSA constants (mlir-opt accepts them, xDSL's verifier did not)
+    "padtensor_ssa_amounts": ("""
+func.func @main(%x: tensor<1x2x3xf32>) -> tensor<1x4x5xf32> {
+  %cst = arith.constant 2.5 : f32
+  %c2 = arith.constant 2 : index
+  %r = tensor.pad %x low[0, %c2, 0] high[0, 0, %c2] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %cst : f32
+  } : tensor<1x2x3xf32> to tensor<1x4x5xf32>
+  return %r : tensor<1x4x5xf32>
+}""", [((1, 2, 3), "f32")]),
     # test-subtensor-insert: a slice written into a filled tensor
     "subtensor_insert": ("""
 func.func @main(%x: tensor<2x2xf32>) -> tensor<4x4xf32> {

@@ -1,6 +1,7 @@
 """scf ops that xDSL 0.75 accepts but MLIR rejects are verification errors at every entry
 point that reads programs (`uopc.uopdialect.scf_verifier`); a valid scf.if still runs.
-Constant loop steps are tested in test_checked_c.py, every message in
+Loop steps (an scf.for with a constant step <= 0 verifies, as in MLIR, and check mode
+stops it if it runs) are tested in test_checked_c.py, every message in
 tests/filecheck/dialect/invalid_loop_steps.mlir and invalid_scf_if.mlir."""
 
 from __future__ import annotations

@@ -75,6 +75,7 @@ from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AffineMapAttr,
     Builtin,
     BytesAttr,
@@ -123,6 +124,25 @@ SUPPORTED = ("linalg.generic, linalg.fill, linalg.transpose, linalg.broadcast, l
 
 class LinalgImportError(DiagnosticException):
     """Upstream IR that uop-from-linalg cannot convert; the message names what is supported."""
+
+
+def _pad_amounts(op: tensor.PadOp, side: str) -> tuple[int, ...]:
+    """`op`'s static pad amounts on `side` ("low" or "high"), an SSA amount read from its
+    `arith.constant` (torch-mlir and mlir-opt print constant pads either way)."""
+    statics = (op.static_low if side == "low" else op.static_high).get_values()
+    values = iter(op.low if side == "low" else op.high)
+    amounts = []
+    for dim, amount in enumerate(statics):
+        if amount == DYNAMIC_INDEX:
+            value = next(values)
+            owner = value.owner
+            if not (isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)):
+                raise _fail(op, f"the {side} padding of dimension {dim} is not an "
+                                f"arith.constant: uopc pads by static amounts; give a "
+                                f"constant or a static size")
+            amount = owner.value.value.data
+        amounts.append(amount)
+    return tuple(amounts)
 
 
 def _fail(op: Operation, message: str) -> LinalgImportError:
@@ -728,9 +748,7 @@ class _Function:
         return e.where(inside, placed, dest)
 
     def pad(self, op: tensor.PadOp) -> SSAValue:
-        if op.low or op.high:
-            raise _fail(op, "dynamic padding: give static low and high sizes")
-        low, high = op.static_low.get_values(), op.static_high.get_values()
+        low, high = _pad_amounts(op, "low"), _pad_amounts(op, "high")
         if any(p < 0 for p in (*low, *high)):
             raise _fail(op, f"negative padding low {low} high {high}: use extract_slice")
         block = op.region.block

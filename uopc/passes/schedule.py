@@ -45,6 +45,10 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   a float sum's rounding then changes;
 - **exp and tanh without libm**: a kernel computing an f32 exp, exp2 or tanh computes
   it by vectorizable polynomials (`approx`, within 1 ulp); not with `strict=true`;
+- **reshaped outputs**: a reduction whose result reaches the output through elementwise
+  ops and reshapes (torch-mlir's linear on a 3-d input collapses the rows, multiplies
+  and expands them back) is read in the output's axes: an axis the reshape splits
+  stands for the innermost output axis it becomes, so its register tile still applies;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread; below that, waking threads costs more than
@@ -171,11 +175,20 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
         src = sig_of(op.src.type).shape
         axes = set(op.ints("axes"))
         reduce = max(reduce, math.prod(src[a] for a in axes))
-        if sig_of(op.result.type).shape != out:
+        result = sig_of(op.result.type).shape
+        kept = [a for a in range(len(src)) if a not in axes]
+        if result == out:
+            outer: list[Label] = list(range(len(out)))
+        elif _reshaped_to_output(op, kernel):
+            # a matmul whose rows a reshape splits in the output (torch-mlir's linear on a
+            # 3-d input: collapse, matmul, bias, expand): its axes through the reshape
+            outer = _split_labels(result, out)
+            plain = False
+        else:
             plain = False
             continue  # the output is not this reduction's index space: no axis mapping
-        kept = [a for a in range(len(src)) if a not in axes]
-        labels: list[Label] = [REDUCED if a in axes else kept.index(a) for a in range(len(src))]
+        labels: list[Label] = [REDUCED if a in axes else outer[kept.index(a)]
+                               for a in range(len(src))]
         for value, at, factor in _reads(op, labels):
             sig = sig_of(value.type)
             if not isinstance(value.owner, uop.ExpandOp):
@@ -194,6 +207,51 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
         inner.update(_inner_reduce_axes(op))
     return KernelShape(out, reduce, frozenset(shared), plain, exp, word_codes,
                        frozenset(columns), frozenset(inner))
+
+
+def _reshaped_to_output(reduce: uop.ReduceOp, kernel: func.FuncOp) -> bool:
+    """Does `reduce`'s result reach the kernel's output only through elementwise ops and
+    reshapes (so that each of its elements is one output element)?"""
+    stack: list[SSAValue] = [reduce.result]
+    while stack:
+        value = stack.pop()
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, func.ReturnOp) and user.parent_op() is kernel:
+                continue
+            if not (isinstance(user, uop.ReshapeOp) or (
+                    isinstance(user, uop.UopOp) and user.INFO.elementwise
+                    and sig_of(user.results[0].type).shape == sig_of(value.type).shape)):
+                return False
+            stack.append(user.results[0])
+    return True
+
+
+def _split_labels(result: tuple[int, ...], out: tuple[int, ...]) -> list[Label]:
+    """The output axis each axis of `result` stands for, when a reshape to `out` keeps it
+    or splits it (the rows of a (B*T, C) matmul become the axes B, T of the output): the
+    innermost axis it splits into, along which it still steps one row at a time. An axis
+    merged with others is None."""
+    labels: list[Label] = [None] * len(result)
+    i = j = 0
+    while i < len(result) and j < len(out):
+        run_result, run_out = [i], [j]
+        n_result, n_out = result[i], out[j]
+        i, j = i + 1, j + 1
+        while n_result != n_out:
+            if n_result < n_out and i < len(result):
+                n_result, i = n_result * result[i], i + 1
+                run_result.append(i - 1)
+            elif n_out < n_result and j < len(out):
+                n_out, j = n_out * out[j], j + 1
+                run_out.append(j - 1)
+            else:
+                return labels
+        wide_result = [a for a in run_result if result[a] > 1]
+        wide_out = [a for a in run_out if out[a] > 1]
+        if len(wide_result) == 1 and wide_out:
+            labels[wide_result[0]] = wide_out[-1]
+    return labels
 
 
 def _inner_reduce_axes(reduce: uop.ReduceOp) -> set[int]:

@@ -115,6 +115,8 @@ def parse_program(text: str, fmt: str | None = None, source: str = "<program>") 
 
         with exact_constants():  # ops keep their file locations, for diagnostics
             module = LocatedParser(make_context(), text, source).parse_module()
+            verify_program(module)  # with xDSL's verifiers that uopc fixes in force
+            return module
     else:
         raise ProgramError(f"unknown program format {fmt!r}: expected 'mlir' or 'uir'")
     verify_program(module)

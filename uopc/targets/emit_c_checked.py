@@ -5,7 +5,11 @@
 - every `memref.load` and `memref.store`: each index lies in [0, size of its dimension);
 - every integer division and remainder (divsi, remsi, floordivsi, ceildivsi, divui,
   remui): the divisor is not 0, and for the signed ones the quotient of INT_MIN by -1
-  (which overflows) is not asked for.
+  (which overflows) is not asked for;
+- every `scf.for` whose step is not a positive constant: the loop does not run with a
+  step <= 0 (lower bound below upper bound), which would never end or run until its
+  induction variable wraps (MLIR leaves it undefined). An empty range runs zero times
+  whatever the step.
 
 A failed check records which one failed and the offending value in a per-thread fault
 record and `longjmp`s out of the whole call: the kernel stops before the access or
@@ -26,12 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from uopc.targets.emit_c import CEmitter, CTarget, c_type
 from uopc.targets.prelude import EXTRA_PRELUDE
+from uopc.transforms.loops import constant_of
 from uopc.uopdialect.scf_verifier import op_place
 
 #: the fault record, the jump target and the accessors the runtime declares
@@ -87,6 +92,16 @@ class CheckedCEmitter(CEmitter):
 
     def parallel_pragma(self, depth: int) -> str:
         return ""
+
+    def for_(self, op: scf.ForOp) -> None:
+        step = constant_of(op.step)
+        if step is None or step <= 0:
+            lb, ub, name = self.name(op.lb), self.name(op.ub), self.name(op.step)
+            self.check(f"{lb} >= {ub} || {name} > 0", name, ub,
+                       f"{op.name}{op_place(op)}: the step is {{value}}, and the loop runs "
+                       f"(its lower bound is below its upper bound {{limit}}): a step <= 0 "
+                       f"never ends it; use a positive step")
+        super().for_(op)
 
     def bounds_checks(self, op: Operation, mem: SSAValue, indices: Sequence[SSAValue]) -> None:
         """Print one check per index of `op`'s access to `mem`: 0 <= index < dimension."""

@@ -30,6 +30,12 @@ it when the pinned xDSL fixes it.
    and its blobs end up under different keys and the weights read as empty. uopc
    declares each handle once per parse and gives every occurrence of it the key it got.
 
+5. `tensor.pad`'s verifier asks a result dimension to be dynamic whenever a pad amount
+   on it is an SSA value: `tensor.pad %x low[%c1, 1] high[1, %c2] : tensor<2x3xf32> to
+   tensor<4x6xf32>`, which mlir-opt 22 accepts, was rejected. As in MLIR, a static result
+   dimension is checked only against a static source size and static pad amounts (it must
+   be their sum); the importer then reads pad amounts that are `arith.constant`s.
+
 Scope: `exact_constants()` swaps the fixes into xDSL's classes for the duration of a
 `with` block and then puts back what was there, so other users of xDSL in the process
 see xDSL's own behaviour. It is reentrant (an inner block finds the fixes in place and
@@ -54,9 +60,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
+from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyDenseElement,
     AnyFloat,
     BytesAttr,
@@ -66,7 +74,9 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     TensorType,
 )
+from xdsl.ir import Attribute
 from xdsl.parser import AttrParser
+from xdsl.utils.exceptions import VerifyException
 
 _Element = AttrParser._TensorLiteralElement
 #: xDSL's own conversion of a parsed literal element, which the hex fix falls back to
@@ -160,12 +170,33 @@ def _resource_handle_once(self: AttrParser, dialect_name: str, interface: Any) -
     return keys[dialect_name, key]
 
 
+def _verify_pad(self: tensor.PadOp) -> None:
+    low, high = self.static_low.get_values(), self.static_high.get_values()
+    source = cast(TensorType[Attribute], self.source.type).get_shape()
+    if not len(low) == len(high) == len(source):
+        raise VerifyException(f"pad sizes low ({len(low)}) and high ({len(high)}) must "
+                              f"each have one entry per source dimension ({len(source)})")
+    for kind, statics, values in (("low", low, self.low), ("high", high, self.high)):
+        if sum(p == DYNAMIC_INDEX for p in statics) != len(values):
+            raise VerifyException(f"{kind} has {len(values)} SSA pad amounts for "
+                                  f"{sum(p == DYNAMIC_INDEX for p in statics)} dynamic entries")
+    result = self.result.type.get_shape()
+    if len(result) != len(source):
+        raise VerifyException(f"the result has rank {len(result)}, the source {len(source)}")
+    for dim, sizes in enumerate(zip(source, low, high, result, strict=True)):
+        if DYNAMIC_INDEX not in sizes and sizes[3] != sum(sizes[:3]):
+            raise VerifyException(f"result dimension {dim} is {sizes[3]}, expected source "
+                                  f"{sizes[0]} + low {sizes[1]} + high {sizes[2]} = "
+                                  f"{sum(sizes[:3])}")
+
+
 #: (class, attribute, uopc's replacement)
 FIXES: tuple[tuple[type, str, Callable[..., Any]], ...] = (
     (DenseIntOrFPElementsAttr, "is_splat", _is_splat_bitwise),
     (_Element, "to_type", _to_type_hex_bits),
     (AttrParser, "parse_dense_int_or_fp_elements_attr", _parse_dense_keeping_splats),
     (AttrParser, "_parse_dialect_resource_handle", _resource_handle_once),
+    (tensor.PadOp, "verify_", _verify_pad),
 )
 
 

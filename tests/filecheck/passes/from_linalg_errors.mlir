@@ -172,3 +172,19 @@ func.func @scalar_arg(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
   func.return %r : tensor<4xf32>
 }
 // expected-error@-4 {{argument type f32 is not a tensor: converted functions take and return tensors (a scalar is a tensor<f32>)}}
+
+// -----
+
+// a pad amount computed by an op, not an arith.constant (mlir-opt and uopc's verifier
+// accept the op)
+func.func @runtime_pad(%x: tensor<2xf32>, %t: tensor<i64>) -> tensor<4xf32> {
+  %z = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %n = arith.addi %c1, %c1 : index
+  // expected-error@+1 {{the high padding of dimension 0 is not an arith.constant: uopc pads by static amounts; give a constant or a static size}}
+  %p = tensor.pad %x low[1] high[%n] {
+  ^bb0(%i: index):
+    tensor.yield %z : f32
+  } : tensor<2xf32> to tensor<4xf32>
+  func.return %p : tensor<4xf32>
+}

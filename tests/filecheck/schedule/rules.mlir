@@ -22,6 +22,28 @@ func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64x
   func.return %r : tensor<64x64xf32>
 }
 
+// torch-mlir's linear on a 3-d input: collapse to rows, matmul, bias, expand the rows
+// back. The rows axis (256) is split into the output axes 0 and 1 (4x64), and along
+// axis 1 it still steps one row at a time: axes 1 and 2 get the register tile (without
+// the reshape's axis mapping the kernel got no tile, 9x slower).
+// CHECK-LABEL: func.func @linear_rows_split
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 4, 16]
+// STRICT-LABEL: func.func @linear_rows_split
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [1, 4, 16]
+func.func @linear_rows_split(%x: tensor<256x64xf32>, %w: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<4x64x64xf32> attributes {uop.kernel} {
+  %a3 = uop.reshape %x : tensor<256x64xf32> -> tensor<256x1x64xf32>
+  %ae = uop.expand %a3 : tensor<256x1x64xf32> -> tensor<256x64x64xf32>
+  %b3 = uop.reshape %w : tensor<64x64xf32> -> tensor<1x64x64xf32>
+  %be = uop.expand %b3 : tensor<1x64x64xf32> -> tensor<256x64x64xf32>
+  %p = uop.mul %ae, %be : tensor<256x64x64xf32>
+  %r = uop.reduce add %p axes [2] : tensor<256x64x64xf32> -> tensor<256x64xf32>
+  %b2 = uop.reshape %bias : tensor<64xf32> -> tensor<1x64xf32>
+  %bb = uop.expand %b2 : tensor<1x64xf32> -> tensor<256x64xf32>
+  %s = uop.add %r, %bb : tensor<256x64xf32>
+  %y = uop.reshape %s : tensor<256x64xf32> -> tensor<4x64x64xf32>
+  func.return %y : tensor<4x64x64xf32>
+}
+
 // A row sum shares no load between rows: no register tile; 12 rows of 8 is too little
 // work for threads.
 // CHECK-LABEL: func.func @rowsum
