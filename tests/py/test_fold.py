@@ -159,6 +159,17 @@ def test_dense_literals_fold_elementwise(op, dtype, shape, data):
         assert np.array_equal(got, expected)
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32", "f64"])
+def test_signed_zeros_are_not_a_splat(dtype):
+    """-0.0 and 0.0 compare equal but are different constants (SPEC §5), bf16 included
+    (an ml_dtypes type, not a numpy float kind): a literal of both is no splat."""
+    values = np.array([-0.0, 0.0], np.float32).astype(DTYPES[dtype].numpy)
+    const = u.ConstOp.from_array(values, Sig((2,), dtype))
+    got = const.as_array()
+    bits = f"u{got.dtype.itemsize}"
+    assert got.view(bits).tolist() == values.view(bits).tolist()
+
+
 def test_dead_constants_are_removed_and_splats_stay_splats():
     module = run(program("""
   %a = uop.const dense<3> : tensor<4x4xi32>

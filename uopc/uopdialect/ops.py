@@ -382,8 +382,9 @@ class ConstOp(IRDLOperation, HasFolderInterface):
 
 
 def _same_bits(flat: np.ndarray) -> bool:
-    """Splat only when every element has the same bits (0.0 and -0.0 stay distinct)."""
-    if flat.dtype.kind != "f":
+    """Splat only when every element has the same bits (0.0 and -0.0 stay distinct;
+    bf16, an ml_dtypes type, is not numpy kind "f" but has signed zeros too)."""
+    if flat.dtype.kind in "biu":
         return True
     raw = flat.view(f"u{flat.dtype.itemsize}")
     return bool(np.all(raw == raw[0]))
