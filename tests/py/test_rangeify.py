@@ -464,18 +464,18 @@ def test_size_one_axes_get_no_loop_and_full_reduce_to_a_scalar():
 
 
 def test_temporaries_with_disjoint_live_ranges_share_arena_memory():
-    # a chain of four calls has three temporaries a, b, c; a and b overlap (the call that
-    # reads a writes b), so do b and c, but a is dead when c is written: c reuses a's slot
+    # a chain of four kernels has three temporaries a, b, c (each asked for with
+    # contiguous); a and b overlap (the kernel that reads a writes b), so do b and c, but
+    # a is dead when c is written: c reuses a's slot
     text = """
-    func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {
-      %y = uop.add %x, %x : tensor<16xf32>
-      func.return %y : tensor<16xf32>
-    }
     func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
-      %a = func.call @f(%x) : (tensor<16xf32>) -> tensor<16xf32>
-      %b = func.call @f(%a) : (tensor<16xf32>) -> tensor<16xf32>
-      %c = func.call @f(%b) : (tensor<16xf32>) -> tensor<16xf32>
-      %d = func.call @f(%c) : (tensor<16xf32>) -> tensor<16xf32>
+      %a0 = uop.add %x, %x : tensor<16xf32>
+      %a = uop.contiguous %a0 : tensor<16xf32>
+      %b0 = uop.add %a, %a : tensor<16xf32>
+      %b = uop.contiguous %b0 : tensor<16xf32>
+      %c0 = uop.add %b, %b : tensor<16xf32>
+      %c = uop.contiguous %c0 : tensor<16xf32>
+      %d = uop.add %c, %c : tensor<16xf32>
       func.return %d : tensor<16xf32>
     }"""
     prog = compile_text(text)
