@@ -111,8 +111,6 @@ _VALUE_SHAPED = "output shape depends on input values (NonZero/Unique/Compress/N
 _RANDOM = "random numbers (Bernoulli, RandomUniformLike, training Dropout)"
 _NO_OP = "op not in the table: {}"
 _3D = "3-D ConvTranspose and LpPool (3-D Conv, MaxPool and AveragePool are imported)"
-_FP16_ATTENTION = ("f16 attention: uopc computes f16 softmax/matmul in f16 steps the "
-                   "reference does in f32; off by 1-2 f16 ulps")
 
 XFAIL: dict[str, str] = {}
 
@@ -237,12 +235,6 @@ _xfail(_NO_OP.format("Col2Im"),
        'test_col2im_dilations',
        'test_col2im_5d',
        )
-_xfail(_FP16_ATTENTION,
-       'test_attention_4d_fp16',
-       'test_attention_4d_fp16_expanded',
-       'test_attention_4d_causal_fp16',
-       'test_attention_4d_causal_fp16_expanded',
-       )
 _xfail(_NO_OP.format("DeformConv"),
        'test_basic_deform_conv_with_padding',
        'test_basic_deform_conv_without_padding',
@@ -274,10 +266,6 @@ _xfail(_NO_OP.format("TensorScatter"),
 _xfail("BatchNormalization with training_mode=1 (batch statistics)",
        'test_batchnorm_example_training_mode',
        'test_batchnorm_epsilon_training_mode',
-       )
-_xfail("f16 causal conv: 2 of 64 values off by one f16 ulp (rounding order)",
-       'test_causal_conv_with_state_silu_fp16',
-       'test_causal_conv_with_state_silu_fp16_expanded',
        )
 _xfail(_3D,
        'test_convtranspose_3d',
