@@ -1,7 +1,8 @@
 """Unmodified PyTorch models through torch.compile(backend="uopc"), forward, against eager:
 transformers' GPT-2, BERT and Llama from tiny configs, nn.TransformerEncoderLayer, a
-ViT-style patch embedding and ResNet-18's architecture (written here: torchvision is not
-a dependency). Random weights from a fixed seed; floats within 1e-4 of the output's scale.
+ViT-style patch embedding and ResNet-18's architecture (tests/py/onnx_models.py's, which
+the ONNX door exports too: torchvision is not a dependency). Random weights from a fixed
+seed; floats within 1e-4 of the output's scale.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+
+import onnx_models  # noqa: E402
 
 from uopc import settings  # noqa: E402
 from uopc.pytorch import backend  # noqa: E402
@@ -97,46 +100,9 @@ def test_vit_patch_embedding(capfd):
     all_uopc(compare(PatchEmbedding(), torch.randn(2, 3, 16, 16), capfd=capfd, grad=True))
 
 
-class BasicBlock(nn.Module):
-    def __init__(self, cin: int, cout: int, stride: int):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.down = None if stride == 1 and cin == cout else nn.Sequential(
-            nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = torch.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return torch.relu(out + (x if self.down is None else self.down(x)))
-
-
-class ResNet18(nn.Module):
-    """torchvision's resnet18 architecture (BasicBlock, [2, 2, 2, 2]), `width` channels
-    in the first stage (64 in torchvision; smaller here to keep CI fast)."""
-
-    def __init__(self, width: int = 8, classes: int = 10):
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width),
-                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
-        stages, cin = [], width
-        for k, stride in enumerate([1, 2, 2, 2]):
-            cout = width * 2 ** k
-            stages += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
-            cin = cout
-        self.stages = nn.Sequential(*stages)
-        self.pool = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(cin, classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.pool(self.stages(self.stem(x))).flatten(1))
-
-
 def test_resnet18(capfd):
     torch.manual_seed(0)
-    model = ResNet18()
+    model = onnx_models.ResNet18()  # the ONNX door's model: ResNet-18's layout, small
     for m in model.modules():  # running statistics that are not the identity
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.uniform_(-0.2, 0.2)
