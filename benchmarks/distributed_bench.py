@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import bench_env
 import numpy as np
 from train_bench import CONTEXT, DIM, GPT_BATCH, HEADS, LAYERS, MLP_BATCH, VOCAB
 
@@ -139,6 +140,7 @@ def main() -> None:
         shutil.which("mpiexec")
     if launcher is None:
         sys.exit("distributed_bench: no mpiexec found: pip install -e '.[mpi]'")
+    print(bench_env.conditions())
     print(f"{'workload':<8} {'run':<9} {'batch/rank':>10} {'ms/step':>8} "
           f"{'allreduce in step':>17} {'share':>6} {'alone':>7} {'share':>6} {'pack':>6} "
           f"{'efficiency':>11}   (ms; {args.steps} steps, medians)")

@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import time
 
+import bench_env
 import numpy as np
 
 from uopc import nn
@@ -101,6 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
+    print(bench_env.conditions())
     print(f"{'graph':<7}{'nodes':>6}{'kernels':>8}{'frontend µs':>12}{'trace+key µs':>13}"
           f"{'lookup µs':>10}{'run µs':>9}{'py-run µs':>10}{'overhead µs':>12}"
           f"{'µs/node':>9}")

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_env
 import numpy as np
 
 import uopc
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=50)
     args = parser.parse_args()
+    print(bench_env.conditions())
     print(f"{'model':18s} {'tensor us':>10s} {'artifact us':>12s} {'run us':>8s} {'ratio':>6s}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, model, x in models():

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+import bench_env
 import numpy as np
 
 
@@ -66,8 +67,9 @@ def bench(n: int, repeat: int) -> None:
     b = rng.standard_normal((n, n)).astype(np.float32)
     flops = 2.0 * n ** 3
     reference = a @ b
-    print(f"GEMM {n}x{n}x{n} f32, interleaved medians of {repeat} runs, load average "
-          f"{os.getloadavg()[0]:.1f}; CC={os.environ.get('CC', 'cc')} "
+    print(bench_env.conditions())
+    print(f"GEMM {n}x{n}x{n} f32, interleaved medians of {repeat} runs; "
+          f"CC={os.environ.get('CC', 'cc')} "
           f"CFLAGS={os.environ.get('CFLAGS', '(default)')}")
     fns = {"numpy (BLAS)": lambda: a @ b}
     notes = {"numpy (BLAS)": ""}

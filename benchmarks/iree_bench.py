@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
 
+import bench_env
 import numpy as np
 
 
@@ -192,8 +192,8 @@ def main() -> None:
     p.add_argument("--compile-rounds", type=int, default=2, help="interleaved compile rounds")
     p.add_argument("--only", action="append", default=[], help="run only this case")
     args = p.parse_args()
-    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()}; OPT={os.environ.get('OPT', '(default)')}; "
+    print(bench_env.conditions())
+    print(f"OPT={os.environ.get('OPT', '(default)')}; "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(default)')}")
     header = (f"{'case':20} {'iree compile':>12} {'uopc compile':>12} {'ratio':>6} | "
               f"{'iree 1 thread':>13} {'iree pool':>10} {'uopc':>10} {'vs 1t':>6} {'vs pool':>7}"

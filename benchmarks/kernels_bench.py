@@ -7,7 +7,8 @@ output: what a user's loop pays), on inputs made by `uopc.from_numpy` and read b
 `.numpy()` (neither copies, as torch.from_numpy does not), next to numpy and to torch
 eager with 1 and 2 threads (when torch is importable). The contenders run interleaved, round after round,
 in one process; each reports its median, and the table gives uopc's time relative to
-the best peer of each kind (ratio > 1: uopc is slower). The machine's load average is
+the best peer of each kind (ratio > 1: uopc is slower). The CPU, the load average and
+the BLAS kernel numpy runs (OpenBLAS without core-type overrides, see bench_env.py) are
 printed first: on a shared machine, read ratios, not absolute times.
 
 Workloads: GEMM f32 1024 and 2048 (numpy: BLAS), GEMM f64 512, the elementwise chain
@@ -27,16 +28,10 @@ import os
 import statistics
 import time
 
+import bench_env
 import numpy as np
 
 from uopc import from_numpy, reduce_fusion
-
-
-def load() -> str:
-    try:
-        return " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "n/a"
 
 
 def fused(fn):
@@ -208,7 +203,8 @@ def main(argv=None) -> None:
         import torch
     except ImportError:
         torch = None
-    print(f"load average {load()}, OPT={os.environ.get('OPT', '1')}, "
+    print(bench_env.conditions())
+    print(f"OPT={os.environ.get('OPT', '1')}, "
           f"torch {'absent' if torch is None else torch.__version__}")
     header = f"{'workload':24} {'uopc ms':>9} {'GFLOP/s':>8} {'numpy ms':>9} {'torch1 ms':>10} " \
              f"{'torch2 ms':>10} {'vs numpy':>9} {'vs torch':>9}"

@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_env
 import numpy as np
 import torch
 import transformers
@@ -272,6 +273,7 @@ def main() -> None:
                     help="for gpt2 and smollm2: quantized weights to time decoding with")
     args = ap.parse_args()
     decode = args.decode_formats.split(",") if args.decode_formats else []
+    print(bench_env.conditions())
     if args.only in (None, "gpt2"):
         bench_gpt2(args.tokens or 24, decode)
     if args.only in (None, "smollm2"):

@@ -21,27 +21,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import bench_env
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "py"))
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def feeds_for(session, seed: int = 0) -> dict[str, np.ndarray]:
@@ -76,7 +66,7 @@ def main() -> None:
     print(f"exporting {', '.join(names)} with torch.onnx.export ...", flush=True)
     paths = {name: onnx_models.export(name, folder) for name in names}
     print(f"uopc.onnx vs onnxruntime {ort.__version__} (CPU EP, {threads} threads both); "
-          f"{cpu_name()}; load average {os.getloadavg()[0]:.2f}")
+          f"\n{bench_env.conditions()}")
     header = (f"{'model':<12} {'load+compile uopc':>18} {'ort':>9} {'ratio':>7} "
               f"{'per call uopc':>14} {'ort':>10} {'ratio':>7}")
     print(header)
@@ -112,7 +102,7 @@ def main() -> None:
         u, o = statistics.median(uopc_times), statistics.median(ort_times)
         print(f"{name:<12} {uopc_load:>16.2f} s {ort_load:>7.2f} s {uopc_load / ort_load:>6.1f}x "
               f"{u:>11.1f} us {o:>7.1f} us {u / o:>6.2f}x", flush=True)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"{bench_env.load_line()} at the end")
 
 
 if __name__ == "__main__":

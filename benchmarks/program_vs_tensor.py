@@ -12,11 +12,11 @@ reports its median; the load average is printed first.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 
+import bench_env
 import numpy as np
 
 
@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     import_linalg(module)
     start = time.perf_counter()
     program = compile_program(module)
-    print(f"matmul {n}^3 f32, load average {os.getloadavg()[0]:.2f}; program compile "
+    print(bench_env.conditions())
+    print(f"matmul {n}^3 f32; program compile "
           f"{time.perf_counter() - start:.2f} s")
     out = np.empty((n, n), np.float32)
     contenders = {"program (uopc-run)": lambda: program.run([out], [a, b]),

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
+import bench_env
 import torch
 
 CONTENDERS = ("eager", "inductor", "uopc")
@@ -131,17 +131,6 @@ def first_call(model_name: str, how: str) -> None:
     print(time.perf_counter() - start)
 
 
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -153,8 +142,8 @@ def main() -> None:
     if args.first_call:
         first_call(*args.first_call)
         return
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, {cpu_name()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    print(bench_env.conditions())
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads")
     print(f"{'model':10} {'eager us':>10} {'inductor us':>12} {'uopc us':>10} "
           f"{'vs eager':>9} {'vs inductor':>12} {'cold inductor s':>16} {'cold uopc s':>12}")
     for name in args.models.split(","):
@@ -164,7 +153,7 @@ def main() -> None:
         print(f"{name:10} {t['eager'] * 1e6:10.1f} {t['inductor'] * 1e6:12.1f} "
               f"{t['uopc'] * 1e6:10.1f} {t['eager'] / t['uopc']:8.2f}x "
               f"{t['inductor'] / t['uopc']:11.2f}x {cold_cols}", flush=True)
-    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"{bench_env.load_line()} at the end")
 
 
 if __name__ == "__main__":

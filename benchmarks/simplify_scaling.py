@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import bench_env
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 from xdsl.ir import Block, Region
@@ -129,6 +130,7 @@ def count_ops(module: ModuleOp) -> int:
 
 def main(sizes: list[int]) -> None:
     ctx = make_context()
+    print(bench_env.conditions())
     print(f"{'case':34s}" + "".join(f"{n:>12d}" for n in sizes) + "   (µs/op)")
     for label, build, pass_ in CASES:
         row = []

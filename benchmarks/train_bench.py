@@ -22,6 +22,7 @@ import math
 import statistics
 import time
 
+import bench_env
 import numpy as np
 
 from uopc import Tensor, capture, manual_seed, nn
@@ -203,13 +204,6 @@ def bench_torch(torch, workload: str, steps: int) -> dict[str, float]:
     return {"first_ms": first * 1e3, "step_ms": statistics.median(times) * 1e3}
 
 
-def load() -> str:
-    try:
-        return " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "n/a"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="uopc vs PyTorch CPU training steps")
     parser.add_argument("--steps", type=int, default=20)
@@ -222,7 +216,8 @@ def main() -> None:
     except ImportError:
         torch = None
         print("(torch not importable: PyTorch columns skipped; pip install torch==2.13.0)")
-    print(f"load average {load()}; ms per step, median of {steps}; 'py' is the Python "
+    print(bench_env.conditions())
+    print(f"ms per step, median of {steps}; 'py' is the Python "
           f"time of a cached step (all but the native calls); 'captured' runs the step "
           f"under uopc.capture")
     header = (f"{'workload':<8} {'uopc first':>11} {'uopc step':>10} {'uopc py':>8} "
