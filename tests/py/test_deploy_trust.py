@@ -107,6 +107,9 @@ EDITS = [
     (_set("weights", "file", "/etc/passwd"), "field weights.file is '/etc/passwd'"),
     (_set("weights", "byte_order", 1), "field weights.byte_order is int"),
     (_set("weights", "tensors", 0, "offset", -64), r"weights.tensors\[0\].offset is -64"),
+    # the whole path, not "field tensors" (found by the manifest fuzzer, seed 14)
+    (_set("weights", "tensors", ""), "field weights.tensors is str ''"),
+    (_set("weights", "tensors", [7]), r"field weights.tensors\[0\] is int"),
     (_set("weights", "tensors", 0, "shape", [[8]]), r"weights.tensors\[0\].shape\[0\] is"),
     (_set("weights", "bytes", 10), "weights.bin has .* bytes, .* expects 10"),
     (_set("kernels", []), "does not match the digest compiled into"),
