@@ -64,8 +64,12 @@ class Case:
     seed: int
     work: str
     keep: tuple[int, ...] | None = None
+    #: edits a harness's own `smaller` made (they replace the drawn ones)
+    shrunk: tuple[tuple, ...] | None = None
 
     def edits(self) -> list[tuple]:
+        if self.shrunk is not None:
+            return list(self.shrunk)
         drawn = harness(self.name).edits(np.random.default_rng(self.seed))
         return drawn if self.keep is None else [drawn[i] for i in self.keep]
 
@@ -82,6 +86,9 @@ class Case:
             return ["wrong", f"{wrong} (edits {edits})"]
 
     def reproducer(self) -> str:
+        own = getattr(harness(self.name), "reproducer", None)
+        if own is not None:
+            return own(self.edits())
         return (f"python -c \"from uopc.testing.hostile import Case; "
                 f"print(Case({self.name!r}, {self.seed}, '/tmp/uopc-hostile', "
                 f"{self.keep!r}).run())\"\n# edits: {self.edits()}\n")
@@ -117,7 +124,13 @@ def case_failure(sandbox: Sandbox, case: Case) -> tuple[str, str] | None:
 
 
 def smaller(case: Case) -> Iterator[Case]:
-    """The case with one of its edits left out, each in turn."""
+    """The case with one of its edits left out, each in turn (or, for a harness with a
+    `smaller` of its own, the smaller edit lists it makes)."""
+    own = getattr(harness(case.name), "smaller", None)
+    if own is not None:
+        for edits in own(case.edits()):
+            yield replace(case, shrunk=tuple(edits))
+        return
     kept = case.keep if case.keep is not None else tuple(range(len(case.edits())))
     if len(kept) > 1:
         for i in range(len(kept)):

@@ -364,10 +364,13 @@ def _propose(rng: np.random.Generator, op: str, shapes: list[tuple[int, ...]]) -
     raise AssertionError(f"no generator for {op}")
 
 
-def generate(seed: int, ops: Sequence[str] = ALL_OPS, max_steps: int = 6) -> Program:
-    """A random valid program over `ops` (every step accepted by the reference)."""
+def generate(seed: int, ops: Sequence[str] = ALL_OPS, max_steps: int = 6,
+             dims: tuple[int, int] = (1, 4), min_rank: int = 0) -> Program:
+    """A random valid program over `ops` (every step accepted by the reference), its
+    inputs of `min_rank` to 3 dimensions, each of a size in the range `dims`."""
     rng = np.random.default_rng(seed)
-    base = tuple(int(d) for d in rng.integers(1, 5, int(rng.integers(0, 4))))
+    base = tuple(int(d) for d in rng.integers(dims[0], dims[1] + 1,
+                                              int(rng.integers(min_rank, 4))))
     shapes = []
     for _ in range(int(rng.integers(1, 4))):
         drop = int(rng.integers(0, len(base) + 1)) if rng.random() < 0.3 else 0
