@@ -53,10 +53,27 @@ def _graph(name: str, x: Any) -> Any:
     return ((t.reshape(2, 4) @ Tensor(W)).relu() + 1).sum(0)
 
 
+#: the settings under which the plan store is on (whatever the fuzzer's process has)
+STORE_ON = {"UOPC_PLAN_STORE": "1", "OPT": None, "DEBUG": None}
+
+
 def _realize(name: str) -> np.ndarray:
     from uopc.runtime.engine import Engine
 
-    return Engine().realize([_graph(name, X).uop])[0]
+    saved = {key: os.environ.get(key) for key in STORE_ON}
+    for key, value in STORE_ON.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    try:
+        return Engine().realize([_graph(name, X).uop])[0]
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @functools.cache
@@ -94,7 +111,7 @@ def _planted(work: Path) -> tuple[Path, Path, str]:
 
 
 def edits(rng: np.random.Generator) -> list[tuple]:
-    found = []
+    found: list[tuple] = []
 
     def program() -> str:
         return str(rng.choice(PROGRAMS))

@@ -41,7 +41,7 @@ DTYPES = ("float64", "float16", "int32", "int64", "bool", "uint8", "bfloat16")
 
 
 def _model() -> Any:
-    from uopc import nn
+    from uopc.frontend import nn
 
     class TwoLayers(nn.Module):
         def __init__(self) -> None:
@@ -54,7 +54,8 @@ def _model() -> Any:
 
 
 def _fresh(kind: str) -> tuple[Any, Any, np.random.Generator]:
-    from uopc import manual_seed, nn
+    from uopc import manual_seed
+    from uopc.frontend import nn
     from uopc.frontend.optim import SGD, AdamW
 
     manual_seed(1)

@@ -40,7 +40,8 @@ FILES = ("model.so", "weights.bin", "model.c")
 def _artifact(work: Path) -> tuple[Path, dict[str, Any], Any]:
     """The exported artifact (once per process), its manifest and its outputs on X."""
     import uopc
-    from uopc import deploy, manual_seed, nn
+    from uopc import deploy, manual_seed
+    from uopc.frontend import nn
 
     class TwoLayers(nn.Module):
         def __init__(self) -> None:
@@ -65,7 +66,7 @@ def edits(rng: np.random.Generator) -> list[tuple]:
                 "library": {"file": 0, "bytes": 0, "sha256": 0},
                 "weights": {"file": 0, "bytes": 0, "sha256": 0, "byte_order": 0,
                             "tensors": [{"name": 0, "shape": [0], "dtype": 0, "offset": 0}]}}
-    found = []
+    found: list[tuple] = []
     for _ in range(int(rng.integers(1, 4))):
         how = rng.random()
         if how < 0.7:

@@ -62,7 +62,7 @@ GLOBAL_SWAPS = ((b"collections\nOrderedDict", b"os\nsystem"),
                 (b"torch\nFloatStorage", b"torch\nNoSuchStorage"),
                 (b"torch._utils\n_rebuild_tensor_v2", b"torch._utils\n_rebuild_parameter"))
 #: the torch zip's state dict: a view sharing its base's storage, and several dtypes
-TORCH_STATE = {"w": np.arange(12, dtype=np.float32).reshape(3, 4),
+TORCH_STATE: dict[str, np.ndarray] = {"w": np.arange(12, dtype=np.float32).reshape(3, 4),
                "b": np.array([0.5, -1.0], np.float32), "i": np.array([3, -4], np.int64)}
 
 

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,8 @@ def check(work: Path, edit_list: list[tuple]) -> str:
         return np.asarray(program.apply(Tensor, [Tensor(x) for x in inputs[k]]).numpy())
 
     # each variant alone, in this thread: the references, and each one's plan and inputs
-    expected, plans = [], []
+    expected: list[np.ndarray] = []
+    plans: list[tuple[Any, list[np.ndarray]] | None] = []
     for k in range(VARIANTS):
         expected.append(realize(k))
         last = engine.default_engine().last
@@ -104,8 +106,9 @@ def check(work: Path, edit_list: list[tuple]) -> str:
             for r in range(ROUNDS):
                 k = (t + r) % VARIANTS
                 got = {"realize": realize(k)}
-                if plans[k] is not None:
-                    plan, arrays = plans[k]
+                ran = plans[k]
+                if ran is not None:
+                    plan, arrays = ran
                     got["Program.run"] = np.asarray(plan.run(arrays)[0])
                 if captured:
                     got["capture"] = np.asarray(step(*inputs[k]).numpy())

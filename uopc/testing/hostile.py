@@ -19,6 +19,7 @@ running it again (`Case.run`), shrunk to the fewest edits that fail the same way
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import resource
@@ -39,6 +40,14 @@ HARNESSES = {
     "manifests": "uopc.testing.harness_manifests",
     "model-files": "uopc.testing.harness_model_files",
     "checkpoints": "uopc.testing.harness_checkpoints",
+}
+#: option name -> what its cases are (for --help)
+DESCRIPTIONS = {
+    "threads": "threads realizing random programs that share cached plans",
+    "caches": "a tampered compile cache and plan store",
+    "manifests": "deployed artifacts with mutated manifests and files",
+    "model-files": "mutated GGUF, safetensors, index, config.json and torch zip files",
+    "checkpoints": "training checkpoints with mutated trees, tensors and bytes",
 }
 #: CPU time one case may take before it counts as a hang (fixtures are built on the first)
 CASE_CPU_LIMIT_S = 120.0
@@ -138,15 +147,20 @@ def smaller(case: Case) -> Iterator[Case]:
 
 
 def fuzz_harness(name: str, n: int, seed: int, shrink_budget_s: float,
-                 record: Callable[[str, str, str], None]) -> int:
-    """Run `n` cases of harness `name` (seeds `seed`...); `record(kind, what, reproducer)`
-    gets each failure; returns the number of cases run."""
+                 record: Callable[[str, str, str], None], sandbox: Sandbox | None = None,
+                 work: str | None = None) -> int:
+    """Run `n` cases of harness `name` (seeds `seed`...) in `sandbox` (default: a worker
+    of its own) with fixtures under `work` (default: a temporary folder);
+    `record(kind, what, reproducer)` gets each failure; returns the number of cases run."""
     from uopc.testing.fuzz import shrink
 
     if n <= 0:
         return 0
-    with tempfile.TemporaryDirectory(prefix=f"uopc-{name}-") as work, \
-            Sandbox(CASE_CPU_LIMIT_S) as sandbox:
+    with contextlib.ExitStack() as stack:
+        if work is None:
+            work = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"uopc-{name}-"))
+        if sandbox is None:
+            sandbox = stack.enter_context(Sandbox(CASE_CPU_LIMIT_S))
         for i in range(n):
             case = Case(name, seed + i, work)
             failure = case_failure(sandbox, case)
