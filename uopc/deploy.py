@@ -207,6 +207,9 @@ def _file_name(root: Path, obj: dict[str, Any], field: str) -> Path:
             or os.path.isabs(name)):
         raise _fail(root, f"{field}.file", f"is {_short(name)}, expected a file name inside "
                                            f"the artifact's directory (no path)")
+    if len(name.encode("utf-8", "surrogateescape")) > 255:  # NAME_MAX: no stat of it
+        raise _fail(root, f"{field}.file", f"is a name of {len(name)} characters, expected a "
+                                           f"file name inside the artifact's directory")
     where = root / name
     if where.is_symlink() or (where.exists() and not where.is_file()):
         raise DeployError(f"{where} is not a regular file of the artifact (a link or a "

@@ -132,6 +132,8 @@ def _run():
     (lambda s: s["optimizer"]["state"]["0"].update(exp_avg=np.zeros(3, np.float32)),
      r"SGD state of parameter 0: missing nothing, unexpected \['exp_avg'\]"),
     (lambda s: s.update(rng={"bit_generator": "MT19937"}), "'rng' is not a state"),
+    # an OverflowError from the generator (the checkpoint fuzzer, seed 413)
+    (lambda s: s["rng"]["state"].update(state=-1), "'rng' is not a state"),
     (lambda s: s.update(losses="many"), "'losses' is not a list of numbers"),
 ])
 def test_a_refused_resume_leaves_model_optimizer_and_generator_as_they_were(

@@ -101,6 +101,8 @@ EDITS = [
     (_set("library", "file", "/usr/lib/libm.so.6"), "field library.file is '/usr/lib/libm"),
     (_set("library", "file", "../copy/model.so"), r"field library.file is '\.\./copy"),
     (_set("library", "file", ".."), r"field library.file is '\.\.'"),
+    # longer than a file name may be: an OSError from stat (the manifest fuzzer, seed 458)
+    (_set("library", "file", "x" * 300), "field library.file is a name of 300 characters"),
     (_drop("library", "file"), "field library.file is missing"),
     (_set("library", "sha256", "abc"), "field library.sha256 is 'abc', expected 64 hex"),
     (_set("library", "bytes", None), "field library.bytes is NoneType"),

@@ -37,7 +37,7 @@ def gpt2_dir(tmp_path):
 # ---- safetensors index shards --------------------------------------------------------------
 @pytest.mark.parametrize("shard", ["../outside.safetensors", "/tmp/abs.safetensors",
                                    "sub/../../x.safetensors", "model.bin", "zero.safetensors",
-                                   "link.safetensors"])
+                                   "link.safetensors", "x" * 300 + ".safetensors"])
 def test_index_shards_stay_inside_the_model_folder(tmp_path, shard):
     model = tmp_path / "model"
     model.mkdir()

@@ -294,7 +294,7 @@ class TrainingCheckpoint:
             generator = copy.deepcopy(self.rng.bit_generator)
             try:
                 generator.state = state["rng"]
-            except (TypeError, ValueError, KeyError) as e:
+            except (TypeError, ValueError, KeyError, OverflowError) as e:
                 raise CheckpointError(f"{self.path}: 'rng' is not a state of this run's "
                                       f"{type(self.rng.bit_generator).__name__} ({e})") from None
         losses = state["losses"]

@@ -236,7 +236,9 @@ def _tamper(root: Path, entries: dict[str, dict[str, Path]], edit: tuple, work: 
         at(edit[1]).unlink()
     elif kind == "secret":
         secret = at("secret")
-        if secret.exists():
+        if secret.is_dir():
+            shutil.rmtree(secret)
+        elif secret.exists():
             secret.unlink()
         if edit[1] == "folder":
             secret.mkdir(mode=0o700)

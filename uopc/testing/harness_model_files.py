@@ -172,7 +172,7 @@ def edits(rng: np.random.Generator) -> list[tuple]:
             names = ["../outside.safetensors", "/dev/zero", "zero.safetensors",
                      "link.safetensors", "dir.safetensors", "notes.txt", "missing.safetensors",
                      "sub/../model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
-                     "./model-00001-of-00002.safetensors", ""]
+                     "./model-00001-of-00002.safetensors", "", "x" * 300 + ".safetensors"]
             values = (*HOSTILE_VALUES, *names)
             skeleton = {"metadata": {"total_size": 0},
                         "weight_map": {"wte.weight": "", "h.0.ln_1.weight": ""}}
