@@ -25,8 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -36,6 +35,7 @@ import numpy as np
 from uopc.testing import hostile, mutations
 from uopc.testing.programs import ALL_OPS, SMOOTH_OPS, Program, generate, smaller
 from uopc.testing.sandbox import Sandbox
+from uopc.testing.shrinking import shrink
 
 GRADIENT_EVERY = 4
 PROGRAM_CPU_LIMIT_S = 60.0  # CPU time a program may take before it counts as a hang
@@ -117,23 +117,6 @@ def _worst(what: str, got: np.ndarray, want: np.ndarray, bound: np.ndarray | Non
     at = np.unravel_index(int(np.nanargmax(np.where(np.isnan(diff), np.inf, diff))), got.shape)
     limit = "" if bound is None else f" (allowed {float(bound[at]):.3g})"
     return f"{what}[{tuple(int(i) for i in at)}] = {got[at]!r}, expected {want[at]!r}{limit}"
-
-
-def shrink(case: T, fails: Callable[[T], bool], smaller_cases: Callable[[T], Iterator[T]],
-           budget_s: float) -> T:
-    """Greedy shrinking: take the first smaller case that still fails, until none does or
-    the time budget is spent."""
-    deadline = time.monotonic() + budget_s
-    progress = True
-    while progress and time.monotonic() < deadline:
-        progress = False
-        for candidate in smaller_cases(case):
-            if time.monotonic() >= deadline:
-                break
-            if fails(candidate):
-                case, progress = candidate, True
-                break
-    return case
 
 
 def fuzz_programs(n: int, seed: int, ops: Sequence[str], shrink_budget_s: float,

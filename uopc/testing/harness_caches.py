@@ -43,7 +43,7 @@ _cases = itertools.count()
 
 
 def _graph(name: str, x: Any) -> Any:
-    from uopc import Tensor
+    from uopc.frontend.tensor import Tensor
 
     t = Tensor(x)
     if name == "add":

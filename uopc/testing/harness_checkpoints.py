@@ -54,9 +54,9 @@ def _model() -> Any:
 
 
 def _fresh(kind: str) -> tuple[Any, Any, np.random.Generator]:
-    from uopc import manual_seed
     from uopc.frontend import nn
     from uopc.frontend.optim import SGD, AdamW
+    from uopc.frontend.tensor import manual_seed
 
     manual_seed(1)
     model = _model()
@@ -68,8 +68,8 @@ def _fresh(kind: str) -> tuple[Any, Any, np.random.Generator]:
 @functools.cache
 def _pristine(work: Path, kind: str) -> Path:
     """A checkpoint after one training step (once per process and optimizer)."""
-    from uopc import Tensor
     from uopc.frontend.checkpoint import TrainingCheckpoint
+    from uopc.frontend.tensor import Tensor
 
     model, opt, rng = _fresh(kind)
     x = Tensor(rng.standard_normal((5, 3)).astype(np.float32))

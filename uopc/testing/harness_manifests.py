@@ -39,9 +39,10 @@ FILES = ("model.so", "weights.bin", "model.c")
 @functools.cache
 def _artifact(work: Path) -> tuple[Path, dict[str, Any], Any]:
     """The exported artifact (once per process), its manifest and its outputs on X."""
-    import uopc
-    from uopc import deploy, manual_seed
+    import uopc.deploy as deploy
     from uopc.frontend import nn
+    from uopc.frontend.export import export
+    from uopc.frontend.tensor import manual_seed
 
     class TwoLayers(nn.Module):
         def __init__(self) -> None:
@@ -51,7 +52,7 @@ def _artifact(work: Path) -> tuple[Path, dict[str, Any], Any]:
             return self.b(self.a(x).relu()).softmax(-1)
 
     manual_seed(3)
-    path = uopc.export(TwoLayers(), [X], work / f"artifact-{os.getpid()}" / "two.uopc")
+    path = export(TwoLayers(), [X], work / f"artifact-{os.getpid()}" / "two.uopc")
     manifest = json.loads((path / deploy.MANIFEST).read_text())
     return path, manifest, deploy.load(path)(X)
 
@@ -81,7 +82,7 @@ def edits(rng: np.random.Generator) -> list[tuple]:
 
 
 def check(work: Path, edit_list: list[tuple]) -> str:
-    from uopc import deploy
+    import uopc.deploy as deploy
 
     original, manifest, expected = _artifact(work)
     case = work / f"case-{os.getpid()}"

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from uopc.testing.sandbox import Sandbox
+from uopc.testing.shrinking import shrink
 
 #: option name -> the module of its harness
 HARNESSES = {
@@ -152,8 +153,6 @@ def fuzz_harness(name: str, n: int, seed: int, shrink_budget_s: float,
     """Run `n` cases of harness `name` (seeds `seed`...) in `sandbox` (default: a worker
     of its own) with fixtures under `work` (default: a temporary folder);
     `record(kind, what, reproducer)` gets each failure; returns the number of cases run."""
-    from uopc.testing.fuzz import shrink
-
     if n <= 0:
         return 0
     with contextlib.ExitStack() as stack:
