@@ -207,6 +207,9 @@ def _file_name(root: Path, obj: dict[str, Any], field: str) -> Path:
             or os.path.isabs(name)):
         raise _fail(root, f"{field}.file", f"is {_short(name)}, expected a file name inside "
                                            f"the artifact's directory (no path)")
+    if len(name.encode("utf-8", "surrogateescape")) > 255:  # NAME_MAX: no stat of it
+        raise _fail(root, f"{field}.file", f"is a name of {len(name)} characters, expected a "
+                                           f"file name inside the artifact's directory")
     where = root / name
     if where.is_symlink() or (where.exists() and not where.is_file()):
         raise DeployError(f"{where} is not a regular file of the artifact (a link or a "
@@ -214,11 +217,13 @@ def _file_name(root: Path, obj: dict[str, Any], field: str) -> Path:
     return where
 
 
-def _entries(root: Path, manifest: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    items = _get(root, manifest, key, "", list)
+def _entries(root: Path, obj: dict[str, Any], key: str, field: str = "") -> list[dict[str, Any]]:
+    """`obj[key]` checked to be a list of objects (`field`: where `obj` is)."""
+    items = _get(root, obj, key, field, list)
+    name = f"{field}.{key}" if field else key
     for k, item in enumerate(items):
         if not isinstance(item, dict):
-            raise _fail(root, f"{key}[{k}]", f"is {type(item).__name__}, expected an object")
+            raise _fail(root, f"{name}[{k}]", f"is {type(item).__name__}, expected an object")
     return items
 
 
@@ -250,7 +255,7 @@ def _check_manifest(root: Path, manifest: dict[str, Any]) -> None:
     if _get(root, weights, "byte_order", "weights", str) not in ("little", "big"):
         raise _fail(root, "weights.byte_order", f"is {_short(weights['byte_order'])}, "
                                                 f"expected 'little' or 'big'")
-    for k, t in enumerate(_entries(root, weights, "tensors")):
+    for k, t in enumerate(_entries(root, weights, "tensors", "weights")):
         field = f"weights.tensors[{k}]"
         _get(root, t, "name", field, str)
         _shape(root, t, field)

@@ -116,3 +116,45 @@ def test_a_non_finite_hyperparameter_leaves_the_optimizer_untouched(lr):
         opt.load_state_dict({**saved, "hyperparameters": {**saved["hyperparameters"],
                                                           "lr": lr}})
     assert _same(before, _snapshot(opt)) and opt.steps == 0
+
+
+# found by the checkpoint fuzzer (`python -m uopc.testing.fuzz --checkpoints N`, seeds 4,
+# 11, 24, 56): a resume loaded the model before checking the optimizer's state, the
+# generator's and the losses, and the optimizer's refusals did not name the file
+def _run():
+    manual_seed(1)
+    model = [nn.Linear(3, 4), nn.Linear(4, 2)]
+    return model, SGD(nn.parameters(model), lr=0.1, momentum=0.9), np.random.default_rng(5)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda s: s["optimizer"].update(step="x"), "SGD step: expected a whole number"),
+    (lambda s: s["optimizer"]["state"]["0"].update(exp_avg=np.zeros(3, np.float32)),
+     r"SGD state of parameter 0: missing nothing, unexpected \['exp_avg'\]"),
+    (lambda s: s.update(rng={"bit_generator": "MT19937"}), "'rng' is not a state"),
+    # an OverflowError from the generator (the checkpoint fuzzer, seed 413)
+    (lambda s: s["rng"]["state"].update(state=-1), "'rng' is not a state"),
+    (lambda s: s.update(losses="many"), "'losses' is not a list of numbers"),
+])
+def test_a_refused_resume_leaves_model_optimizer_and_generator_as_they_were(
+        tmp_path, damage, message):
+    from uopc.frontend.checkpoint import TrainingCheckpoint, state_dict
+
+    model, opt, rng = _run()
+    for p in nn.parameters(model):  # the saved run differs from a fresh one
+        p.assign(p * 2 + 1)
+    state = {"model": [state_dict(m) for m in model], "optimizer": opt.state_dict(),
+             "rng": rng.bit_generator.state, "losses": [1.0]}
+    state["model"] = {f"{i}.{k}": v for i, m in enumerate(state["model"]) for k, v in m.items()}
+    damage(state)
+    path = tmp_path / "run.ckpt"
+    uopc.save(state, path)
+    model, opt, rng = _run()
+    before = ([p.numpy().copy() for p in nn.parameters(model)], opt.steps,
+              json.dumps(rng.bit_generator.state, default=str))
+    with pytest.raises(CheckpointError, match=rf"^{path}: .*{message}"):
+        TrainingCheckpoint(path, model, opt, rng, every=1, last_step=1).resume()
+    after = ([p.numpy() for p in nn.parameters(model)], opt.steps,
+             json.dumps(rng.bit_generator.state, default=str))
+    assert all(np.array_equal(a, b) for a, b in zip(before[0], after[0])), "half loaded"
+    assert before[1:] == after[1:]

@@ -101,12 +101,17 @@ EDITS = [
     (_set("library", "file", "/usr/lib/libm.so.6"), "field library.file is '/usr/lib/libm"),
     (_set("library", "file", "../copy/model.so"), r"field library.file is '\.\./copy"),
     (_set("library", "file", ".."), r"field library.file is '\.\.'"),
+    # longer than a file name may be: an OSError from stat (the manifest fuzzer, seed 458)
+    (_set("library", "file", "x" * 300), "field library.file is a name of 300 characters"),
     (_drop("library", "file"), "field library.file is missing"),
     (_set("library", "sha256", "abc"), "field library.sha256 is 'abc', expected 64 hex"),
     (_set("library", "bytes", None), "field library.bytes is NoneType"),
     (_set("weights", "file", "/etc/passwd"), "field weights.file is '/etc/passwd'"),
     (_set("weights", "byte_order", 1), "field weights.byte_order is int"),
     (_set("weights", "tensors", 0, "offset", -64), r"weights.tensors\[0\].offset is -64"),
+    # the whole path, not "field tensors" (found by the manifest fuzzer, seed 14)
+    (_set("weights", "tensors", ""), "field weights.tensors is str ''"),
+    (_set("weights", "tensors", [7]), r"field weights.tensors\[0\] is int"),
     (_set("weights", "tensors", 0, "shape", [[8]]), r"weights.tensors\[0\].shape\[0\] is"),
     (_set("weights", "bytes", 10), "weights.bin has .* bytes, .* expects 10"),
     (_set("kernels", []), "does not match the digest compiled into"),

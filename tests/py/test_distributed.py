@@ -34,6 +34,8 @@ SIZES, GLOBAL_BATCH, STEPS, LR = (20, 16, 4), 32, 8, 0.5
 # summed across ranks): about batch * eps = 32 * 6e-8 = 2e-6 relative per reduction,
 # compounding over the 8 steps' parameter updates
 LOSS_RTOL, PARAM_ATOL = 1e-5, 1e-5
+# the collectives' timeout of a stall job until its stall: time for both ranks to compile
+STARTUP_TIMEOUT = 120.0
 
 
 def launcher() -> str | None:
@@ -75,7 +77,12 @@ def run_ranks(ranks: int, args: list[str], timeout: float = 240) -> tuple[int, s
         os.killpg(process.pid, signal.SIGKILL)
         out, _ = process.communicate()
         pytest.fail(f"{' '.join(command)} hung for {timeout} s:\n{out}")
-    return process.returncode, out, time.monotonic() - started
+    seconds = time.monotonic() - started
+    # the whole output, every rank's traceback in full, in the report of a failed test
+    # ("Captured stdout"; pytest cuts an assertion's message to a few lines)
+    print(f"---- {' '.join(command)}: exit status {process.returncode} after "
+          f"{seconds:.1f} s ----\n{out}---- end of the job's output ----", flush=True)
+    return process.returncode, out, seconds
 
 
 def worker_job(ranks: int, mode: str, out: Path, timeout: float = 120) -> tuple[int, str, float]:
@@ -144,7 +151,11 @@ def worker(mode: str, out: Path, timeout: float) -> None:
     from uopc.frontend.optim import SGD
     from uopc.runtime import engine
 
-    dist.init_process_group(timeout=timeout)
+    # stall: the short timeout only from step 4 on, where the test waits for it. Before,
+    # the ranks compile, and under load one reaches a collective seconds after the
+    # other (a 3 s timeout from the start failed about 2 runs in 17: "the gradient
+    # allreduce of step 1 did not complete within 3 s")
+    dist.init_process_group(timeout=STARTUP_TIMEOUT if mode == "stall" else timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
     if mode == "collectives":
         mine = np.array([1.0, -2.0, 3.5], np.float32) * (rank + 1)
@@ -172,6 +183,8 @@ def worker(mode: str, out: Path, timeout: float) -> None:
             if mode == "diverge" and rank == 1:
                 p = opt.params[0]
                 p.assign(Tensor(p.numpy() + np.float32(1e-3)))
+        if step == 3 and rank == 0 and mode == "stall":
+            dist.init_process_group(timeout=timeout)  # a second call sets the timeout
         if step == 3 and rank == 1:
             if mode == "die":
                 os.kill(os.getpid(), signal.SIGKILL)

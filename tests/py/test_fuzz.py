@@ -1,13 +1,22 @@
 """The fuzzers at a small fixed size, and the checks they rest on.
 
-`python -m uopc.testing.fuzz --n 10000 --cli 1000` runs the same at any size."""
+`python -m uopc.testing.fuzz --n 10000 --cli 1000 --threads 500 --caches 500 ...` runs the
+same at any size."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from uopc.testing import mutations
-from uopc.testing.fuzz import Summary, fuzz_cli, fuzz_programs, program_failure, shrink
+from uopc.testing import hostile, mutations
+from uopc.testing.fuzz import (
+    Summary,
+    fuzz_cli,
+    fuzz_hostile,
+    fuzz_programs,
+    program_failure,
+    shrink,
+)
 from uopc.testing.programs import ALL_OPS, Program, Step, generate, smaller
 from uopc.testing.sandbox import Result, Sandbox
 
@@ -128,3 +137,55 @@ class _Spin:
     def run(self, tensor: type, gradient: bool) -> list[np.ndarray]:
         while True:
             pass
+
+
+# ---------------------------------------------------------------------- hostile.py
+def test_threads_caches_manifests_model_files_and_checkpoints_hold_on_a_few_seeds(tmp_path):
+    summary = Summary()
+    with Sandbox(hostile.CASE_CPU_LIMIT_S) as sandbox:
+        for name in hostile.HARNESSES:
+            fuzz_hostile(name, 2, 0, 20.0, summary, lambda text: None, sandbox, str(tmp_path))
+    _assert_clean(summary)
+    assert summary.cases == {name: 2 for name in hostile.HARNESSES}
+    assert "10 programs, 0 mismatches" in summary.line()
+
+
+def test_the_cache_harness_catches_a_store_that_trusts_any_seal(tmp_path, monkeypatch):
+    """Seeds 4 (a plan re-digested with another program's C) and 38 (a forged plan whose
+    constructor runs): wrong, once the seals are not checked."""
+    from uopc.runtime import compiler, plan_store
+
+    monkeypatch.setenv("UOPC_CACHE", str(tmp_path / "cache"))
+    assert hostile.Case("caches", 4, str(tmp_path)).run()[0] == "ok"
+    monkeypatch.setattr(plan_store, "seal_matches", lambda *args: True)
+    monkeypatch.setattr(compiler, "seal_matches", lambda *args: True)
+    verdict, what = hostile.Case("caches", 4, str(tmp_path)).run()
+    assert verdict == "wrong" and "on the tampered cache" in what, what
+    verdict, what = hostile.Case("caches", 38, str(tmp_path)).run()
+    assert verdict == "wrong" and "constructor ran" in what, what
+
+
+def test_a_message_naming_a_field_must_name_it_by_its_whole_path():
+    from uopc.testing.harness_manifests import _check_named_field
+
+    manifest = {"weights": {"tensors": ""}, "inputs": [{"shape": [4]}]}
+    _check_named_field("m.json: field weights.tensors is str ''", manifest)
+    _check_named_field("m.json: field inputs[0].dtype is missing", manifest)
+    with pytest.raises(hostile.Wrong, match="names field tensors, which is no path"):
+        _check_named_field("m.json: field tensors is str ''", manifest)
+
+
+def test_a_refusal_must_be_the_documented_error_naming_the_file():
+    assert hostile.expect_error(ValueError("/m/x.bin: damaged"), ValueError, "/m/x.bin")
+    with pytest.raises(hostile.Wrong, match="does not name"):
+        hostile.expect_error(ValueError("damaged"), ValueError, "/m/x.bin")
+    with pytest.raises(KeyError):  # another type escapes as itself: a traceback
+        hostile.expect_error(KeyError("x"), ValueError, "/m/x.bin")
+
+
+def test_a_hostile_case_shrinks_to_the_edits_that_fail():
+    case = hostile.Case("manifests", 1, "/unused")
+    edits = case.edits()
+    assert len(edits) > 1
+    kept = next(hostile.smaller(case))
+    assert len(kept.edits()) == len(edits) - 1 and kept.edits() == edits[1:]

@@ -37,7 +37,7 @@ def gpt2_dir(tmp_path):
 # ---- safetensors index shards --------------------------------------------------------------
 @pytest.mark.parametrize("shard", ["../outside.safetensors", "/tmp/abs.safetensors",
                                    "sub/../../x.safetensors", "model.bin", "zero.safetensors",
-                                   "link.safetensors"])
+                                   "link.safetensors", "x" * 300 + ".safetensors"])
 def test_index_shards_stay_inside_the_model_folder(tmp_path, shard):
     model = tmp_path / "model"
     model.mkdir()
@@ -256,3 +256,50 @@ def test_a_refused_pickle_cannot_break_later_loads(tmp_path, payload):
     with pytest.raises((UnsafeCheckpointError, ValueError)):
         read_torch_zip(_zip(tmp_path / "bad.bin", payload))
     np.testing.assert_array_equal(read_torch_zip(good)["w"], expected)
+
+
+# found by the model-file fuzzer (`python -m uopc.testing.fuzz --model-files N`): each
+# refusal names the file, and no other exception type escapes
+def _damaged(tmp_path, pickle_bytes=None, storage=None, byteorder=None):
+    good = _genuine(tmp_path)
+    with zipfile.ZipFile(good) as z:
+        records = {n: z.read(n) for n in z.namelist()}
+    if pickle_bytes is not None:
+        records["archive/data.pkl"] = pickle_bytes(records["archive/data.pkl"])
+    if storage is not None:
+        records["archive/data/0"] = storage
+    if byteorder is not None:
+        records["archive/byteorder"] = byteorder
+    path = tmp_path / "damaged.bin"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in records.items():
+            z.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("damage, error, message", [
+    # a refused global (seed 59 of the fuzzer: os.system in place of OrderedDict)
+    (dict(pickle_bytes=lambda p: p.replace(b"collections\nOrderedDict", b"os\nsystem")),
+     UnsafeCheckpointError, "refusing to load os.system"),
+    # a byte of a global's name that is not UTF-8 (seed 44: a UnicodeDecodeError)
+    (dict(pickle_bytes=lambda p: p.replace(b"torch\nFloatStorage", b"torch\nFloat\xf8torage")),
+     ValueError, "not a valid torch state dict"),
+    # a storage that is no whole number of elements (seed 90: numpy's own ValueError)
+    (dict(storage=b"\x00" * 15), ValueError, "storage 0 has 15 bytes, not a whole number"),
+    # a byte order that is neither (was read as big-endian)
+    (dict(byteorder=b"middle"), ValueError, "byteorder says 'middle', expected"),
+    (dict(byteorder=b"\xffbig"), ValueError, "byteorder says"),
+])
+def test_a_damaged_torch_zip_is_refused_naming_the_file(tmp_path, damage, error, message):
+    path = _damaged(tmp_path, **damage)
+    with pytest.raises(error, match=rf"^{path}: .*{message}"):
+        read_torch_zip(path)
+
+
+def test_a_damaged_zip_archive_is_a_value_error_naming_the_file(tmp_path):
+    data = bytearray(_genuine(tmp_path).read_bytes())
+    data[40] ^= 0xFF  # inside the first record's bytes: its CRC no longer matches
+    path = tmp_path / "crc.bin"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"^{path}: "):
+        read_torch_zip(path)

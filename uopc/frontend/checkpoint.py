@@ -20,6 +20,7 @@ and resumes a whole training run (what the examples' `--checkpoint` / `--resume`
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tempfile
@@ -239,12 +240,22 @@ def state_dict(module: Any) -> dict[str, np.ndarray]:
 def load_state_dict(module: Any, state: Mapping[str, Any]) -> None:
     """Set the module's parameters from `state` (as `state_dict` makes it), after checking
     that the names, shapes and dtypes all match."""
+    checked_load(module, state)()
+
+
+def checked_load(module: Any, state: Mapping[str, Any]) -> Callable[[], None]:
+    """Check `state` as `load_state_dict` does and return what loads it, changing nothing
+    before (so that a resume checks the model, the optimizer and the rest first)."""
     named = named_parameters(module)
     check_keys("load_state_dict", state, list(named))
     values = {name: check_tensor(f"parameter '{name}'", state[name], p.shape, p.dtype)
               for name, p in named.items()}
-    for name, p in named.items():
-        p.assign(Tensor(values[name]))
+
+    def assign() -> None:
+        for name, p in named.items():
+            p.assign(Tensor(values[name]))
+
+    return assign
 
 
 # ---------------------------------------------------------------------- training runs
@@ -268,20 +279,31 @@ class TrainingCheckpoint:
         self.losses: list[float] = []
 
     def resume(self) -> int:
-        """Load the checkpoint into the model, optimizer and generator; the next step."""
+        """Load the checkpoint into the model, optimizer and generator; the next step.
+        Everything is checked before anything is loaded: a refused checkpoint (a
+        CheckpointError naming the file) leaves the run as it was, never half loaded."""
         state = load(self.path)
         check_keys(f"{self.path}", state, ["model", "optimizer", "rng", "losses"])
-        load_state_dict(self.model, state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        try:
+            load_model = checked_load(self.model, state["model"])
+            load_optimizer = self.optimizer.checked_load(state["optimizer"])
+        except CheckpointError as e:
+            raise CheckpointError(f"{self.path}: {e}") from None
+        generator = None
         if self.rng is not None:
+            generator = copy.deepcopy(self.rng.bit_generator)
             try:
-                self.rng.bit_generator.state = state["rng"]
-            except (TypeError, ValueError, KeyError) as e:
+                generator.state = state["rng"]
+            except (TypeError, ValueError, KeyError, OverflowError) as e:
                 raise CheckpointError(f"{self.path}: 'rng' is not a state of this run's "
                                       f"{type(self.rng.bit_generator).__name__} ({e})") from None
         losses = state["losses"]
         if not isinstance(losses, list) or not all(isinstance(x, float) for x in losses):
             raise CheckpointError(f"{self.path}: 'losses' is not a list of numbers")
+        load_model()
+        load_optimizer()
+        if self.rng is not None and generator is not None:
+            self.rng.bit_generator.state = generator.state
         self.losses = losses
         return self.optimizer.steps + 1
 

@@ -56,7 +56,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -367,6 +367,9 @@ class DistributedOptimizer:
 
     def load_state_dict(self, state: dict) -> None:
         self.optimizer.load_state_dict(state)
+
+    def checked_load(self, state: dict) -> Callable[[], None]:
+        return self.optimizer.checked_load(state)
 
     @property
     def allreduce_ms_per_step(self) -> float:

@@ -132,6 +132,12 @@ class Optimizer:
     def load_state_dict(self, state: dict) -> None:
         """Restore what `state_dict` returned, after checking that the parameter count and
         every state tensor's name, shape and dtype match this optimizer."""
+        self.checked_load(state)()
+
+    def checked_load(self, state: dict) -> Callable[[], None]:
+        """Check `state` as `load_state_dict` does (CheckpointError if it does not fit)
+        and return what loads it, changing nothing before: so that a caller restoring
+        several objects checks them all before it assigns any."""
         kind = type(self).__name__
         check_keys(f"{kind}.load_state_dict", state,
                    ["step", "hyperparameters", "state", "shared"])
@@ -161,11 +167,15 @@ class Optimizer:
         if step is None or step < 0 or not step.is_integer():
             raise CheckpointError(f"{kind} step: expected a whole number of steps >= 0, "
                                   f"found {_shown(state['step'])}")
-        for t, value in targets:
-            t.assign(Tensor(value))
-        for key, value in state["hyperparameters"].items():
-            setattr(self, key, value)
-        self.steps = int(state["step"])
+
+        def assign() -> None:
+            for t, value in targets:
+                t.assign(Tensor(value))
+            for key, value in state["hyperparameters"].items():
+                setattr(self, key, value)
+            self.steps = int(state["step"])
+
+        return assign
 
 
 def _finite(value: object) -> float | None:

@@ -1,6 +1,7 @@
 """`python -m uopc.testing.fuzz`: random Tensor programs and malformed CLI inputs.
 
     python -m uopc.testing.fuzz --n 10000 [--cli 1000] [--seed S] [--ops add,mul,...]
+        [--threads N] [--caches N] [--manifests N] [--model-files N] [--checkpoints N]
 
 Program i (seed S + i) is a random Tensor program (`programs.py`) run on uopc in a worker
 process and compared with its float64 reference within the bound f32 rounding allows; every
@@ -11,6 +12,12 @@ is the summary, `N programs, M mismatches, T tracebacks, C crashes, H hangs`; be
 failure is printed with a reproducer shrunk while it still fails the same way (a Python
 script for Tensor programs, the input text and command line for the CLIs). The exit status
 is 1 when anything failed.
+
+The other flags run the harnesses of `hostile.py`, N cases each: threads realizing random
+programs that share cached plans (`--threads`), a tampered compile cache and plan store
+(`--caches`), mutated deploy manifests (`--manifests`), model files and configs
+(`--model-files`) and checkpoints (`--checkpoints`); each case is one more program in the
+summary.
 """
 
 from __future__ import annotations
@@ -18,17 +25,17 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
 import numpy as np
 
-from uopc.testing import mutations
+from uopc.testing import hostile, mutations
 from uopc.testing.programs import ALL_OPS, SMOOTH_OPS, Program, generate, smaller
 from uopc.testing.sandbox import Sandbox
+from uopc.testing.shrinking import shrink
 
 GRADIENT_EVERY = 4
 PROGRAM_CPU_LIMIT_S = 60.0  # CPU time a program may take before it counts as a hang
@@ -54,17 +61,20 @@ class Summary:
     programs: int = 0
     gradients: int = 0
     cli: int = 0
+    #: cases run by each harness of `hostile.py`
+    cases: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
     def count(self, kind: str) -> int:
         return sum(f.kind == kind for f in self.findings)
 
     def line(self) -> str:
-        total = self.programs + self.cli
+        total = self.programs + self.cli + sum(self.cases.values())
+        harnesses = "".join(f", {n} {name} cases" for name, n in self.cases.items())
         return (f"{total} programs, {self.count('mismatch')} mismatches, "
                 f"{self.count('traceback')} tracebacks, {self.count('crash')} crashes, "
                 f"{self.count('hang')} hangs ({self.programs} Tensor programs of which "
-                f"{self.gradients} gradient checks, {self.cli} CLI inputs)")
+                f"{self.gradients} gradient checks, {self.cli} CLI inputs{harnesses})")
 
 
 def program_failure(sandbox: Sandbox, program: Program, gradient: bool) -> tuple[str, str] | None:
@@ -109,23 +119,6 @@ def _worst(what: str, got: np.ndarray, want: np.ndarray, bound: np.ndarray | Non
     return f"{what}[{tuple(int(i) for i in at)}] = {got[at]!r}, expected {want[at]!r}{limit}"
 
 
-def shrink(case: T, fails: Callable[[T], bool], smaller_cases: Callable[[T], Iterator[T]],
-           budget_s: float) -> T:
-    """Greedy shrinking: take the first smaller case that still fails, until none does or
-    the time budget is spent."""
-    deadline = time.monotonic() + budget_s
-    progress = True
-    while progress and time.monotonic() < deadline:
-        progress = False
-        for candidate in smaller_cases(case):
-            if time.monotonic() >= deadline:
-                break
-            if fails(candidate):
-                case, progress = candidate, True
-                break
-    return case
-
-
 def fuzz_programs(n: int, seed: int, ops: Sequence[str], shrink_budget_s: float,
                   summary: Summary, log: Callable[[str], None]) -> None:
     smooth = [op for op in ops if op in SMOOTH_OPS]
@@ -162,6 +155,22 @@ def fuzz_cli(n: int, seed: int, shrink_budget_s: float, summary: Summary,
         log(report(finding))
 
 
+def fuzz_hostile(name: str, n: int, seed: int, shrink_budget_s: float, summary: Summary,
+                 log: Callable[[str], None], sandbox: Sandbox | None = None,
+                 work: str | None = None) -> None:
+    """`n` cases of the `hostile.py` harness `name` (a key of `hostile.HARNESSES`), in
+    `sandbox` with fixtures under `work` if given (see `hostile.fuzz_harness`)."""
+
+    def record(kind: str, what: str, reproducer: str) -> None:
+        finding = Finding(kind, what, reproducer)
+        summary.findings.append(finding)
+        log(report(finding))
+
+    ran = hostile.fuzz_harness(name, n, seed, shrink_budget_s, record, sandbox, work)
+    if ran:
+        summary.cases[name] = summary.cases.get(name, 0) + ran
+
+
 def cli_reproducer(mutant: mutations.Mutant) -> str:
     """The input (as text, or as a Python line writing its bytes) and the command."""
     name = f"input{mutant.suffix}"
@@ -184,6 +193,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the first program")
     p.add_argument("--ops", default=",".join(ALL_OPS),
                    help="comma-separated operation kinds (default: all)")
+    for name, what in hostile.DESCRIPTIONS.items():
+        p.add_argument(f"--{name}", type=int, default=0, metavar="N", help=f"cases: {what}")
     p.add_argument("--shrink-budget", type=float, default=120.0, metavar="SECONDS",
                    help="time spent shrinking each failure")
     return p
@@ -201,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = lambda text: print(text, flush=True)  # noqa: E731
     fuzz_programs(args.n, args.seed, ops, args.shrink_budget, summary, log)
     fuzz_cli(args.cli, args.seed, args.shrink_budget, summary, log)
+    for name in hostile.HARNESSES:
+        fuzz_hostile(name, getattr(args, name.replace("-", "_")), args.seed,
+                     args.shrink_budget, summary, log)
     print(summary.line())
     return 1 if summary.findings else 0
 

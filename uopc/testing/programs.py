@@ -133,19 +133,24 @@ class Program:
     def run(self, tensor_type: type, gradient: bool = False) -> list[np.ndarray]:
         """The result on uopc (`tensor_type` is `uopc.Tensor`), or with `gradient` the
         gradient of sum(result * weights) with respect to every input."""
-        names = [f"v{i}" for i in range(len(self.shapes) + len(self.steps))]
-        scope: dict[str, Any] = {"Tensor": tensor_type}
         inputs = [tensor_type(x, requires_grad=gradient) for x in self.inputs()]
-        scope.update(zip(names, inputs))
-        first = len(self.shapes)
-        for i, step in enumerate(self.steps):
-            scope[names[first + i]] = eval(step.source(names), scope)  # noqa: S307 (own source)
-        out = scope[names[-1]]
+        out = self.apply(tensor_type, inputs)
         if not gradient:
             return [out.numpy()]
         (out * tensor_type(self.weights())).sum().backward(inputs)
         return [np.zeros(x.shape, np.float32) if x.grad is None else x.grad.numpy()
                 for x in inputs]
+
+    def apply(self, tensor_type: type, inputs: Sequence[Any]) -> Any:
+        """The steps applied to `inputs` (one tensor of `tensor_type` per input shape):
+        the last step's tensor."""
+        names = [f"v{i}" for i in range(len(self.shapes) + len(self.steps))]
+        scope: dict[str, Any] = {"Tensor": tensor_type}
+        scope.update(zip(names, inputs))
+        first = len(self.shapes)
+        for i, step in enumerate(self.steps):
+            scope[names[first + i]] = eval(step.source(names), scope)  # noqa: S307 (own source)
+        return scope[names[-1]]
 
     def weights(self) -> np.ndarray:
         """The fixed weights of the gradient check's scalar loss."""
@@ -359,10 +364,13 @@ def _propose(rng: np.random.Generator, op: str, shapes: list[tuple[int, ...]]) -
     raise AssertionError(f"no generator for {op}")
 
 
-def generate(seed: int, ops: Sequence[str] = ALL_OPS, max_steps: int = 6) -> Program:
-    """A random valid program over `ops` (every step accepted by the reference)."""
+def generate(seed: int, ops: Sequence[str] = ALL_OPS, max_steps: int = 6,
+             dims: tuple[int, int] = (1, 4), min_rank: int = 0) -> Program:
+    """A random valid program over `ops` (every step accepted by the reference), its
+    inputs of `min_rank` to 3 dimensions, each of a size in the range `dims`."""
     rng = np.random.default_rng(seed)
-    base = tuple(int(d) for d in rng.integers(1, 5, int(rng.integers(0, 4))))
+    base = tuple(int(d) for d in rng.integers(dims[0], dims[1] + 1,
+                                              int(rng.integers(min_rank, 4))))
     shapes = []
     for _ in range(int(rng.integers(1, 4))):
         drop = int(rng.integers(0, len(base) + 1)) if rng.random() < 0.3 else 0

@@ -76,12 +76,19 @@ def _shards(directory: Path, index: Path) -> list[Path]:
     files = []
     for name in sorted({str(v) for v in weight_map.values()}):
         shard = directory / name
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        try:  # resolve and is_file raise for a name too long to look up
+            outside = shard.resolve().parent != inside
+            present = shard.is_file()
+        except OSError as e:
+            raise ModelFileError(f"{index}: field weight_map names the shard {shown!r}, "
+                                 f"which cannot be looked up ({e.strerror})") from None
         if (not name.endswith(".safetensors") or Path(name).is_absolute()
-                or ".." in Path(name).parts or shard.resolve().parent != inside):
-            raise ModelFileError(f"{index}: field weight_map names the shard {name!r}, "
+                or ".." in Path(name).parts or outside):
+            raise ModelFileError(f"{index}: field weight_map names the shard {shown!r}, "
                                  f"expected a .safetensors file name inside {directory}")
-        if not shard.is_file():
-            raise ModelFileError(f"{index}: the shard {name!r} is missing from {directory} "
+        if not present:
+            raise ModelFileError(f"{index}: the shard {shown!r} is missing from {directory} "
                                  f"(or not a regular file)")
         files.append(shard)
     return files

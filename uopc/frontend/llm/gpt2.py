@@ -87,6 +87,13 @@ class GPT2(CausalLM):
     def random(cls, layers: int = 8, dim: int = 64, heads: int = 16, vocab: int = 50257,
                positions: int = 1024, seed: int = 0) -> GPT2:
         """A GPT-2 with N(0, 0.02) weights and unit LayerNorms (no checkpoint needed)."""
+        return cls(*cls.random_checkpoint(layers, dim, heads, vocab, positions, seed))
+
+    @staticmethod
+    def random_checkpoint(layers: int = 8, dim: int = 64, heads: int = 16, vocab: int = 50257,
+                          positions: int = 1024, seed: int = 0
+                          ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The config and state dict of `random`'s model (to write as files)."""
         config = {"n_layer": layers, "n_embd": dim, "n_head": heads, "n_positions": positions,
                   "vocab_size": vocab}
         rng = np.random.default_rng(seed)
@@ -101,7 +108,7 @@ class GPT2(CausalLM):
         for name in [f"h.{i}.ln_{j}" for i in range(layers) for j in (1, 2)] + ["ln_f"]:
             state[name + ".weight"] = np.ones(dim, np.float32)
             state[name + ".bias"] = np.zeros(dim, np.float32)
-        return cls(config, state)
+        return config, state
 
     @classmethod
     def from_pretrained(cls, directory: str | Path) -> GPT2:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import pickle
 import zipfile
+import zlib
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -148,11 +149,27 @@ def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
     """name -> array of the state dict in a torch.save zip file (every element type as itself).
 
     Raises UnsafeCheckpointError for a pickle that names anything but a state dict's
-    parts, ValueError for a file that is not a torch zip checkpoint."""
+    parts, ValueError for a file that is not a torch zip checkpoint (or a damaged one);
+    both name the file."""
     path = Path(path)
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path}: not a zip archive; only the zip format of torch.save "
                          f"(PyTorch >= 1.6) is read")
+    try:
+        return _read_archive(path)
+    except UnsafeCheckpointError as e:
+        raise UnsafeCheckpointError(f"{path}: {e}") from None
+    except ValueError as e:
+        if str(e).startswith(f"{path}: "):
+            raise
+        raise ValueError(f"{path}: not a valid torch state dict ({type(e).__name__}: "
+                         f"{str(e)[:200]})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as e:
+        raise ValueError(f"{path}: a damaged zip archive ({type(e).__name__}: "
+                         f"{str(e)[:200]})") from None
+
+
+def _read_archive(path: Path) -> dict[str, np.ndarray]:
     with zipfile.ZipFile(path) as archive:
         pickles = [n for n in archive.namelist() if n.endswith("/data.pkl")]
         if len(pickles) != 1:
@@ -162,14 +179,21 @@ def read_torch_zip(path: str | Path) -> dict[str, np.ndarray]:
         names = set(archive.namelist())
         order = "little"
         if prefix + "byteorder" in names:
-            order = archive.read(prefix + "byteorder").decode().strip()
+            order = archive.read(prefix + "byteorder").decode("ascii", "replace").strip()
+        if order not in ("little", "big"):
+            raise ValueError(f"{path}: record {prefix}byteorder says {order[:40]!r}, "
+                             f"expected 'little' or 'big'")
         endian: Literal["<", ">"] = "<" if order == "little" else ">"
 
         def load_storage(key: str, dtype: np.dtype, numel: int) -> np.ndarray:
             record = f"{prefix}data/{key}"
             if record not in names:
                 raise ValueError(f"{path}: storage {key} is missing from the archive")
-            raw = np.frombuffer(archive.read(record), dtype.newbyteorder(endian))
+            data = archive.read(record)
+            if len(data) % dtype.itemsize:
+                raise ValueError(f"{path}: storage {key} has {len(data)} bytes, not a whole "
+                                 f"number of {dtype} elements")
+            raw = np.frombuffer(data, dtype.newbyteorder(endian))
             if raw.size < numel:
                 raise ValueError(f"{path}: storage {key} holds {raw.size} elements, "
                                  f"the pickle says {numel}")
