@@ -69,6 +69,12 @@ class Library(ABC):
         """The function that makes a buffer an argument of this library's functions (no
         copy); a property so that the per-call path calls it without a wrapper."""
 
+    def on_upgrade(self, callback: Callable[[], None]) -> None:
+        """Call `callback` when a faster build of the same source replaces this library's
+        functions (a tiered build: `uopc.runtime.compiler.build_tiered`); the functions
+        looked up before stay callable. Libraries that are never upgraded ignore it."""
+        return None
+
 
 class Backend(ABC):
     """Emits, compiles and loads loop-level modules for one kind of device."""

@@ -52,6 +52,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from uopc.pipelines import run_pipeline
+from uopc.runtime import progress
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.contract import (
@@ -249,11 +250,9 @@ class Program:
         self.memory = signature.memory
         #: seconds the backend took to build (or fetch from its cache) and load the library
         self.build_seconds = 0.0
-        fn = library.function(entry)
-        if fn is None:
-            raise ProgramError(f"@{entry} has no native function in the {backend.name} "
-                               f"library: its signature is not callable from Python")
-        self._fn = fn
+        # registered first: an upgrade after the lookup below still reaches this program
+        library.on_upgrade(self._look_up)
+        self._look_up()
         self._bind = library.bind
         #: the messages of the source's run-time checks (empty: compiled without checks)
         self.checks = tuple(checks)
@@ -268,6 +267,15 @@ class Program:
         #: per-call arena would allocate the plan's temporaries (megabytes for a training
         #: step) on every run
         self._lock = threading.Lock() if self.arena_bytes or self.checks else None
+
+    def _look_up(self) -> None:
+        """Find the entry's native function (again, once a tiered build is upgraded)."""
+        fn = self.library.function(self.entry)
+        if fn is None:
+            raise ProgramError(f"@{self.entry} has no native function in the "
+                               f"{self.backend.name} library: its signature is not "
+                               f"callable from Python")
+        self._fn = fn
 
     def __repr__(self) -> str:
         outs = ", ".join(map(str, self.outputs))
@@ -380,7 +388,9 @@ def load_entries(module: ModuleOp, entries: Sequence[str | None], backend: Backe
     `uopc.runtime.driver`) or loop-level functions."""
     names = [find_entry(module, entry).sym_name.data for entry in entries]
     run_pipeline(backend.stages().loops, module, ctx)
+    progress.note("loops lowered")
     unit = backend.emit(module)
+    progress.note(f"{backend.name} source emitted, {len(unit.text) // 1000} kB")
     start = time.perf_counter()
     library = backend.load(unit)
     built = time.perf_counter() - start
