@@ -225,16 +225,18 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def _apply(self, op: OpInfo, *others: Tensor, arg: Any = None) -> Tensor:
         # the hot path of tracing: kept to plain attribute reads
         grad = self._requires_grad
+        device = self._device
         if others:
             listed = [self._trace if grad else self.uop]
             for o in others:
                 listed.append(o._trace if o._requires_grad else o.uop)
                 grad = grad or o._requires_grad
+                device = device or o._device  # the first operand that names one
             srcs = tuple(listed)
         else:
             srcs = (self._trace if grad else self.uop,)
         out = Tensor._wrap(UOp(op, srcs, arg, result_sig(op, srcs, arg)), grad)
-        out._device = self._device or next((o._device for o in others if o._device), None)
+        out._device = device
         return out
 
     # ------------------------------------------------------------------ construction
