@@ -64,8 +64,8 @@ class CLibrary(Library):
     def __init__(self, ffi: cffi.FFI, lib: Any):
         self.ffi = ffi
         self.lib = lib
-        #: whether `lib` is a quick build an optimized one will replace
-        self.quick = False
+        self.quick = False  # set by `CBackend.load` for a tiered build
+        self.optimized: Future[Path] | None = None  # the pending optimized build
         self._upgrade_callbacks: list[Callable[[], None]] = []
         self._retired: list[Any] = []  # replaced libraries: never closed
         self._lock = threading.Lock()
@@ -74,6 +74,17 @@ class CLibrary(Library):
         with self._lock:
             if self.quick:
                 self._upgrade_callbacks.append(callback)
+
+    def wait_for_upgrade(self) -> None:
+        pending = self.optimized
+        if pending is not None:
+            try:
+                pending.result()
+            except Exception:  # reported by `_swap_in`; the quick build stays
+                pass
+            # the swap runs in the builder's thread right after: wait for it too
+            with self._lock:
+                pass
 
     def upgrade(self, lib: Any) -> None:
         """Replace the functions by those of `lib` (the same source, built optimized)."""
@@ -126,6 +137,7 @@ class CBackend(Backend):
         library = CLibrary(ffi, _dlopen(ffi, path))
         if optimized is not None:
             library.quick = True
+            library.optimized = optimized
             compile_ = progress.current()
             optimized.add_done_callback(lambda done: _swap_in(library, done, compile_))
         return library

@@ -37,8 +37,11 @@
   time on a char-GPT training step) and loaded at once, while the optimized build runs in
   a background thread (under `nice`) and is swapped in when it is ready. Every flag
   that decides a float result (`FP_FLAGS`, -fno-trapping-math, -fwrapv, -march) is the
-  same in both tiers, so both compute the same bits. Only with the default flags (no
-  $CFLAGS) and `UOPC_TIERED` not 0; the process waits for a pending optimized build
+  same in both tiers, so both compute the same bits. A plan's first `QUICK_RUNS` runs
+  use the quick library; a later run waits for the optimized one (`Program.run`), so a
+  training loop or a benchmark past its warm-up runs optimized code. Only with the
+  default flags (no $CFLAGS), `UOPC_TIERED` not 0, and not where kernels are timed
+  (OPT=2's search, DEBUG=2's rates); the process waits for a pending optimized build
   when it exits, so that the next process finds it in the cache.
 - A failed compile raises `CompileError` with the compiler's message and the numbered
   source.
@@ -382,7 +385,9 @@ def compile_into(source: str, path: Path, units: Sequence[str] | None = None) ->
 def tiers_apply(source: str, sections: Sequence[str]) -> bool:
     """Whether `source` builds in two tiers (see the module docstring)."""
     return (len(source) >= TIER_MIN_CHARS and len(sections) > 1
-            and settings.CFLAGS.get() is None and settings.TIERED.get())
+            and settings.CFLAGS.get() is None and settings.TIERED.get()
+            # what times kernels (a measured search, DEBUG=2's rates) times the optimized
+            and settings.OPT.get() != 2 and settings.DEBUG.get() < 2)
 
 
 _optimizer: ThreadPoolExecutor | None = None
