@@ -143,6 +143,9 @@ XDG_CACHE_HOME = _knob("XDG_CACHE_HOME", lambda text: text or None,
                        "the per-user cache root, when UOPC_CACHE is unset")
 PLAN_STORE = _knob("UOPC_PLAN_STORE", lambda text: text != "0",
                    "0: compiled plans are not stored on disk for later processes")
+TIERED = _knob("UOPC_TIERED", lambda text: text != "0",
+               "0: a big unit builds optimized at once, not first quickly (-O0) with the "
+               "optimized library swapped in when its background build is done")
 
 # ---- what is reported ----------------------------------------------------------------
 DEBUG = _knob("DEBUG", _debug, "1: a line per realize, 2: per kernel, 3: the pipeline and its "
@@ -151,6 +154,9 @@ PEAK_GFLOPS = _knob("UOPC_PEAK_GFLOPS", _number(float, None),
                     "DEBUG=2: the machine's peak GFLOP/s (default: from /proc/cpuinfo)")
 PEAK_GBS = _knob("UOPC_PEAK_GBS", _number(float, None),
                  "DEBUG=2: the machine's memory bandwidth, GB/s (default: measured once)")
+PROGRESS = _knob("UOPC_PROGRESS", lambda text: None if not text else text != "0",
+                 "1: a compile over a second reports its stages on stderr, 0: never "
+                 "(default: when stderr is a terminal)")
 TRACEBACK = _knob("UOPC_TRACEBACK", _switch,
                   "1: the command-line tools print a traceback with an internal error")
 # ---- distributed training -------------------------------------------------------------

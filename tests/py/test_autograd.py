@@ -158,3 +158,41 @@ def test_gather_with_a_2d_index_scatters_every_use_back():
     want = np.zeros((3, 2), np.float32)
     np.add.at(want, ids, g)
     np.testing.assert_array_equal(table.grad.numpy(), want)
+
+
+def test_reading_each_grad_after_backward_costs_one_plan():
+    """PyTorch's habit: backward(), then read p.grad one by one. The first read computes
+    every gradient of that backward in one realize; the rest are ready. Values against
+    torch."""
+    torch = pytest.importorskip("torch")
+    from uopc.runtime.engine import default_engine
+
+    x, labels = randf(4, 6), np.array([2, 0, 1, 2])
+    arrays = [randf(6, 5) * 0.5, randf(5), randf(5, 3) * 0.5, randf(3)]
+    params = [Tensor(a, requires_grad=True) for a in arrays]
+    w1, b1, w2, b2 = params
+    ((Tensor(x) @ w1 + b1).relu() @ w2 + b2).cross_entropy(labels).backward()
+    engine = default_engine()
+    realizes = engine.compiles + engine.hits
+    grads = [p.grad.numpy() for p in params]
+    assert engine.compiles + engine.hits - realizes == 1
+
+    tw1, tb1, tw2, tb2 = tp = [torch.tensor(a, requires_grad=True) for a in arrays]
+    logits = (torch.tensor(x) @ tw1 + tb1).relu() @ tw2 + tb2
+    torch.nn.functional.cross_entropy(logits, torch.tensor(labels)).backward()
+    for got, want in zip(grads, tp):
+        np.testing.assert_allclose(got, want.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_dropped_gradient_is_not_computed_with_its_siblings():
+    from uopc.runtime.engine import default_engine
+
+    w = Tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    v = Tensor(np.array([3.0], np.float32), requires_grad=True)
+    u = Tensor(np.array([4.0], np.float32), requires_grad=True)
+    (w * v * u).sum().backward()
+    v.grad = None  # as zero_grad drops it
+    np.testing.assert_allclose(w.grad.numpy(), [12.0, 12.0])
+    plan, _ = default_engine().last
+    assert len(plan.roots) == 2  # w's and u's gradients, not v's
+    np.testing.assert_allclose(u.grad.numpy(), [9.0])

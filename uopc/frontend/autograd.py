@@ -14,6 +14,7 @@ this module, which `Tensor.backward` imports, does not import `tensor.py` in tur
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from uopc.frontend.tensor_protocol import TensorProtocol
@@ -100,6 +101,12 @@ def backward(loss: Any, params: list[Any] | None) -> None:
         if g is None:
             g = Tensor.full(p.shape, 0.0, p.dtype if p.dtype in FLOAT_DTYPES else "f32")
         p.grad = g if p.grad is None else p.grad + g
+    # the PyTorch habit of reading each p.grad in turn: the first read computes them all
+    # in one plan (`Tensor.realize_all`); weak references, so a dropped gradient
+    # (`zero_grad`) is not computed
+    siblings = [weakref.ref(p.grad) for p in params]
+    for p in params:
+        p.grad._siblings = siblings
 
 
 def _leaves(order: list[UOp]) -> list[Any]:

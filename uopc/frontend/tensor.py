@@ -138,13 +138,17 @@ buffer_observer: Callable[[Any, np.ndarray], None] | None = None
 class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     """A lazily evaluated n-dimensional array; see the module docstring."""
 
-    __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "_device", "__weakref__")
+    __slots__ = ("uop", "_trace", "_leaf", "_requires_grad", "grad", "_device", "_siblings",
+                 "__weakref__")
     uop: UOp
     _trace: UOp
     _leaf: bool
     _requires_grad: bool
     grad: Tensor | None
     _device: str | None
+    #: tensors computed together with this one whenever it is realized (the gradients one
+    #: `backward()` set; see `realize_all`), or None
+    _siblings: list[weakref.ref[Tensor]] | None
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False,
                  device: str | None = None):
@@ -165,6 +169,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         self._requires_grad = False
         self.requires_grad = requires_grad
         self.grad = None
+        self._siblings = None
 
     @staticmethod
     def _wrap(node: UOp, requires_grad: bool) -> Tensor:
@@ -175,6 +180,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         t._requires_grad = requires_grad
         t.grad = None
         t._device = None
+        t._siblings = None
         return t
 
     @staticmethod
@@ -219,16 +225,18 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     def _apply(self, op: OpInfo, *others: Tensor, arg: Any = None) -> Tensor:
         # the hot path of tracing: kept to plain attribute reads
         grad = self._requires_grad
+        device = self._device
         if others:
             listed = [self._trace if grad else self.uop]
             for o in others:
                 listed.append(o._trace if o._requires_grad else o.uop)
                 grad = grad or o._requires_grad
+                device = device or o._device  # the first operand that names one
             srcs = tuple(listed)
         else:
             srcs = (self._trace if grad else self.uop,)
         out = Tensor._wrap(UOp(op, srcs, arg, result_sig(op, srcs, arg)), grad)
-        out._device = self._device or next((o._device for o in others if o._device), None)
+        out._device = device
         return out
 
     # ------------------------------------------------------------------ construction
@@ -421,13 +429,22 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     @staticmethod
     def realize_all(*tensors: Tensor) -> None:
-        """Compute all the tensors in one engine call (one compiled plan)."""
+        """Compute all the tensors in one engine call (one compiled plan), with their
+        siblings: reading one gradient after `backward()` computes every gradient that
+        call set, so that reading each `p.grad` in turn costs one plan, not one each."""
         pending: dict[int, Tensor] = {}
         deferred = list(_DEFERRED)
         _DEFERRED.clear()
         for t in (*tensors, *deferred):
             if t.uop.op is not OP.buffer:
                 pending.setdefault(id(t), t)
+                siblings = t._siblings
+                if siblings:
+                    for ref in siblings:
+                        sibling = ref()
+                        if sibling is not None and sibling.uop.op is not OP.buffer:
+                            pending.setdefault(id(sibling), sibling)
+                    siblings.clear()  # shared by the group: each is realized now
         if not pending:
             return
         from uopc.runtime.engine import realize

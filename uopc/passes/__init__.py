@@ -6,6 +6,10 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from uopc.passes import trait_lookup
+
+trait_lookup.install()  # every pass asks op classes for traits (memory effects) often
+
 
 @contextmanager
 def gc_frozen() -> Iterator[None]:

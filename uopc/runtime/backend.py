@@ -55,6 +55,9 @@ class SourceUnit:
 class Library(ABC):
     """A loaded translation unit."""
 
+    #: whether this is a quick build a faster one will replace (see `on_upgrade`)
+    quick: bool = False
+
     @abstractmethod
     def function(self, name: str) -> NativeFunction | None:
         """The native function of `func.func @name`; None if the unit has none callable."""
@@ -68,6 +71,16 @@ class Library(ABC):
     def bind(self) -> Callable[[np.ndarray], Any]:
         """The function that makes a buffer an argument of this library's functions (no
         copy); a property so that the per-call path calls it without a wrapper."""
+
+    def on_upgrade(self, callback: Callable[[], None]) -> None:
+        """Call `callback` when a faster build of the same source replaces this library's
+        functions (a tiered build: `uopc.runtime.compiler.build_tiered`); the functions
+        looked up before stay callable. Libraries that are never upgraded ignore it."""
+        return None
+
+    def wait_for_upgrade(self) -> None:
+        """Block until a pending upgrade (see `on_upgrade`) is done; at once if none is."""
+        return None
 
 
 class Backend(ABC):

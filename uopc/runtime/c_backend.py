@@ -3,7 +3,10 @@ cffi functions on numpy buffers (SPEC §9).
 
 Compilation goes through the on-disk cache of `uopc.runtime.compiler` (CC, CFLAGS,
 UOPC_CACHE), which checks a cached library against its recorded digest and rebuilds a
-damaged one before it is loaded.
+damaged one before it is loaded. A big unit loads its quick (-O0) build first and swaps
+in the optimized one when its background build is done (`build_tiered`): the
+library's functions are then looked up in the new one, and the old one stays loaded
+(a run in flight may still be in it).
 Buffers are numpy arrays, passed to C as pointers to their data (`ffi.from_buffer`).
 """
 
@@ -13,15 +16,20 @@ import ctypes
 import ctypes.util
 import functools
 import os
+import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, ClassVar
 
 import cffi
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from uopc.runtime import progress
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
-from uopc.runtime.compiler import CompileError, build_library
+from uopc.runtime.compiler import CompileError, build_tiered
 from uopc.targets.emit_c import CEmitter, c_function_name, emit_c_unit
 from uopc.uopdialect.contract import ARENA_ALIGN
 
@@ -56,6 +64,37 @@ class CLibrary(Library):
     def __init__(self, ffi: cffi.FFI, lib: Any):
         self.ffi = ffi
         self.lib = lib
+        self.quick = False  # set by `CBackend.load` for a tiered build
+        self.optimized: Future[Path] | None = None  # the pending optimized build
+        self._upgrade_callbacks: list[Callable[[], None]] = []
+        self._retired: list[Any] = []  # replaced libraries: never closed
+        self._lock = threading.Lock()
+
+    def on_upgrade(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if self.quick:
+                self._upgrade_callbacks.append(callback)
+
+    def wait_for_upgrade(self) -> None:
+        pending = self.optimized
+        if pending is not None:
+            try:
+                pending.result()
+            except Exception:  # reported by `_swap_in`; the quick build stays
+                pass
+            # the swap runs in the builder's thread right after: wait for it too
+            with self._lock:
+                pass
+
+    def upgrade(self, lib: Any) -> None:
+        """Replace the functions by those of `lib` (the same source, built optimized)."""
+        with self._lock:
+            self._retired.append(self.lib)
+            self.lib = lib
+            self.quick = False
+            callbacks, self._upgrade_callbacks = self._upgrade_callbacks, []
+        for callback in callbacks:
+            callback()
 
     def function(self, name: str) -> NativeFunction | None:
         return getattr(self.lib, c_function_name(name), None)
@@ -93,15 +132,39 @@ class CBackend(Backend):
     def load(self, unit: SourceUnit) -> CLibrary:
         ffi = cffi.FFI()
         ffi.cdef(unit.declarations)
-        path = build_library(unit.text, unit.sections)
+        path, optimized = build_tiered(unit.text, unit.sections)
         _keep_openmp_runtime()
-        try:
-            return CLibrary(ffi, ffi.dlopen(str(path)))
-        except OSError as err:  # e.g. $CFLAGS linked a library the loader cannot find
-            raise CompileError(f"cannot load the compiled library {path}: {err}; check "
-                               f"$CC and $CFLAGS") from None
+        library = CLibrary(ffi, _dlopen(ffi, path))
+        if optimized is not None:
+            library.quick = True
+            library.optimized = optimized
+            compile_ = progress.current()
+            optimized.add_done_callback(lambda done: _swap_in(library, done, compile_))
+        return library
 
     def allocate(self, nbytes: int) -> np.ndarray:
         raw = np.zeros(nbytes + ARENA_ALIGN, dtype=np.uint8)
         start = (-raw.ctypes.data) % ARENA_ALIGN
         return raw[start:start + nbytes]
+
+
+def _dlopen(ffi: cffi.FFI, path: Path) -> Any:
+    try:
+        return ffi.dlopen(str(path))
+    except OSError as err:  # e.g. $CFLAGS linked a library the loader cannot find
+        raise CompileError(f"cannot load the compiled library {path}: {err}; check "
+                           f"$CC and $CFLAGS") from None
+
+
+def _swap_in(library: CLibrary, done: Future[Path],
+             compile_: progress.Compile | None) -> None:
+    """The optimized build of `library`'s source is done: use it (a failure keeps the
+    quick build, which computes the same, and says why on stderr)."""
+    try:
+        library.upgrade(_dlopen(library.ffi, done.result()))
+    except Exception as err:  # in a background thread: nobody else would see it
+        print(f"uopc: the optimized build failed, the quick build stays in use: {err}",
+              file=sys.stderr)
+        return
+    if compile_ is not None:
+        compile_.note("optimized build swapped in")

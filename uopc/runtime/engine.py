@@ -59,7 +59,7 @@ from xdsl.printer import Printer
 from uopc import settings
 from uopc.passes import gc_frozen
 from uopc.passes.kernel_graph import ALU_OPS
-from uopc.runtime import plan_store
+from uopc.runtime import plan_store, progress
 from uopc.runtime.backend import Backend, backend_for, default_backend
 from uopc.runtime.driver import schedule_kernels
 from uopc.runtime.machine import peak_gbs, peak_gflops
@@ -237,20 +237,24 @@ class Engine:
         if not compiled:
             return Plan(None, [], sources, backend="none")
         store_key = self._store_key(tr, debug)
-        stored = plan_store.load(store_key, self.backend) if store_key else None
-        if stored is not None:
-            program, kernels = stored
-            search = 0.0
-        else:
-            module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
-            if debug >= 3:
-                _print_plan_input(module, self.backend)
-            # one freeze for the whole compile: the graph's IR (and everything older)
-            # stays out of the cyclic collector's scans while the passes grow and rewrite it
-            with gc_frozen():
-                program, kernels, search = self._compile_module(module)
-            if store_key:
-                plan_store.save(store_key, program, kernels)
+        with progress.tracking(f"compiling a plan of {len(tr.nodes)} graph nodes") as shown:
+            stored = plan_store.load(store_key, self.backend) if store_key else None
+            if stored is not None:
+                program, kernels = stored
+                search = 0.0
+            else:
+                module = build_module(tr.nodes, compiled, tr.slot_of, tr.sigs)
+                if debug >= 3:
+                    _print_plan_input(module, self.backend)
+                # one freeze for the whole compile: the graph's IR (and everything older)
+                # stays out of the cyclic collector's scans while the passes grow and
+                # rewrite it
+                with gc_frozen():
+                    program, kernels, search = self._compile_module(module)
+                if store_key:
+                    plan_store.save(store_key, program, kernels)
+            if shown is not None and shown.printed:
+                shown.note("ready")
         plan = Plan(program.run, [r.sig for r in compiled], sources, kernels,
                     self.backend.name, time.perf_counter() - start, [program.source],
                     program.arena_bytes, memory=program.memory, stored=stored is not None)
@@ -283,6 +287,10 @@ class Engine:
             self._ctx = make_context()
         search = schedule_kernels(module, self.backend, self._ctx)
         kernels = kernel_infos(module, "main")
+        shown = progress.current()
+        if shown is not None:
+            shown.what = f"compiling a plan of {len(kernels)} kernel{'' if len(kernels) == 1 else 's'}"
+            shown.note("kernels scheduled")
         (program,) = load_entries(module, ["main"], self.backend, self._ctx)
         return program, kernels, search
 

@@ -52,6 +52,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from uopc.pipelines import run_pipeline
+from uopc.runtime import progress
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.contract import (
@@ -230,6 +231,10 @@ def _leading_written(fn: func.FuncOp) -> int:
     return n
 
 
+#: runs of a plan on its quick library (see `Program._quick_runs`)
+QUICK_RUNS = 2
+
+
 class Program:
     """A compiled entry point, callable on numpy arrays (see the module docstring)."""
 
@@ -249,11 +254,13 @@ class Program:
         self.memory = signature.memory
         #: seconds the backend took to build (or fetch from its cache) and load the library
         self.build_seconds = 0.0
-        fn = library.function(entry)
-        if fn is None:
-            raise ProgramError(f"@{entry} has no native function in the {backend.name} "
-                               f"library: its signature is not callable from Python")
-        self._fn = fn
+        #: runs left on a quick library (a tiered build) before a run waits for the
+        #: optimized one: the first runs start at once, a plan that keeps running (a
+        #: training loop, a benchmark past its warm-up) runs optimized code
+        self._quick_runs = QUICK_RUNS if library.quick else -1
+        # registered first: an upgrade after the lookup below still reaches this program
+        library.on_upgrade(self._look_up)
+        self._look_up()
         self._bind = library.bind
         #: the messages of the source's run-time checks (empty: compiled without checks)
         self.checks = tuple(checks)
@@ -268,6 +275,24 @@ class Program:
         #: per-call arena would allocate the plan's temporaries (megabytes for a training
         #: step) on every run
         self._lock = threading.Lock() if self.arena_bytes or self.checks else None
+
+    def _count_quick_run(self) -> None:
+        if self._quick_runs == 0:
+            self.library.wait_for_upgrade()  # swaps `_fn` through `_look_up`
+            self._quick_runs = -1
+        else:
+            self._quick_runs -= 1
+
+    def _look_up(self) -> None:
+        """Find the entry's native function (again, once a tiered build is upgraded)."""
+        if not self.library.quick:
+            self._quick_runs = -1
+        fn = self.library.function(self.entry)
+        if fn is None:
+            raise ProgramError(f"@{self.entry} has no native function in the "
+                               f"{self.backend.name} library: its signature is not "
+                               f"callable from Python")
+        self._fn = fn
 
     def __repr__(self) -> str:
         outs = ", ".join(map(str, self.outputs))
@@ -303,6 +328,8 @@ class Program:
         for k, buf in enumerate(outputs):
             if not buf.flags.writeable:
                 raise ArgumentError(f"output {k} of @{self.entry} is read-only")
+        if self._quick_runs >= 0:
+            self._count_quick_run()
         bind = self._bind
         pointers = [bind(b) for b in buffers]
         if self._lock is None:
@@ -380,7 +407,9 @@ def load_entries(module: ModuleOp, entries: Sequence[str | None], backend: Backe
     `uopc.runtime.driver`) or loop-level functions."""
     names = [find_entry(module, entry).sym_name.data for entry in entries]
     run_pipeline(backend.stages().loops, module, ctx)
+    progress.note("loops lowered")
     unit = backend.emit(module)
+    progress.note(f"{backend.name} source emitted, {len(unit.text) // 1000} kB")
     start = time.perf_counter()
     library = backend.load(unit)
     built = time.perf_counter() - start

@@ -1,0 +1,102 @@
+"""Tiered builds (`compiler.build_tiered`): a big unit runs first from its quick (-O0)
+library and computes the same bits once the optimized library is swapped in; and the
+progress lines a long compile prints on stderr (`uopc.runtime.progress`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from uopc import Tensor
+from uopc.runtime import compiler, progress
+from uopc.runtime.engine import Engine
+from uopc.runtime.program import QUICK_RUNS
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("UOPC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("CFLAGS", raising=False)
+    return tmp_path / "cache"
+
+
+def _step(engine: Engine) -> list[np.ndarray]:
+    """A softmax-regression step's loss and gradient: several kernels in one plan."""
+    rng = np.random.default_rng(1)
+    x = Tensor(rng.standard_normal((16, 12)).astype(np.float32))
+    w = Tensor(rng.standard_normal((12, 5)).astype(np.float32), requires_grad=True)
+    logits = (x @ w).tanh() * 3.0
+    loss = -(logits.log_softmax(-1)[:, 0]).mean() + (w * w).sum() * 1e-3
+    loss.backward()
+    return engine.realize([loss.uop, w.grad.uop])
+
+
+def test_the_tiers_differ_only_in_the_optimization_level():
+    quick, full = compiler.quick_cflags(), list(compiler.DEFAULT_CFLAGS)
+    assert "-O0" in quick and "-O2" in full
+    assert [f for f in quick if f != "-O0"] == [f for f in full if f != "-O2"]
+    assert all(flag in quick for flag in compiler.FP_FLAGS)
+
+
+def test_a_tiered_plan_computes_the_same_bits_before_and_after_the_swap(cache, monkeypatch):
+    monkeypatch.setenv("UOPC_TIERED", "0")
+    reference = _step(Engine())  # built optimized at once
+
+    monkeypatch.setenv("UOPC_CACHE", str(cache / "tiered"))
+    monkeypatch.setenv("UOPC_TIERED", "1")
+    monkeypatch.setattr(compiler, "TIER_MIN_CHARS", 0)
+    engine = Engine()
+    first = _step(engine)  # the quick library (unless the optimized one is done already)
+    plan, _ = engine.last
+    program = plan.native.__self__  # the plan runs its Program's bound `run`
+    assert program._quick_runs in (-1, QUICK_RUNS - 1)
+    runs = [_step(engine) for _ in range(QUICK_RUNS)]  # the last one waits for -O2
+    assert engine.compiles == 1 and program.library.quick is False  # swapped in
+    assert len(program.library._retired) == 1
+    for got in (first, *runs):
+        assert all(np.array_equal(want, a) for want, a in zip(reference, got))
+    # both libraries are in the cache: a new process loads the optimized one at once
+    libraries = list((cache / "tiered").glob("*/*.so"))
+    assert len(libraries) == 2
+    path, pending = compiler.build_tiered(program.source, program.unit.sections)
+    assert pending is None and path in libraries
+
+
+def test_small_units_and_user_flags_build_once(cache, monkeypatch):
+    source = "int f(void) { return 1; }\n"
+    header = "#include <stdint.h>\n"
+    assert compiler.build_tiered(header + source, (header, source))[1] is None  # small
+    monkeypatch.setattr(compiler, "TIER_MIN_CHARS", 0)
+    monkeypatch.setenv("CFLAGS", "-O1")
+    assert compiler.build_tiered(header + source, (header, source))[1] is None  # $CFLAGS
+
+
+def test_a_long_compile_reports_its_stages(cache, monkeypatch, capsys):
+    monkeypatch.setenv("UOPC_PROGRESS", "1")
+    monkeypatch.setenv("UOPC_CC_JOBS", "2")
+    monkeypatch.setattr(compiler, "PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(progress, "AFTER_SECONDS", 0.0)  # every compile is "long"
+    engine = Engine()
+    _step(engine)
+    kernels = len(engine.last[0].kernels)
+    lines = capsys.readouterr().err.splitlines()
+    prefix = f"uopc: compiling a plan of {kernels} kernels: "
+    stages = [line[len(prefix):].rsplit(" (", 1)[0] for line in lines if line.startswith(prefix)]
+    assert stages[0] == "kernels scheduled" and stages[1] == "loops lowered"
+    assert stages[2].startswith("c source emitted")
+    assert "C unit 1 of 2 built" in stages and "C unit 2 of 2 built" in stages
+    assert stages[-1] == "ready"
+
+
+def test_progress_is_quiet_unless_asked_or_on_a_terminal(cache, monkeypatch, capsys):
+    monkeypatch.setattr(progress, "AFTER_SECONDS", 0.0)
+    rng = np.random.default_rng(2)
+    x = Tensor(rng.standard_normal(7).astype(np.float32))
+    monkeypatch.delenv("UOPC_PROGRESS", raising=False)
+    Engine().realize([(x * 2).sum().uop])  # captured stderr is no terminal
+    monkeypatch.setenv("UOPC_PROGRESS", "0")
+    Engine().realize([(x * 3).sum().uop])
+    assert "uopc:" not in capsys.readouterr().err
+    monkeypatch.setenv("UOPC_PROGRESS", "1")  # the same compile, asked: it reports
+    Engine().realize([(x * 4).sum().uop])
+    assert "uopc: compiling a plan of 1 kernel: kernels scheduled" in capsys.readouterr().err
