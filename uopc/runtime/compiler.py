@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
-from uopc import settings
+from uopc import cpu, settings
 from uopc.runtime.cache_trust import (
     check_entry,
     seal,
@@ -137,8 +137,9 @@ BUILD_SCHEME = 2
 def library_key(source: str) -> str:
     cc = tuple(compiler())
     h = hashlib.sha256()
+    # the CPU: -march=native builds a library for this kind of CPU alone
     for part in (source, compiler_identity(cc), shlex.join([*cflags(), *ALWAYS_FLAGS]),
-                 str(BUILD_SCHEME)):
+                 str(BUILD_SCHEME), cpu.detected().key):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
