@@ -105,9 +105,17 @@ def compiler() -> list[str]:
     return settings.CC.get()
 
 
+#: with AVX-512, gcc's tuning for Intel CPUs prefers 256-bit vectors (32 ymm registers);
+#: the register tiles of `uop-schedule` are sized for the 512-bit registers `uopc.cpu`
+#: reports (a 6x64 f32 tile is 24 zmm accumulators, and would be 48 ymm ones)
+WIDE_VECTOR_FLAGS = ("-mprefer-vector-width=512",)
+
+
 def cflags() -> list[str]:
     flags = settings.CFLAGS.get()
-    return flags if flags is not None else list(DEFAULT_CFLAGS)
+    if flags is not None:
+        return flags
+    return [*DEFAULT_CFLAGS, *(WIDE_VECTOR_FLAGS if cpu.detected().vector == 64 else ())]
 
 
 @functools.lru_cache(maxsize=8)

@@ -26,9 +26,10 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
 
 Apart from split sums and fused multiply-adds, every element is still computed by
 exactly the ops, in exactly the order, of the naive nest. Loops must be as rangeify
-builds them (from 0, step 1, constant length), tiles and unroll factors must divide their loops, and tiled loops must
-be nested with nothing but index arithmetic between them; a schedule that does not fit
-its kernel is an error naming the kernel, the axis and the sizes. `uop-schedule` chooses
+builds them (from 0, step 1, constant length), tiles and unroll factors must divide
+their loops, and tiled loops must be nested with nothing but index arithmetic between
+them; a schedule that does not fit its kernel is an error naming the kernel, the axis
+and the sizes. `uop-schedule` chooses
 schedules that fit. The pass removes the schedule and the axis tags it consumed, leaving
 plain upstream IR.
 """
