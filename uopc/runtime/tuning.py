@@ -94,7 +94,8 @@ class TuningCache:
         try:
             return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"],
                             entry["split"], tuple(entry.get("tile", ())),
-                            bool(entry.get("pack", False)), bool(entry.get("approx", False)))
+                            bool(entry.get("pack", False)), bool(entry.get("approx", False)),
+                            entry.get("lanes", 0), bool(entry.get("fma", False)))
         except (TypeError, KeyError, ValueError):
             return None  # damaged: search again
 
@@ -103,7 +104,8 @@ class TuningCache:
         data[key] = {"upcast": list(schedule.upcast), "unroll": schedule.unroll,
                      "thread": schedule.thread, "split": schedule.split,
                      "tile": list(schedule.tile), "pack": schedule.pack,
-                     "approx": schedule.approx, "seconds": seconds}
+                     "approx": schedule.approx, "lanes": schedule.lanes, "fma": schedule.fma,
+                     "seconds": seconds}
         sweep_stale(self.path.parent)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=temp_prefix("tuning"))
         with os.fdopen(fd, "w") as f:
