@@ -131,6 +131,11 @@ DEVICE = _knob("UOPC_DEVICE", lambda text: text or "cpu",
 GPU_EMULATE = _knob("UOPC_GPU_EMULATE", _switch,
                     "1: the cuda device runs its GPU-mapped kernels on the CPU through C")
 
+CPU = _knob("UOPC_CPU", lambda text: text or None,
+            "the CPU schedules are sized for, instead of this one: a preset (avx2, avx512) "
+            "and/or fields (vector=64,registers=32,fma=1,l1=48K,l2=2M,l3=32M,cores=2); "
+            "see uopc/cpu.py")
+
 # ---- how C is built and cached -------------------------------------------------------
 CC = _knob("CC", lambda text: shlex.split(text or "cc"), "the C compiler command (default cc)")
 CFLAGS = _knob("CFLAGS", lambda text: None if text is None else shlex.split(text),

@@ -22,6 +22,7 @@ LAYERS = {
     "uopc.datasets": 0,
     "uopc.deploy": 0,  # the loader of exported artifacts: numpy and cffi only
     "uopc.settings": 0,  # every knob read from the environment
+    "uopc.cpu": 0,  # the CPU's facts that schedules are sized by
     "uopc.linalg_named": 0,  # named linalg ops xDSL lacks (the plugin adds them, so light)
     "uopc.passes": 1,
     "uopc.importers": 1,

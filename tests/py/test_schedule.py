@@ -25,6 +25,23 @@ from uopc.uopdialect.schedule import Schedule
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _avx2_machine(monkeypatch):
+    """The rules size tiles for a CPU: these tests pin the AVX2 preset (`uopc.cpu`)."""
+    monkeypatch.setenv("UOPC_CPU", "avx2")
+
+
+def assert_same_or_fused(got, want, schedule, what) -> None:
+    """`got` equals the naive result bit for bit, or, when `schedule` fuses the
+    multiply-adds (rounding once per step where the naive nest rounds twice), within
+    f32 rounding of it."""
+    if schedule.fma:
+        np.testing.assert_allclose(got, want, rtol=2e-5,
+                                   atol=2e-5 * max(float(np.abs(want).max()), 1.0))
+    else:
+        assert np.array_equal(got, want), what
+
+
 ROWSUM = """
 func.func @main(%x: tensor<24x36xf32>) -> tensor<24x36xf32> {
   %m = uop.reduce max %x axes [1] : tensor<24x36xf32> -> tensor<24xf32>
@@ -116,8 +133,8 @@ def test_every_candidate_schedule_gives_the_naive_result_bit_for_bit(name):
                 if schedule.approx:  # exp2 without libm: within 1 ulp of it
                     np.testing.assert_array_max_ulp(g, want, 1)
                 else:
-                    assert np.array_equal(g, want), (name, kernel.sym_name.data,
-                                                     str(schedule))
+                    assert_same_or_fused(g, want, schedule,
+                                         (name, kernel.sym_name.data, str(schedule)))
             tried += 1
     assert tried >= 2
 
@@ -176,19 +193,24 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     # A (m x k) is read along the rows i with the reduction innermost; B (k x n) is not
     assert mm == KernelShape((64, 32), 48, frozenset({0, 1}),
                              inner_reduce_axes=frozenset({0}))
-    # 64 rows reuse each packed 16-column panel of B; 64*32*48 element operations are
-    # too few for threads
-    assert rules(mm) == Schedule((4, 16), tile=(0, 16), pack=True)
-    big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 64, 64, False)))[0])
-    assert rules(big) == Schedule((4, 16), thread=1, tile=(0, 16), pack=True)
+    # 64 rows reuse each packed 32-column panel of B (a 3x32 tile on AVX2, its
+    # multiply-adds fused); 64*32*48 element operations are too few for threads
+    assert rules(mm) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
+    assert rules(mm, strict=True) == Schedule((3, 32), tile=(0, 32), pack=True)
+    big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 128, 128, False)))[0])
+    assert rules(big) == Schedule((3, 32), thread=1, tile=(0, 32), pack=True, fma=True)
     # fewer rows: no panels, threads on the rows
-    assert rules(KernelShape((32, 512), 64, frozenset({0, 1}))) == Schedule((4, 16), thread=0)
-    # long axes: blocks of 256 rows too
+    assert rules(KernelShape((32, 512), 64, frozenset({0, 1}))) == Schedule(
+        (3, 32), thread=0, fma=True)
+    # long axes: as many rows a block as half the L3 cache holds (32 MiB: 2048 rows of a
+    # 2048-deep A; one block of all 1024 rows)
+    assert rules(KernelShape((4096, 1024), 2048, frozenset({0, 1}))) == Schedule(
+        (3, 32), thread=1, tile=(2048, 32), pack=True, fma=True)
     assert rules(KernelShape((1024, 1024), 1024, frozenset({0, 1}))) == Schedule(
-        (4, 16), thread=1, tile=(256, 16), pack=True)
+        (3, 32), thread=1, tile=(0, 32), pack=True, fma=True)
     # a row value computed apart (reduce fusion) sits between the loops: no cache tile
     assert rules(KernelShape((64, 64), 64, frozenset({0, 1}), plain=False)) == Schedule(
-        (4, 16), thread=0)
+        (3, 32), thread=0, fma=True)
     # nothing is broadcast into a plain reduction: no register tile, and too small for threads
     assert rules(KernelShape((12,), 8, frozenset())) == Schedule()
     # threads need work and at least two iterations per thread
@@ -198,9 +220,9 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     # a weight gradient's reduction over a reshape (batch x sequence) is a matmul's
     wgrad = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 32)))[0])
     assert wgrad == KernelShape((64, 32), 32, frozenset({0, 1}))
-    assert rules(wgrad) == Schedule((4, 16), tile=(0, 16), pack=True)
+    assert rules(wgrad) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
     odd = kernel_shape(kernels_of(kernel_module(weight_gradient_text(2, 16, 9, 65)))[0])
-    assert rules(odd) == Schedule((4, 16))
+    assert rules(odd) == Schedule((3, 32), fma=True)
     # a column sum reads rows contiguously along its output: 16 columns at a time
     columns = kernel_shape(kernels_of(kernel_module(COLUMN_SUM))[0])
     assert columns == KernelShape((65,), 32, frozenset(), columns=frozenset({0}))
@@ -541,11 +563,11 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
 
 def test_a_matvec_over_columns_keeps_the_register_tile_and_strict_never_splits():
     """x @ W with W stored (in, out) (GPT-2's Conv1D) reads W's rows along the outputs:
-    the 16-wide register tile stays; a 64-deep f32 head splits into lanes without shared rows; in
-    strict float order no matvec splits."""
+    the 32-wide register tile (4 ymm accumulators on AVX2) stays; a 64-deep f32 head
+    splits into lanes without shared rows; in strict float order no matvec splits."""
     w = RNG.standard_normal((320, 96)).astype(np.float32)
     _, _, schedule = _matvec_kernel(Tensor(w), 320)
-    assert schedule == "upcast = [1, 1, 16]", schedule
+    assert schedule == "upcast = [1, 1, 32], fma = 1", schedule
     module = parse_program("""
 func.func @main(%x: tensor<1x64xf32>, %w: tensor<200x64xf32>) -> tensor<200xf32> {
   %xe = uop.expand %x : tensor<1x64xf32> -> tensor<200x64xf32>

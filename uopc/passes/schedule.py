@@ -9,10 +9,15 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   multiplies by a float operand broadcast along an output axis and varying along a
   reduced axis (A@B: A along j, B along i; seen through the reshapes and permutes of
   the reduction's source, as when a weight gradient reduces batch x sequence merged
-  into one axis) upcasts those axes, the innermost by up to 16 and the next by up to 4
-  (`_tile_factor`: the whole axis when no longer, the largest divisor of the axis, or
-  the limit and a remainder loop): the copies along one axis share the broadcast
-  operand's loads. A mask broadcast over batch and heads
+  into one axis) upcasts those axes, the innermost by up to C and the next by up to R
+  (columns: `_tile_factor`, the whole axis when no longer, the largest power-of-two
+  divisor of the axis, or C and a remainder loop; rows: the whole axis or R and a
+  remainder loop): the copies along one axis share the broadcast operand's loads.
+  R x C is sized from the CPU (`register_tile`, `uopc.cpu`): C a multiple of the vector
+  lanes, as many accumulator vectors as the vector registers hold beside one broadcast
+  value of A per row (3x32 f32 with AVX2's 16 ymm registers, 3x128 with AVX-512's 32
+  zmm). Outside strict float order the tile's multiply-adds are fused (`fma`) where the
+  CPU has FMA. A mask broadcast over batch and heads
   (bool, or a float added to the scores) shares no such load, nor does a row value
   broadcast along the reduced axis;
 - **column sums**: a kernel without that tile whose reduction (as long) reads a kernel
@@ -22,9 +27,12 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 - **cache tiles and a packed panel**: a tiled kernel whose reductions all produce the
   output (a matmul, with or without an epilogue) and whose tiled outer axis has at least
   `MIN_PANEL_ROWS` elements is also cache-tiled: the inner tiled axis in blocks of its
-  upcast (a panel of 16 columns of B), the outer one in blocks of `ROW_BLOCK` rows when
-  it is longer (the rows of A a panel meets stay in the caches), and the panel is packed
-  into a contiguous copy (`pack`); threads then split the panels. Not for a kernel that
+  upcast (a panel of C columns of B), the outer one, when its rows of A overflow half
+  the CPU's L3 cache, in blocks of the most rows (a power of two) that half holds (the
+  rows of A a panel meets stay in the caches; each block packs every panel again, so
+  no smaller: 256-row blocks ran a 1024 GEMM 1.3x slower than one block), and the panel is packed
+  into a contiguous copy (`pack`) when it fits the CPU's L2 cache; threads then split
+  the panels. Not for a kernel that
   decodes quantized weights, whose panel copy would hold a word and a scale per code;
 - **matrix-vector products** (one looped output axis: decode's x @ W.T, M = 1): when
   an operand broadcast along that axis (x) meets one laid out with the reduced axis
@@ -72,6 +80,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from uopc.cpu import Cpu, host
 from uopc.passes.options import check_option
 from uopc.passes.strides import contiguous_strides, view_strides
 from uopc.uopdialect import ops as uop
@@ -98,8 +107,8 @@ MIN_PANEL_ROWS = 64
 #: the most elements of the innermost axis one parallel iteration computes, when threads
 #: split that axis itself (an elementwise kernel over a vector)
 THREAD_BLOCK = 4096
-#: the rows of a cache tile: 256 rows of a 2048-deep A are 2 MB, which stay in the L3
-#: cache while the panels go by
+#: the row block the measured search also tries (the rules size theirs from the L3
+#: cache: `_row_block`): 256 rows of a 2048-deep A are 2 MB
 ROW_BLOCK = 256
 #: the f32 functions that `approx` computes by polynomials instead of libm calls
 APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
@@ -139,6 +148,9 @@ class KernelShape:
     #: output axes along which a reduction reads an operand whose reduced axis is its
     #: innermost in memory (x @ W.T with W stored (out, in): the rows of W along j)
     inner_reduce_axes: frozenset[int] = frozenset()
+    #: the bytes of the output's elements as the C code computes them (8 for f64, else 4:
+    #: narrower floats are computed in f32)
+    element_bytes: int = 4
 
     @property
     def decodes(self) -> bool:
@@ -205,8 +217,9 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
                           if label is not None and label >= 0 and before[a] == 1
                           and sig.shape[a] > 1)
         inner.update(_inner_reduce_axes(op))
+    element = 8 if sig_of(kernel.function_type.outputs.data[0]).dtype in ("f64", "i64") else 4
     return KernelShape(out, reduce, frozenset(shared), plain, exp, word_codes,
-                       frozenset(columns), frozenset(inner))
+                       frozenset(columns), frozenset(inner), element)
 
 
 def _reshaped_to_output(reduce: uop.ReduceOp, kernel: func.FuncOp) -> bool:
@@ -357,7 +370,7 @@ def _labels_through_reshape(src: tuple[int, ...], dst: tuple[int, ...], at: list
 
 
 def _largest_divisor(n: int, limit: int) -> int:
-    return next(f for f in (16, 8, 4, 2, 1) if f <= limit and n % f == 0)
+    return next(f for f in (128, 64, 32, 16, 8, 4, 2, 1) if f <= limit and n % f == 0)
 
 
 def _tile_factor(n: int, limit: int) -> int:
@@ -369,6 +382,32 @@ def _tile_factor(n: int, limit: int) -> int:
         return n
     divisor = _largest_divisor(n, limit)
     return limit if 2 * divisor < limit else divisor
+
+
+def register_tile(cpu: Cpu, element_bytes: int = 4) -> tuple[int, int]:
+    """(rows, columns) of a matmul's register tile on `cpu`: rows x vectors accumulator
+    registers, with a power-of-two number of vectors (columns that divide more axes).
+    The C compiler loads every row's broadcast value of A before the multiply-adds and
+    reads B's vectors as memory operands when registers run short, so the accumulators,
+    the broadcasts and one spare must fit the vector registers. The most accumulators
+    win, then the fewest rows (fewer broadcasts live: gcc spilled two of a 6x64 tile's
+    zmm accumulators, none of 3x128's). AVX2 (16 registers): 3 rows x 4 vectors (3x32
+    f32, 3x16 f64); AVX-512 (32): 3 x 8 (3x128 f32)."""
+    lanes = cpu.lanes(element_bytes)
+    best = (0, 0, 1, 1)
+    for vectors in (1, 2, 4, 8):
+        for rows in range(1, 17):
+            accumulators = rows * vectors
+            if accumulators + rows + 1 > cpu.registers:
+                break
+            best = max(best, (accumulators, -rows, rows, vectors))
+    return best[2], best[3] * lanes
+
+
+def _row_factor(n: int, limit: int) -> int:
+    """The upcast of a register tile's rows: the whole axis when no longer than `limit`,
+    else `limit` (the last n mod limit rows in a remainder loop, one row at a time)."""
+    return min(n, limit)
 
 
 def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
@@ -393,6 +432,13 @@ def _thread_blocks(shape: KernelShape, thread: int | None) -> tuple[int, ...]:
     return (0,) * thread + (block,)
 
 
+def _fits_l2(shape: KernelShape, upcast: list[int], cpu: Cpu) -> bool:
+    """Does a packed panel (the reduction's length x the inner tile's columns) fit the
+    CPU's L2 cache? A bigger copy would be evicted before its rows reuse it."""
+    inner = max(a for a, f in enumerate(upcast) if f > 1)
+    return shape.reduce * upcast[inner] * shape.element_bytes <= cpu.l2
+
+
 def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOCK
                 ) -> tuple[int, ...]:
     """The cache tile of a register-tiled kernel (see the module docstring), or () for
@@ -410,15 +456,22 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
     return tuple(tile)
 
 
-def _tiled(shape: KernelShape, upcast: list[int], tile: tuple[int, ...]) -> Schedule:
-    """A register tile `upcast` with cache tile `tile` (packed) and threads: on the
-    panels when the tile makes them, else as `_thread_axis` says."""
+def _row_block(shape: KernelShape, cpu: Cpu) -> int:
+    """The rows of a cache tile's row block (module docstring); 1 << 30 for none."""
+    fit = cpu.l3 // 2 // max(shape.reduce * shape.element_bytes, 1)
+    return 1 << max(fit.bit_length() - 1, 0) if fit >= MIN_PANEL_ROWS else 1 << 30
+
+
+def _tiled(shape: KernelShape, upcast: list[int], tile: tuple[int, ...], pack: bool = True
+           ) -> Schedule:
+    """A register tile `upcast` with cache tile `tile` (packed when `pack`) and threads:
+    on the panels when the tile makes them, else as `_thread_axis` says."""
     if not tile:
         return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast))
     inner = max(a for a, t in enumerate(tile) if t)
     panels = shape.out[inner] // tile[inner]
     thread = inner if shape.work >= MIN_THREAD_WORK and panels >= 2 * THREADS else None
-    return Schedule(tuple(upcast), thread=thread, tile=tile, pack=True)
+    return Schedule(tuple(upcast), thread=thread, tile=tile, pack=pack)
 
 
 def _matvec(shape: KernelShape) -> Schedule | None:
@@ -441,54 +494,74 @@ def _matvec(shape: KernelShape) -> Schedule | None:
                     approx=shape.exp)
 
 
-def rules(shape: KernelShape, strict: bool = False) -> Schedule:
-    """The schedule the rules of the module docstring give a kernel of this shape."""
-    matvec = None if strict else _matvec(shape)
-    if matvec is not None:
-        return matvec
+def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
+    """The upcast of the register tile rule (module docstring): all 1s for none."""
     upcast = [1] * len(shape.out)
     if shape.reduce >= MIN_TILE_REDUCE:
+        rows, columns = register_tile(cpu, shape.element_bytes)
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
-        for axis, limit in zip(reversed(tiled), (16, 4)):
-            upcast[axis] = _tile_factor(shape.out[axis], limit)
+        if tiled:
+            upcast[tiled[-1]] = _tile_factor(shape.out[tiled[-1]], columns)
+        if len(tiled) == 2:
+            upcast[tiled[0]] = _row_factor(shape.out[tiled[0]], rows)
         if not tiled and shape.looped and shape.looped[-1] in shape.columns:
             inner = shape.looped[-1]
             upcast[inner] = _tile_factor(shape.out[inner], 16)
+    return upcast
+
+
+def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> Schedule:
+    """The schedule the rules of the module docstring give a kernel of this shape on
+    `cpu` (default: `uopc.cpu.host()`)."""
+    matvec = None if strict else _matvec(shape)
+    if matvec is not None:
+        return matvec
+    cpu = cpu or host()
+    upcast = _register_upcast(shape, cpu)
     approx = shape.exp and not strict
     if any(f > 1 for f in upcast):
-        return replace(_tiled(shape, upcast, _cache_tile(shape, upcast)), approx=approx)
+        # a matmul's tile (a column sum's has no multiply to fuse)
+        fma = cpu.fma and not strict and any(upcast[a] > 1 for a in shape.shared_axes)
+        tile = _cache_tile(shape, upcast, _row_block(shape, cpu))
+        return replace(_tiled(shape, upcast, tile, pack=bool(tile) and _fits_l2(
+            shape, upcast, cpu)), approx=approx, fma=fma)
     parts = SPLIT if not strict and shape.reduce >= MIN_SPLIT_REDUCE else 1
     thread = _thread_axis(shape, upcast)
     return Schedule(thread=thread, split=parts, tile=_thread_blocks(shape, thread),
                     approx=approx)
 
 
-def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
+def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
+               ) -> list[Schedule]:
     """The schedules the measured search tries: the naive one, the rules' choice, and
-    register tiles of other sizes on the shared axes, each with and without threads (or,
-    without a tile and unless `strict`, split reductions); all but the naive one with
-    `approx` where the rules use it."""
-    found = [Schedule(), rules(shape, strict)]
+    register tiles of other sizes on the shared axes (from the CPU's own tile, with
+    fewer rows and columns, to the tiles a 16-register machine holds), each with and
+    without threads and cache tiles (or, without a tile and unless `strict`, split
+    reductions); all but the naive one with `approx` and `fma` where the rules use them."""
+    cpu = cpu or host()
+    chosen = rules(shape, strict, cpu)
+    found = [Schedule(), chosen]
     tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
     if shape.reduce >= MIN_TILE_REDUCE and tiled:
         inner = tiled[-1]
         outer = tiled[0] if len(tiled) == 2 else None
-        for fi in (4, 8, 16, 32):
-            for fo in ((1, 2, 4, 6, 8) if outer is not None else (1,)):
-                upcast = [1] * len(shape.out)
-                if shape.out[inner] % fi or (outer is not None and shape.out[outer] % fo):
-                    continue
-                upcast[inner] = fi
-                if outer is not None:
-                    upcast[outer] = fo
-                if fi * fo > 128:
-                    continue
-                found.append(Schedule(tuple(upcast), thread=_thread_axis(shape, upcast)))
-                found.append(Schedule(tuple(upcast)))
-                for rows in (ROW_BLOCK, 1 << 30):  # 1 << 30: no row blocks
-                    tile = _cache_tile(shape, upcast, rows)
-                    if tile:
-                        found.append(_tiled(shape, upcast, tile))
+        rows, columns = register_tile(cpu, shape.element_bytes)
+        lanes = cpu.lanes(shape.element_bytes)
+        shapes = [(rows, columns), (rows, columns // 2), (rows + 1, columns // 2),
+                  (rows // 2, columns), (4, 2 * lanes), (2, 4 * lanes), (8, lanes),
+                  (1, 4 * lanes)]
+        for fo, fi in shapes:
+            upcast = [1] * len(shape.out)
+            if fi < 1 or fo < 1 or shape.out[inner] % fi or outer is None and fo > 1:
+                continue
+            upcast[inner] = fi
+            if outer is not None:
+                upcast[outer] = _row_factor(shape.out[outer], fo)
+            for rows_block in (ROW_BLOCK, 1 << 30):  # 1 << 30: no row blocks
+                tile = _cache_tile(shape, upcast, rows_block)
+                if tile:
+                    found.append(_tiled(shape, upcast, tile))
+            found.append(Schedule(tuple(upcast), thread=_thread_axis(shape, upcast)))
     elif shape.looped:
         found.append(Schedule(thread=shape.looped[0]))
         if not strict and shape.reduce >= MIN_SPLIT_REDUCE:
@@ -498,8 +571,8 @@ def candidates(shape: KernelShape, strict: bool = False) -> list[Schedule]:
                                       split=parts))
     unique: list[Schedule] = []
     for s in found:
-        if not s.is_naive:
-            s = replace(s, approx=shape.exp and not strict)
+        if not s.is_naive and s is not chosen:
+            s = replace(s, approx=chosen.approx, fma=chosen.fma and bool(s.upcast))
         if s not in unique:
             unique.append(s)
     return unique
@@ -515,14 +588,21 @@ class SchedulePass(ModulePass):
     mode: str = "rules"
     #: strict float order (UOPC_STRICT=1): never split a reduction into partial sums
     strict: bool = False
+    #: the CPU to size tiles for, spelled as the UOPC_CPU knob (`uopc.cpu`: "avx512",
+    #: "avx2,l2=1M", ...); empty: the knob, else this machine
+    cpu: str = ""
 
     def __post_init__(self) -> None:
         check_option(self, "mode", self.mode in MODES, f"one of {', '.join(MODES)}")
+        try:
+            host(self.cpu)
+        except ValueError as err:
+            check_option(self, "cpu", False, f"a CPU description ({err})")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.body.block.ops:
             if (isinstance(kernel, func.FuncOp) and KERNEL_ATTR in kernel.attributes
                     and SCHEDULE_ATTR not in kernel.attributes):
-                schedule = rules(kernel_shape(kernel), self.strict) if self.mode == "rules" \
-                    else Schedule()
+                schedule = rules(kernel_shape(kernel), self.strict, host(self.cpu)) \
+                    if self.mode == "rules" else Schedule()
                 kernel.attributes[SCHEDULE_ATTR] = schedule.to_attr()

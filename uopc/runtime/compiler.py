@@ -63,7 +63,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import cast
 
-from uopc import settings
+from uopc import cpu, settings
 from uopc.runtime import progress
 from uopc.runtime.cache_trust import (
     check_entry,
@@ -126,15 +126,23 @@ def compiler() -> list[str]:
     return settings.CC.get()
 
 
+#: with AVX-512, gcc's tuning for Intel CPUs prefers 256-bit vectors (32 ymm registers);
+#: the register tiles of `uop-schedule` are sized for the 512-bit registers `uopc.cpu`
+#: reports (a 6x64 f32 tile is 24 zmm accumulators, and would be 48 ymm ones)
+WIDE_VECTOR_FLAGS = ("-mprefer-vector-width=512",)
+
+
 def cflags() -> list[str]:
     flags = settings.CFLAGS.get()
-    return flags if flags is not None else list(DEFAULT_CFLAGS)
+    if flags is not None:
+        return flags
+    return [*DEFAULT_CFLAGS, *(WIDE_VECTOR_FLAGS if cpu.detected().vector == 64 else ())]
 
 
 def quick_cflags() -> list[str]:
-    """The flags of a tiered build's first library: `DEFAULT_CFLAGS` at -O0. Nothing
+    """The flags of a tiered build's first library: the default flags at -O0. Nothing
     else differs, so that both tiers compute the same bits (see the module docstring)."""
-    return ["-O0" if flag == "-O2" else flag for flag in DEFAULT_CFLAGS]
+    return ["-O0" if flag == "-O2" else flag for flag in cflags()]
 
 
 #: the flags of the build in progress in this thread (None: `cflags()`), and whether it
@@ -179,8 +187,9 @@ BUILD_SCHEME = 2
 def library_key(source: str) -> str:
     cc = tuple(compiler())
     h = hashlib.sha256()
+    # the CPU: -march=native builds a library for this kind of CPU alone
     for part in (source, compiler_identity(cc), shlex.join([*build_cflags(), *ALWAYS_FLAGS]),
-                 str(BUILD_SCHEME)):
+                 str(BUILD_SCHEME), cpu.detected().key):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

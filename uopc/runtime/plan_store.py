@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from uopc import cpu
 from uopc.runtime.backend import Backend, SourceUnit
 from uopc.runtime.cache_trust import (
     check_entry,
@@ -112,7 +113,8 @@ def plan_key(key: tuple[Any, ...], pipeline: str, backend: Backend) -> str | Non
     except _Unstable:
         return None
     h = hashlib.sha256()
-    for part in (str(FORMAT), compiler_identity(), backend.name, pipeline, "".join(parts)):
+    for part in (str(FORMAT), compiler_identity(), cpu.host().key, backend.name, pipeline,
+                 "".join(parts)):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
 

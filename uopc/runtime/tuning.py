@@ -34,7 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 
-from uopc import settings
+from uopc import cpu, settings
 from uopc.passes.schedule import candidates, kernel_shape
 from uopc.runtime.backend import Backend
 from uopc.runtime.cache_trust import check_entry, sweep_stale, temp_prefix
@@ -55,17 +55,10 @@ def _budget() -> tuple[int, float]:
 
 
 def machine_identity() -> str:
-    """What a measured choice depends on besides the kernel: CPU, cores, compiler, flags."""
-    model = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    """What a measured choice depends on besides the kernel: the CPU's facts (model, vector
+    width, caches, cores: `uopc.cpu`), compiler, flags."""
     cc = tuple(compiler())
-    return f"{platform.machine()}|{model}|{os.cpu_count()}|{compiler_identity(cc)}|{cflags()}"
+    return f"{platform.machine()}|{cpu.host().key}|{compiler_identity(cc)}|{cflags()}"
 
 
 def kernel_key(kernel: func.FuncOp, strict: bool = False) -> str:
@@ -101,7 +94,8 @@ class TuningCache:
         try:
             return Schedule(tuple(entry["upcast"]), entry["unroll"], entry["thread"],
                             entry["split"], tuple(entry.get("tile", ())),
-                            bool(entry.get("pack", False)), bool(entry.get("approx", False)))
+                            bool(entry.get("pack", False)), bool(entry.get("approx", False)),
+                            entry.get("lanes", 0), bool(entry.get("fma", False)))
         except (TypeError, KeyError, ValueError):
             return None  # damaged: search again
 
@@ -110,7 +104,8 @@ class TuningCache:
         data[key] = {"upcast": list(schedule.upcast), "unroll": schedule.unroll,
                      "thread": schedule.thread, "split": schedule.split,
                      "tile": list(schedule.tile), "pack": schedule.pack,
-                     "approx": schedule.approx, "seconds": seconds}
+                     "approx": schedule.approx, "lanes": schedule.lanes, "fma": schedule.fma,
+                     "seconds": seconds}
         sweep_stale(self.path.parent)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=temp_prefix("tuning"))
         with os.fdopen(fd, "w") as f:

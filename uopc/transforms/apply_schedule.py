@@ -10,6 +10,7 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
 - **pack** (`pack`): stack copies of the operands a tiled block reads alike;
 - **max keys** (`max_keys`, every schedule but the naive one): f32 max reductions on i32
   keys;
+- **fma** (`fma`): accumulators updated as `acc + x * y` by fused multiply-adds;
 - **split s**, with **lanes g** (`split`): partial accumulators for every innermost
   reduce loop;
 - **unroll u** (`unroll`): the innermost reduce loops step by u (u equal to a loop's
@@ -23,11 +24,12 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
 - **upcast f on axis k** (`upcast`, outermost axis first): f jammed copies of the body;
 - **thread k** (`thread`): the loop over axis k becomes an `scf.parallel`.
 
-Apart from split sums, every element is still computed by exactly the ops, in exactly
-the order, of the naive nest. Loops must be as rangeify builds them (from 0, step 1,
-constant length), tiles and unroll factors must divide their loops, and tiled loops must
-be nested with nothing but index arithmetic between them; a schedule that does not fit
-its kernel is an error naming the kernel, the axis and the sizes. `uop-schedule` chooses
+Apart from split sums and fused multiply-adds, every element is still computed by
+exactly the ops, in exactly the order, of the naive nest. Loops must be as rangeify
+builds them (from 0, step 1, constant length), tiles and unroll factors must divide
+their loops, and tiled loops must be nested with nothing but index arithmetic between
+them; a schedule that does not fit its kernel is an error naming the kernel, the axis
+and the sizes. `uop-schedule` chooses
 schedules that fit. The pass removes the schedule and the axis tags it consumed, leaving
 plain upstream IR.
 """
@@ -42,6 +44,7 @@ from xdsl.passes import ModulePass
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.transforms.approx import approximate
 from uopc.transforms.epilogue import split_epilogue
+from uopc.transforms.fma import fuse_multiply_adds
 from uopc.transforms.loops import (
     ScheduleError,
     constant_of,
@@ -94,6 +97,8 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     for loop in innermost_reduce_loops(fn):
         if is_f32_max(loop):
             max_keys(loop)
+        elif schedule.fma:
+            fuse_multiply_adds(loop)
     if schedule.split > 1:
         # every innermost reduce loop: those inside the innermost output loop, and those
         # beside it (a fused softmax's row max and row sum)

@@ -18,8 +18,9 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from uopc.transforms.loops import INDEX, block_of, constant_of, constant_ub, insert_const, terminator
 
 #: the largest packed copy of an operand, in bytes: it is a stack array of the thread
-#: running the block (a 2048-deep panel of 16 f32 columns)
-PACK_BYTES = 128 * 1024
+#: running the block (a 2048-deep panel of 128 f32 columns; the rules pack no more than
+#: the L2 cache holds)
+PACK_BYTES = 1 << 20
 
 
 def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:

@@ -39,6 +39,12 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   independent chains the C compiler packs into one vector. For `max` this is exact; for
   a float sum it reassociates (the only field that changes results), so `uop-schedule`
   never chooses it under strict float order (`UOPC_STRICT=1`, `strict=true`).
+- `fma = 1`: in every innermost reduce loop, an f32 or f64 accumulator updated as
+  `acc + x * y` is updated by one fused multiply-add (`math.fma`: the C compiler's
+  vector FMA instructions, where the CPU has them), rounding once where the plain
+  product and sum round twice. This changes results (each step by at most half an
+  ulp of the sum, and never in the less accurate direction), so `uop-schedule` never
+  chooses it under strict float order.
 - `lanes = g` (with `split = s`): the s partial results are the lanes of a loop the C
   compiler vectorizes instead of s jammed chains: element k goes into partial
   (k / g) mod s, and each split reduce loop becomes a loop over blocks of s*g elements
@@ -48,7 +54,7 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   `split`, it reassociates float sums; s*g must divide the loop's length, or the loop
   is split as `split` alone says.
 
-No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums and
+No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums, `fma` and
 `approx`, a schedule never changes a result: upcast and unroll copy computations without reordering any sum,
 tile and pack only reorder which output elements are computed first, and threads split
 output elements, never a reduction. `Schedule` is the same record as a plain Python value (for
@@ -71,7 +77,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from uopc.uopdialect.contract import SCHEDULE_ATTR
 
 #: the fields of `#uop.schedule<...>`
-FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "tile", "pack", "approx")
+FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "tile", "pack", "approx", "fma")
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,7 @@ class Schedule:
     pack: bool = False
     approx: bool = False
     lanes: int = 0
+    fma: bool = False
 
     def __post_init__(self):
         bad = [f for f in self.upcast if f < 1] + [t for t in self.tile if t < 0]
@@ -104,6 +111,7 @@ class Schedule:
         object.__setattr__(self, "tile", _strip(self.tile, 0))
         object.__setattr__(self, "pack", bool(self.pack))
         object.__setattr__(self, "approx", bool(self.approx))
+        object.__setattr__(self, "fma", bool(self.fma))
 
     def factor(self, axis: int) -> int:
         return self.upcast[axis] if axis < len(self.upcast) else 1
@@ -121,7 +129,7 @@ class Schedule:
                             IntAttr(-1 if self.thread is None else self.thread),
                             IntAttr(self.split), ArrayAttr([IntAttr(t) for t in self.tile]),
                             IntAttr(int(self.pack)), IntAttr(int(self.approx)),
-                            IntAttr(self.lanes))
+                            IntAttr(self.lanes), IntAttr(int(self.fma)))
 
     def __str__(self) -> str:
         parts = []
@@ -141,6 +149,8 @@ class Schedule:
             parts.append("pack = 1")
         if self.approx:
             parts.append("approx = 1")
+        if self.fma:
+            parts.append("fma = 1")
         return ", ".join(parts)
 
 
@@ -154,7 +164,7 @@ def _strip(values: tuple[int, ...], default: int) -> tuple[int, ...]:
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
     """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, lanes = g,
-    tile = [...], pack = 1, approx = 1>`; every field is optional."""
+    tile = [...], pack = 1, approx = 1, fma = 1>`; every field is optional."""
 
     name = "uop.schedule"
 
@@ -166,6 +176,7 @@ class ScheduleAttr(ParametrizedAttribute):
     pack: IntAttr
     approx: IntAttr
     lanes: IntAttr
+    fma: IntAttr
 
     @property
     def schedule(self) -> Schedule:
@@ -173,7 +184,7 @@ class ScheduleAttr(ParametrizedAttribute):
         return Schedule(tuple(f.data for f in self.upcast.data), self.unroll.data,
                         None if thread < 0 else thread, self.split.data,
                         tuple(t.data for t in self.tile.data), bool(self.pack.data),
-                        bool(self.approx.data), self.lanes.data)
+                        bool(self.approx.data), self.lanes.data, bool(self.fma.data))
 
     def verify(self) -> None:
         try:
@@ -203,19 +214,20 @@ class ScheduleAttr(ParametrizedAttribute):
                 while parser.parse_optional_punctuation(",") is not None:
                     field()
         try:
-            for flag in ("pack", "approx"):
+            for flag in ("pack", "approx", "fma"):
                 if ints.get(flag, 0) not in (0, 1):
                     parser.raise_error(
                         f"#uop.schedule: {flag} = {ints[flag]}: {flag} is 0 or 1")
             schedule = Schedule(tuple(lists.get("upcast", ())), ints.get("unroll", 1),
                                 ints.get("thread"), ints.get("split", 1),
                                 tuple(lists.get("tile", ())), bool(ints.get("pack", 0)),
-                                bool(ints.get("approx", 0)), ints.get("lanes", 0))
+                                bool(ints.get("approx", 0)), ints.get("lanes", 0),
+                                bool(ints.get("fma", 0)))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
         return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack,
-                attr.approx, attr.lanes)
+                attr.approx, attr.lanes, attr.fma)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")

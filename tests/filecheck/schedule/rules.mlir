@@ -1,14 +1,27 @@
 // uop-schedule gives each kernel a schedule by rules; a schedule already there is kept.
-// RUN: uopc-opt %s -p uop-schedule | filecheck %s
+// The rules size register tiles and cache blocks for a CPU: pinned here to the AVX2
+// preset (16 ymm registers, 512 KiB L2), the knob UOPC_CPU's spelling of it, and to the
+// AVX-512 one (32 zmm registers, 1.25 MiB L2).
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2"}' | filecheck %s
+// RUN: env UOPC_CPU=avx2 uopc-opt %s -p uop-schedule | filecheck %s
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx512"}' | filecheck %s --check-prefix=AVX512
 // RUN: uopc-opt %s -p 'uop-schedule{mode=none}' | filecheck %s --check-prefix=NONE
-// RUN: uopc-opt %s -p "uop-schedule{strict=true}" | filecheck %s --check-prefix=STRICT
-// RUN: uopc-opt %s -p uop-schedule --print-op-generic | uopc-opt | filecheck %s
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2" strict=true}' | filecheck %s --check-prefix=STRICT
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2"}' --print-op-generic | uopc-opt | filecheck %s
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2,l2=64K"}' | filecheck %s --check-prefix=SMALL-L2
 
-// A matmul: A is broadcast along j, B along i, so both output axes are upcast (a 4x16
-// register tile); 64 rows reuse each panel of 16 columns of B, which is packed; the
-// work (64*64*64 = 2^18) pays for threads over the 4 panels.
+// A matmul: A is broadcast along j, B along i, so both output axes are upcast: a 3x32
+// register tile on AVX2 (12 ymm accumulators, 3 broadcasts of A), 3x64 on AVX-512 (the
+// whole 64 columns; up to 3x128: 24 zmm accumulators), its multiply-adds fused except
+// under strict order; 64 rows reuse each panel of B's columns, which is packed (a
+// 64-deep panel of 32 f32 columns is 8 KiB, within the L2 cache); 2 panels are too few
+// to split among 2 threads.
 // CHECK-LABEL: func.func @matmul
-// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [4, 16], thread = 1, tile = [0, 16], pack = 1>}
+// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1>}
+// AVX512-LABEL: func.func @matmul
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 64], tile = [0, 64], pack = 1, fma = 1>}
+// STRICT-LABEL: func.func @matmul
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1>}
 // NONE-LABEL:  func.func @matmul
 // NONE-SAME:     uop.schedule = #uop.schedule<>}
 func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
@@ -27,9 +40,9 @@ func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64x
 // axis 1 it still steps one row at a time: axes 1 and 2 get the register tile (without
 // the reshape's axis mapping the kernel got no tile, 9x slower).
 // CHECK-LABEL: func.func @linear_rows_split
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 4, 16]
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 0, fma = 1>}
 // STRICT-LABEL: func.func @linear_rows_split
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [1, 4, 16]
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 0>}
 func.func @linear_rows_split(%x: tensor<256x64xf32>, %w: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<4x64x64xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %x : tensor<256x64xf32> -> tensor<256x1x64xf32>
   %ae = uop.expand %a3 : tensor<256x1x64xf32> -> tensor<256x64x64xf32>
@@ -76,10 +89,10 @@ func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {
   func.return %y : tensor<262147xf32>
 }
 
-// An odd-sized matmul: its 10 columns are one tile of 10 (no more than 16); 9 rows get
-// 4 and a remainder row, not their largest divisor up to 4 (1).
+// An odd-sized matmul: its 10 columns are one tile of 10 (no more than 32); 9 rows get
+// 3 (the tile's rows, here without a remainder; 10 rows would get 3 and a remainder row).
 // CHECK-LABEL: func.func @odd
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 10]>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
 func.func @odd(%a: tensor<9x20xf32>, %b: tensor<1x10x20xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %a : tensor<9x20xf32> -> tensor<9x1x20xf32>
   %ae = uop.expand %a3 : tensor<9x1x20xf32> -> tensor<9x10x20xf32>
@@ -115,9 +128,14 @@ func.func @exp(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
 // A weight gradient dW = X^T dY of a (16, 64) batch of rows: the reduction runs over a
 // reshape that merges the batch and sequence axes (1024 = 16 * 64); through it, X is
 // still broadcast along the columns j and dY along the rows i, so it gets a matmul's
-// register tile, packed panels and threads (not a split sum per output element).
+// register tile, packed panels and threads (not a split sum per output element). A
+// 1024-deep panel of 32 columns (128 KiB) overflows a 64 KiB L2: panels, not packed.
 // CHECK-LABEL: func.func @weight_gradient
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 16], thread = 1, tile = [0, 16], pack = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1>}
+// AVX512-LABEL: func.func @weight_gradient
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 128], tile = [0, 128], pack = 1, fma = 1>}
+// SMALL-L2-LABEL: func.func @weight_gradient
+// SMALL-L2-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], fma = 1>}
 func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>) -> tensor<64x256xf32> attributes {uop.kernel} {
   %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
   %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x256xf32>
@@ -129,10 +147,13 @@ func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>)
   func.return %r : tensor<64x256xf32>
 }
 
-// The head's weight gradient has 65 columns: 16 and a remainder column, not 1; panels
-// must divide the columns, so none (threads on the rows instead).
+// The head's weight gradient has 65 columns: 32 and a remainder column, not 1; panels
+// must divide the columns, so none (threads on the rows instead). AVX-512's tile takes
+// all 65 columns (no more than 128): one panel.
 // CHECK-LABEL: func.func @odd_columns
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [4, 16], thread = 0>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, fma = 1>}
+// AVX512-LABEL: func.func @odd_columns
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 65], tile = [0, 65], pack = 1, fma = 1>}
 func.func @odd_columns(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x65xf32>) -> tensor<64x65xf32> attributes {uop.kernel} {
   %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
   %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x65xf32>
@@ -213,7 +234,7 @@ func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x6
 // CHECK-LABEL: func.func @matvec_rows
 // CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, lanes = 1>}
 // STRICT-LABEL: func.func @matvec_rows
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
 func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %p = uop.mul %xe, %w : tensor<1536x576xf32>
@@ -222,9 +243,9 @@ func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tenso
 }
 
 // W stored (in, out) (GPT-2's Conv1D): its rows lie along the outputs, so the register
-// tile over 16 outputs reads them contiguously and stays.
+// tile over 32 outputs (4 ymm accumulators) reads them contiguously and stays.
 // CHECK-LABEL: func.func @matvec_columns
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0, fma = 1>}
 func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<576x1xf32> -> tensor<576x1536xf32>
   %p = uop.mul %xe, %w : tensor<576x1536xf32>
@@ -239,7 +260,7 @@ func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> te
 // CHECK-LABEL: func.func @matvec_int8
 // CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 4>}
 // STRICT-LABEL: func.func @matvec_int8
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
 func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos: tensor<4xi32>, %scales: tensor<1536x18xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %wr = uop.reshape %words : tensor<1536x144xi32> -> tensor<1536x144x1xi32>
