@@ -41,6 +41,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from uopc.passes.fusion_rule import is_contraction, reduce_fusion_by_rule
 from uopc.passes.kernel_graph import (
     ALU_OPS,
     KERNEL_ATTR,
@@ -51,7 +52,6 @@ from uopc.passes.kernel_graph import (
     plan_functions,
     uop_owner,
 )
-from uopc.passes.fusion_rule import is_contraction, reduce_fusion_by_rule
 from uopc.uopdialect.ops import ContiguousOp, PowOp, ReduceOp, UnaryOp
 
 
