@@ -58,8 +58,9 @@ def _exp2_wide(put, const, y: SSAValue) -> SSAValue:
     n = round(y) by adding and subtracting ROUNDING (exact; the sum's low bits hold n as
     an integer) and f = y - n (exact, |f| <= 1/2); 2^f by its Taylor polynomial (Horner,
     one fused multiply-add per degree: half the vector ops of a multiply and an add,
-    which made a softmax 25% faster, and a smaller rounding error) times 2^n, made by shifting n + 1023 into the exponent bits. Relative error below
-    3e-10. A NaN y gives NaN (its sum's bits give some scale, and NaN times it is NaN)."""
+    which made a softmax 25% faster, and a smaller rounding error) times 2^n, made by
+    shifting n + 1023 into the exponent bits. Relative error below 3e-10. A NaN y gives
+    NaN (its sum's bits give some scale, and NaN times it is NaN)."""
     low, high = const(-EXP2_CLAMP), const(EXP2_CLAMP)
     clamped = put(arith.SelectOp(put(arith.CmpfOp(y, low, "olt")), low, y))
     clamped = put(arith.SelectOp(put(arith.CmpfOp(clamped, high, "ogt")), high, clamped))
