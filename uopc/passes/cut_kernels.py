@@ -52,6 +52,7 @@ from uopc.passes.kernel_graph import (
     plan_functions,
     uop_owner,
 )
+from uopc.passes.options import check_option
 from uopc.uopdialect.ops import ContiguousOp, PowOp, ReduceOp, UnaryOp
 
 
@@ -268,6 +269,11 @@ class CutKernelsPass(ModulePass):
     #: reduce fusion where it computes each reduce once (`uopc.passes.fusion_rule`),
     #: the default compile's choice; `fuse_reduces` fuses every reduce
     fuse_reduces_by_rule: bool = False
+
+    def __post_init__(self) -> None:
+        check_option(self, "fuse_reduces_by_rule",
+                     not (self.fuse_reduces and self.fuse_reduces_by_rule),
+                     "false with fuse_reduces=true (which fuses every reduce)")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         outliner = _Outliner.of(op)
