@@ -77,7 +77,8 @@ PIPELINES: dict[str, str] = {
     # inline calls (SPEC §4), fold constants, simplify integer algebra, merge equal
     # values (SPEC §6)
     "uop-simplify": "uop-inline,uop-fold,uop-symbolic,cse",
-    # what the engine runs on a traced graph: simplify, give each result its own value
+    # what the engine runs on a traced graph without reduce fusion (UOPC_FUSE_REDUCES=0):
+    # simplify, give each result its own value
     # (a plan writes each into its own buffer), fuse into kernels. layout "output": the
     # C backend's strict-order reduces vectorize across adjacent outputs, so broadcast
     # operands are copied to make the innermost output axis contiguous ("reduce", the
@@ -104,7 +105,7 @@ PIPELINES: dict[str, str] = {
     "uop-to-loops": "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse",
     # a traced graph's whole compile, up to the loops the C target prints (-t c):
     # kernels, their schedules by rules (OPT=1), loops
-    "uop-to-c": "uop-to-kernels,uop-schedule,uop-to-loops",
+    "uop-to-c": "uop-to-rule-fused-kernels,uop-schedule,uop-to-loops",
     # loops to the GPU (SPEC §7 gpu, §9 CUDA): a GPU schedule on every kernel (rules),
     # each output nest to a gpu.launch; the CUDA backend's tail (`gpu_tail`) is this
     # with its options
