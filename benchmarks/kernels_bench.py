@@ -15,7 +15,8 @@ Workloads: GEMM f32 1024 and 2048 (numpy: BLAS), GEMM f64 512, the elementwise c
 relu(a*2+1)*3 on 16M floats (numpy with out=), the integer chain max(a*3+7, 0) // 5 on 4M
 int64 values (PyTorch's default integer type), row softmax and LayerNorm on 4096x1024, single-head
 attention softmax(QK^T/8)V with N=1024, d=64 (torch: scaled_dot_product_attention),
-softmax, LayerNorm and attention also with reduce fusion ("fused" rows), and
+softmax, LayerNorm and attention also without reduce fusion ("unfused" rows: by default
+a compile fuses the reduces `uopc.passes.fusion_rule` picks, all of these three), and
 the forward pass of the 784-128-10 MLP on a batch of 128 (GFLOP/s). `--quick` uses
 smaller sizes (GEMM 512, f64 GEMM 256, 4M elements, 1024x1024 rows, N=256).
 OPT (0, 1, 2) selects uopc's schedules as everywhere else.
@@ -34,10 +35,10 @@ import numpy as np
 from uopc import from_numpy, reduce_fusion
 
 
-def fused(fn):
-    """`fn` run with reduce fusion on (uopc.reduce_fusion)."""
+def unfused(fn):
+    """`fn` run with reduce fusion off (uopc.reduce_fusion(False))."""
     def run():
-        with reduce_fusion():
+        with reduce_fusion(False):
             return fn()
     return run
 
@@ -110,8 +111,8 @@ def workloads(quick: bool, torch):
         "numpy": np_softmax,
         "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
     })
-    yield (f"softmax {rows}x1024 fused", 5 * x2.size, {
-        "uopc": fused(lambda: from_numpy(x2).softmax(-1).numpy()),
+    yield (f"softmax {rows}x1024 unfused", 5 * x2.size, {
+        "uopc": unfused(lambda: from_numpy(x2).softmax(-1).numpy()),
         "numpy": np_softmax,
         "torch": (lambda: torch.softmax(tx2, -1)) if torch else None,
     })
@@ -128,7 +129,7 @@ def workloads(quick: bool, torch):
         c = x2 - mean
         return c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * w + b
 
-    for suffix, run in (("", uopc_layernorm), (" fused", fused(uopc_layernorm))):
+    for suffix, run in (("", uopc_layernorm), (" unfused", unfused(uopc_layernorm))):
         yield (f"layernorm {rows}x1024{suffix}", 8 * x2.size, {
             "uopc": run,
             "numpy": np_layernorm,
@@ -149,7 +150,7 @@ def workloads(quick: bool, torch):
     def uopc_attention():
         return ((from_numpy(q) @ from_numpy(k).T / 8).softmax(-1) @ from_numpy(v)).numpy()
 
-    for suffix, run in (("", uopc_attention), (" fused", fused(uopc_attention))):
+    for suffix, run in (("", uopc_attention), (" unfused", unfused(uopc_attention))):
         yield (f"attention {seq}x64{suffix}", 4 * seq * seq * 64, {
             "uopc": run,
             "numpy": np_attention,

@@ -77,7 +77,8 @@ PIPELINES: dict[str, str] = {
     # inline calls (SPEC §4), fold constants, simplify integer algebra, merge equal
     # values (SPEC §6)
     "uop-simplify": "uop-inline,uop-fold,uop-symbolic,cse",
-    # what the engine runs on a traced graph: simplify, give each result its own value
+    # what the engine runs on a traced graph without reduce fusion (UOPC_FUSE_REDUCES=0):
+    # simplify, give each result its own value
     # (a plan writes each into its own buffer), fuse into kernels. layout "output": the
     # C backend's strict-order reduces vectorize across adjacent outputs, so broadcast
     # operands are copied to make the innermost output axis contiguous ("reduce", the
@@ -89,6 +90,12 @@ PIPELINES: dict[str, str] = {
     "uop-to-fused-kernels":
         'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
         'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels{fuse_reduces=true}',
+    # reduce fusion where each fused reduce is still computed once (uopc.passes.fusion_rule):
+    # the default compile on CPUs
+    "uop-to-rule-fused-kernels":
+        'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
+        'uop-layout-copies{layout="output"},uop-merge-reduce-axes,'
+        'uop-cut-kernels{fuse_reduces_by_rule=true}',
     # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the
     # rest, and uop-hoist-loads reads a row's broadcast operand once per row. canonicalize
@@ -98,7 +105,7 @@ PIPELINES: dict[str, str] = {
     "uop-to-loops": "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse",
     # a traced graph's whole compile, up to the loops the C target prints (-t c):
     # kernels, their schedules by rules (OPT=1), loops
-    "uop-to-c": "uop-to-kernels,uop-schedule,uop-to-loops",
+    "uop-to-c": "uop-to-rule-fused-kernels,uop-schedule,uop-to-loops",
     # loops to the GPU (SPEC §7 gpu, §9 CUDA): a GPU schedule on every kernel (rules),
     # each output nest to a gpu.launch; the CUDA backend's tail (`gpu_tail`) is this
     # with its options
@@ -243,7 +250,11 @@ class Stages:
         return expand(",".join(s for s in (self.kernels, self.schedule, self.loops) if s))
 
 
-def kernel_stage(fuse_reduces: bool) -> str:
+def kernel_stage(fuse_reduces: bool | None) -> str:
+    """The kernel stage for UOPC_FUSE_REDUCES's value: True every reduce fused, False
+    none, None (the default) those the rule picks."""
+    if fuse_reduces is None:
+        return "uop-to-rule-fused-kernels"
     return "uop-to-fused-kernels" if fuse_reduces else "uop-to-kernels"
 
 
@@ -270,5 +281,8 @@ def compile_stages(tail: str = "", cpu_schedules: bool = True) -> Stages:
     `cpu_schedules` (GPUs map naive nests themselves) gets `uop-schedule{mode=none}`."""
     opt = settings.OPT.get() if cpu_schedules else 0
     loops = f"{LOOP_PIPELINE},{tail}" if tail else LOOP_PIPELINE
-    return Stages(kernel_stage(settings.FUSE_REDUCES.get()),
+    fuse_reduces = settings.FUSE_REDUCES.get()
+    if fuse_reduces is None and not cpu_schedules:
+        fuse_reduces = False  # the rule was measured on CPUs
+    return Stages(kernel_stage(fuse_reduces),
                   schedule_stage(opt, settings.STRICT.get()), loops)

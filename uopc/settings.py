@@ -77,6 +77,15 @@ def _switch(text: str | None) -> bool:
     return text == "1"
 
 
+def _fusion(text: str | None) -> bool | None:
+    """UOPC_FUSE_REDUCES: True for 1, False for 0, None (by rule) when unset or auto."""
+    if text in (None, "", "auto"):
+        return None
+    if text not in ("0", "1"):
+        raise ValueError("expected 1 (fuse every reduce), 0 (none) or auto (the default)")
+    return text == "1"
+
+
 def _number(kind: Callable[[str], T], default: T) -> Callable[[str | None], T]:
     def parse(text: str | None) -> T:
         if not text:
@@ -114,8 +123,9 @@ def _cc_jobs(text: str | None) -> int | None:
 # ---- what is compiled ----------------------------------------------------------------
 OPT = _knob("OPT", _opt, "0: naive loops, 1: schedules by rules (default), 2: measured search "
             "(SPEC §10)")
-FUSE_REDUCES = _knob("UOPC_FUSE_REDUCES", _switch,
-                     "1: reduce fusion (SPEC §8) for every plan; `reduce_fusion()` per block")
+FUSE_REDUCES = _knob("UOPC_FUSE_REDUCES", _fusion,
+                     "reduce fusion (SPEC §8): 1 every reduce, 0 none, unset where each "
+                     "fused reduce is computed once (the default); `reduce_fusion()` per block")
 STRICT = _knob("UOPC_STRICT", _switch,
                "1: strict IEEE order, no schedule reassociates a float sum")
 CHECK = _knob("UOPC_CHECK", lambda text: text not in (None, "", "0"),

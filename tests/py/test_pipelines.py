@@ -36,7 +36,8 @@ from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import Sig
 
 ENGINE_PIPELINE = ('uop-inline,uop-fold,uop-symbolic,cse,uop-fresh-results,uop-bound-depth,'
-                   'uop-stage-broadcasts,uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels,'
+                   'uop-stage-broadcasts,uop-layout-copies{layout="output"},uop-merge-reduce-axes,'
+                   'uop-cut-kernels{fuse_reduces_by_rule=true},'
                    'uop-schedule,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse')
 
 SOFTMAX = """
@@ -69,6 +70,11 @@ def test_uop_to_gpu_spells_what_the_cuda_backend_runs():
 def test_stages_follow_the_settings_in_force():
     with settings.override(OPT=0):
         assert compile_stages().schedule == "uop-schedule{mode=none}"
+    # reduce fusion: by rule unless set, and never by rule on a GPU backend
+    assert compile_stages().kernels == "uop-to-rule-fused-kernels"
+    assert CudaBackend().stages().kernels == "uop-to-kernels"
+    with settings.override(UOPC_FUSE_REDUCES=False):
+        assert compile_stages().kernels == "uop-to-kernels"
     with settings.override(UOPC_STRICT=True, UOPC_FUSE_REDUCES=True):
         stages = compile_stages()
         assert stages.schedule == "uop-schedule{strict=true}"

@@ -11,7 +11,9 @@ ops that is not a kernel) the pass
    kernel would call a libm function (exp2, sin, ...), which keeps the C compiler from
    vectorizing the reduce. With `fuse_reduces` (reduce fusion, SPEC §8) no reduce is a
    cut, nor is a copy `uop-stage-broadcasts` marked `uop.staged`: the consumer's kernel
-   computes it once per row (rangeify). Everything between cuts fuses into the kernel of
+   computes it once per row (rangeify); with `fuse_reduces_by_rule` only the reduces
+   and staged copies `uopc.passes.fusion_rule` picks (each computed once) are no cuts.
+   Everything between cuts fuses into the kernel of
    the cut that consumes it; constants are copied into each kernel that reads them.
 2. **outlines** each kernel as a `func.func` (marked `uop.kernel`) with one result and one
    argument per buffer it reads, and replaces the original body by `func.call`s in
@@ -39,6 +41,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from uopc.passes.fusion_rule import is_contraction, reduce_fusion_by_rule
 from uopc.passes.kernel_graph import (
     ALU_OPS,
     KERNEL_ATTR,
@@ -49,6 +52,7 @@ from uopc.passes.kernel_graph import (
     plan_functions,
     uop_owner,
 )
+from uopc.passes.options import check_option
 from uopc.uopdialect.ops import ContiguousOp, PowOp, ReduceOp, UnaryOp
 
 
@@ -111,13 +115,16 @@ def _epilogue_reduces(block: Block) -> set[Operation]:
     Only when that kernel calls no libm function (exp2, sin, ...): with one in the loop
     the C compiler no longer vectorizes the reduce across outputs, and a GELU backward
     fused into its matmul ran 10x slower than the two kernels apart."""
-    fused: set[Operation] = set()
-    for op in block.ops:
-        if isinstance(op, ReduceOp):
-            sink = _single_sink(op)
-            if sink is not None and sink is not op and not _calls_libm(sink, op):
-                fused.add(op)
-    return fused
+    return {op for op in block.ops if isinstance(op, ReduceOp) and _epilogue_ok(op)}
+
+
+def _epilogue_ok(reduce: ReduceOp) -> bool | None:
+    """None when `reduce` has no epilogue shape (see `_single_sink`), else whether it is
+    an epilogue `_epilogue_reduces` fuses."""
+    sink = _single_sink(reduce)
+    if sink is None or sink is reduce:
+        return None
+    return not _calls_libm(sink, reduce)
 
 
 def _kernel_ops(root: Operation) -> tuple[list[Operation], list[SSAValue]]:
@@ -207,12 +214,22 @@ class _Outliner:
 
 
 def cut_kernels(plan: func.FuncOp, outliner: _Outliner, epilogue: bool,
-                fuse_reduces: bool) -> None:
-    """Replace the uop ops of `plan` by calls of outlined kernels."""
+                fuse_reduces: bool, by_rule: bool = False) -> None:
+    """Replace the uop ops of `plan` by calls of outlined kernels (`by_rule`: reduce
+    fusion for the reduces and staged copies `reduce_fusion_by_rule` picks)."""
     block = plan.body.block
     staged = {op for op in block.ops if isinstance(op, ContiguousOp)
               and op.attributes.pop(STAGED_ATTR, None) is not None}
     fused = _epilogue_reduces(block) if epilogue else set()
+    if fuse_reduces:
+        fused |= {op for op in block.ops if isinstance(op, ReduceOp)}
+    elif by_rule:
+        # a contraction with an epilogue keeps the epilogue's answer (in a kernel that
+        # calls libm it stops vectorizing); the rule decides every other reduce
+        epilogue_cuts = {op for op in block.ops if isinstance(op, ReduceOp)
+                         and _epilogue_ok(op) is False and is_contraction(op)}
+        fused |= reduce_fusion_by_rule(block, staged, epilogue_cuts)
+    kept_staged = staged if fuse_reduces else staged & fused
     uop_ops: list[Operation] = []
     for op in list(block.ops):
         if not is_uop(op):
@@ -221,8 +238,8 @@ def cut_kernels(plan: func.FuncOp, outliner: _Outliner, epilogue: bool,
         result = op.results[0]
         # with reduce fusion, a staged value stays in its consumer's kernel, which
         # computes it once per row (rangeify)
-        cut = (isinstance(op, ContiguousOp) and not (fuse_reduces and op in staged)) \
-            or (isinstance(op, ReduceOp) and op not in fused and not fuse_reduces) \
+        cut = (isinstance(op, ContiguousOp) and op not in kept_staged) \
+            or (isinstance(op, ReduceOp) and op not in fused) \
             or any(not is_uop(use.operation) for use in result.uses)
         if not cut:
             continue
@@ -249,8 +266,17 @@ class CutKernelsPass(ModulePass):
     #: it would recompute in a row buffer), so a softmax or LayerNorm is one kernel and
     #: attention writes nothing of size N x N
     fuse_reduces: bool = False
+    #: reduce fusion where it computes each reduce once (`uopc.passes.fusion_rule`),
+    #: the default compile's choice; `fuse_reduces` fuses every reduce
+    fuse_reduces_by_rule: bool = False
+
+    def __post_init__(self) -> None:
+        check_option(self, "fuse_reduces_by_rule",
+                     not (self.fuse_reduces and self.fuse_reduces_by_rule),
+                     "false with fuse_reduces=true (which fuses every reduce)")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         outliner = _Outliner.of(op)
         for plan in plan_functions(op, self.name):
-            cut_kernels(plan, outliner, self.epilogue, self.fuse_reduces)
+            cut_kernels(plan, outliner, self.epilogue, self.fuse_reduces,
+                        self.fuse_reduces_by_rule)

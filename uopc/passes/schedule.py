@@ -49,7 +49,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   Not with `strict=true` (the split reassociates sums);
 - **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C
-  compiler keeps in one vector register; not with `strict=true` (UOPC_STRICT=1), since
+  compiler keeps in one vector register (two from `uopc.passes.reduce_rules`'
+  WIDE_SPLIT_REDUCE elements on); not with `strict=true` (UOPC_STRICT=1), since
   a float sum's rounding then changes;
 - **exp and tanh without libm**: a kernel computing an f32 exp, exp2 or tanh computes
   it by vectorizable polynomials (`approx`, within 1 ulp); not with `strict=true`;
@@ -82,6 +83,7 @@ from xdsl.passes import ModulePass
 
 from uopc.cpu import Cpu, host
 from uopc.passes.options import check_option
+from uopc.passes.reduce_rules import row_split
 from uopc.passes.strides import contiguous_strides, view_strides
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
@@ -525,7 +527,7 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
         tile = _cache_tile(shape, upcast, _row_block(shape, cpu))
         return replace(_tiled(shape, upcast, tile, pack=bool(tile) and _fits_l2(
             shape, upcast, cpu)), approx=approx, fma=fma)
-    parts = SPLIT if not strict and shape.reduce >= MIN_SPLIT_REDUCE else 1
+    parts = 1 if strict else row_split(shape.reduce, SPLIT, MIN_SPLIT_REDUCE)
     thread = _thread_axis(shape, upcast)
     return Schedule(thread=thread, split=parts, tile=_thread_blocks(shape, thread),
                     approx=approx)

@@ -3,11 +3,12 @@
 // RUN: uopc-opt %s -p uop-simplify > %t.named && uopc-opt %s -p uop-inline,uop-fold,uop-symbolic,cse > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-kernels > %t.named && uopc-opt %s -p 'uop-inline,uop-fold,uop-symbolic,cse,uop-fresh-results,uop-kernelize{layout="output"}' > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-kernels,uop-to-loops > %t.named && uopc-opt %s -p uop-to-kernels,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse > %t.flat && diff %t.named %t.flat
-// RUN: uopc-opt %s -p uop-to-c -t c > %t.named && uopc-opt %s -p uop-to-kernels,uop-schedule,uop-to-loops -t c > %t.flat && diff %t.named %t.flat
+// RUN: uopc-opt %s -p uop-to-c -t c > %t.named && uopc-opt %s -p uop-to-rule-fused-kernels,uop-schedule,uop-to-loops -t c > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-kernels | filecheck %s --check-prefix=KERNELS
 // RUN: uopc-opt %s -p uop-to-c -t c | filecheck %s --check-prefix=C
 
-// uop-to-kernels is what the engine runs: x + 0 on i32 simplifies to x, so the second
+// uop-to-kernels is what the engine runs without reduce fusion (this program has no
+// reduce it would fuse): x + 0 on i32 simplifies to x, so the second
 // result gets a copy of its own (uop-fresh-results), and the matmul reads B in place
 // (layout "output": no copy of B with its reduce axis made contiguous)
 // KERNELS-LABEL: func.func @k0(%0: tensor<4x8xf32>, %1: tensor<8x16xf32>) -> tensor<4x16xf32> attributes {uop.kernel} {

@@ -1,0 +1,97 @@
+"""Row reductions and attention under the default reduce fusion (the rule of
+`uopc.passes.fusion_rule`) and the wide split sums (`uopc.passes.reduce_rules`), against
+torch: odd row lengths (not a multiple of the 16 partial sums), causal and boolean masks,
+rows masked entirely, batch and heads, values and gradients; in strict float order the
+default plan equals the unfused one bit for bit, gradients included."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import uopc
+from uopc import Tensor
+
+torch = pytest.importorskip("torch")
+RNG = np.random.default_rng(11)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(3, 257), (5, 1030)])
+def test_row_reductions_match_torch_at_odd_lengths(shape):
+    x, w, b = f32(*shape), f32(shape[-1]), f32(shape[-1])
+    t = torch.from_numpy(x)
+    np.testing.assert_allclose(Tensor(x).softmax(-1).numpy(), torch.softmax(t, -1),
+                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(Tensor(x).log_softmax(-1).numpy(), torch.log_softmax(t, -1),
+                               rtol=1e-5, atol=1e-5)
+    got = Tensor(x).layer_norm(shape[-1], Tensor(w), Tensor(b)).numpy()
+    want = torch.nn.functional.layer_norm(t, shape[-1:], torch.from_numpy(w),
+                                          torch.from_numpy(b))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_row_masked_entirely_gives_nan_as_torch():
+    x = f32(4, 300)
+    x[2] = -np.inf
+    got = Tensor(x).softmax(-1).numpy()
+    want = torch.softmax(torch.from_numpy(x), -1).numpy()
+    assert np.isnan(got[2]).all() and np.isnan(want[2]).all()
+    np.testing.assert_allclose(got[[0, 1, 3]], want[[0, 1, 3]], rtol=1e-5, atol=1e-7)
+
+
+def _attention_case(mask_kind):
+    """(B, H, L, E) queries and (B, H, S, E) keys and values with S not a multiple of 16;
+    the mask as uopc and torch take it."""
+    q, k, v = f32(2, 3, 37, 8), f32(2, 3, 45, 8), f32(2, 3, 45, 8)
+    mask = None
+    if mask_kind == "bool":
+        mask = RNG.random((37, 45)) > 0.3
+        mask[:, 0] = True  # no row masked entirely (torch's SDPA defines those apart)
+    if mask_kind == "causal":
+        q, k, v = q, k[:, :, :37], v[:, :, :37]
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "bool", "causal"])
+def test_attention_values_and_gradients_match_torch(mask_kind):
+    q, k, v, mask = _attention_case(mask_kind)
+    causal = mask_kind == "causal"
+    tq, tk, tv = (Tensor(a, requires_grad=True) for a in (q, k, v))
+    out = tq.scaled_dot_product_attention(tk, tv, attn_mask=None if mask is None
+                                          else Tensor(mask), is_causal=causal)
+    weight = f32(*out.shape)
+    (out * Tensor(weight)).sum().backward([tq, tk, tv])
+    pq, pk, pv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        pq, pk, pv, attn_mask=None if mask is None else torch.from_numpy(mask),
+        is_causal=causal)
+    (ref * torch.from_numpy(weight)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), ref.detach(), rtol=1e-4, atol=1e-5)
+    for mine, theirs in ((tq, pq), (tk, pk), (tv, pv)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad, rtol=1e-3, atol=1e-4)
+
+
+def test_strict_default_plan_equals_unfused_with_gradients(monkeypatch):
+    monkeypatch.setenv("UOPC_STRICT", "1")
+    q, k, v, _ = _attention_case("causal")
+
+    def step():
+        tq, tk, tv = (Tensor(a, requires_grad=True) for a in (q, k, v))
+        out = tq.scaled_dot_product_attention(tk, tv, is_causal=True)
+        out = out.layer_norm(8)
+        loss = (out * out).sum() / math.prod(out.shape)
+        loss.backward([tq, tk, tv])
+        Tensor.realize_all(out, tq.grad, tk.grad, tv.grad)
+        return [t.numpy() for t in (out, tq.grad, tk.grad, tv.grad)]
+
+    with uopc.reduce_fusion(False):
+        unfused = step()
+    by_rule = step()
+    for a, b in zip(unfused, by_rule):
+        assert np.array_equal(a, b)
