@@ -1,8 +1,8 @@
 """LLM inference: uopc next to transformers (a benchmark-only dependency, with
-`pip install torch==2.13.0`), validation numbers and speeds in one run.
+`pip install torch==2.13.0`) and llama.cpp, validation numbers and speeds in one run.
 
-    python benchmarks/llm_bench.py [--only gpt2|smollm2|quant] [--tokens N] [--formats a,b]
-                                   [--packed a,b]
+    python benchmarks/llm_bench.py [--only gpt2|smollm2|quant|llamacpp] [--tokens N]
+                                   [--formats a,b] [--packed a,b] [--rounds N]
 
 gpt2     GPT2Config(n_layer=8, n_embd=64, n_head=16), seed 0, saved by transformers as
          safetensors and as pytorch_model.bin: max |p - p_ref| of the final-position
@@ -24,12 +24,29 @@ quant    GPT-2 8L d64 and SmolLM2 with their matrices quantized in each format: 
          `uopc.quantize_model` leaves them, decoding inside the kernels. Formats of 4
          bits or fewer also run with the token embedding (and the head tied to it) in
          q8_0, as 4-bit GGUF files keep it.
+llamacpp SmolLM2 beside llama.cpp (llama-cpp-python, a benchmark-only dependency built
+         from source, never a test one; skipped with a message when not installed), both
+         on 2 threads, interleaved over --rounds rounds, medians: prefill tokens/s of a
+         64-token prompt and decode ms/token (greedy, host argmax included on both
+         sides), for the same GGUF file (Q4_1 matrices, Q8_0 embedding), that file
+         requantized to Q8_0 by llama.cpp (both run it), and uopc's int8; whether the
+         greedy tokens agree. Built here (AVX2 + FMA; AMX off: a native build segfaulted
+         in its AMX path on a Xeon), the mtmd library left out (LLAVA_BUILD=OFF):
+
+             CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+               -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
+               -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF" \
+               pip install --no-cache-dir llama-cpp-python
+
+         (on an AVX-512 machine -DGGML_AVX512=ON, and the VNNI/BF16 options it has).
 Weight bytes: the stored (packed) bytes per format and the f32 bytes the models use.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import tempfile
 import time
 from pathlib import Path
@@ -262,9 +279,141 @@ def bench_quant(formats: list[str], packed: list[str], steps: int = 16) -> None:
             print(line, flush=True)
 
 
+THREADS = 2
+PROMPT_TOKENS = 64
+
+
+def cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def long_prompt(tok: ByteLevelBPE, count: int) -> list[int]:
+    """The first `count` token ids of a fixed English text (the same ids go to both)."""
+    text = ("The history of the printing press begins in the fifteenth century, when "
+            "Johannes Gutenberg combined movable metal type, oil-based ink and a wooden "
+            "screw press into a system that could produce books quickly and cheaply. ")
+    ids: list[int] = []
+    while len(ids) < count:
+        ids += tok.encode(text)
+    return ids[:count]
+
+
+def requantized_q8_0(llama_cpp, src: Path, dst: Path) -> bool:
+    """`src` requantized to Q8_0 by llama.cpp's own quantizer (from the dequantized
+    weights, as uopc's q8_0 quantizes them); False where this build cannot."""
+    import ctypes
+
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
+    params.allow_requantize = True
+    params.nthread = THREADS
+    status = llama_cpp.llama_model_quantize(str(src).encode(), str(dst).encode(),
+                                            ctypes.byref(params))
+    return status == 0 and dst.exists()
+
+
+class LlamaCppRunner:
+    """llama.cpp on a GGUF file, greedy, timed as uopc's `generate` is: the prefill's
+    seconds to the first token, then seconds per decode step (argmax included)."""
+
+    def __init__(self, llama_cpp, path: Path, context: int):
+        self.llm = llama_cpp.Llama(model_path=str(path), n_ctx=context, n_batch=PROMPT_TOKENS,
+                                   n_threads=THREADS, n_threads_batch=THREADS,
+                                   verbose=False)
+        self.llama_cpp, self.vocab = llama_cpp, self.llm.n_vocab()
+
+    def greedy(self) -> int:
+        """The first most likely token after the last evaluated position."""
+        row = self.llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        return int(np.argmax(np.ctypeslib.as_array(row, shape=(self.vocab,))))
+
+    def run(self, prompt: list[int], count: int) -> tuple[list[int], float, list[float]]:
+        llm = self.llm
+        llm.reset()
+        start = time.perf_counter()
+        llm.eval(prompt)
+        tokens = [self.greedy()]
+        prefill = time.perf_counter() - start
+        steps = []
+        for _ in range(count - 1):
+            start = time.perf_counter()
+            llm.eval(tokens[-1:])
+            tokens.append(self.greedy())
+            steps.append(time.perf_counter() - start)
+        return tokens, prefill, steps
+
+
+def bench_llamacpp(tokens: int, rounds: int) -> None:
+    """SmolLM2 on uopc and llama.cpp, interleaved (see the module docstring)."""
+    print(f"== SmolLM2-135M-Instruct beside llama.cpp: {THREADS} threads each, "
+          f"{PROMPT_TOKENS}-token prompt, {tokens} greedy tokens, medians of {rounds} "
+          f"interleaved rounds; {cpu_name()}; load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    try:
+        import llama_cpp
+    except ImportError:
+        print("  llama.cpp skipped: llama-cpp-python is not installed (see this file's "
+              "docstring for the install line)")
+        return
+    import uopc
+
+    path = smollm2_path()
+    tok = ByteLevelBPE.from_gguf(read_gguf_metadata(path))
+    prompt = long_prompt(tok, PROMPT_TOKENS)
+    context = -(-(PROMPT_TOKENS + tokens) // 64) * 64
+    tmp = tempfile.TemporaryDirectory()
+    q8_path = Path(tmp.name) / "SmolLM2-135M-Instruct.Q8_0.gguf"
+    have_q8 = requantized_q8_0(llama_cpp, path, q8_path)
+    checkpoint = read_gguf(path)
+    int8 = Llama(checkpoint.config, checkpoint.state)
+    uopc.quantize_model(int8, "int8")
+    # (name, uopc model, llama.cpp file): uopc's int8 beside llama.cpp's Q8_0 file
+    pairs = [("file's own blocks (Q4_1, Q8_0 embedding)", Llama.from_gguf(path, packed=True),
+              path)]
+    if have_q8:
+        pairs.append(("the file requantized to Q8_0", Llama.from_gguf(q8_path, packed=True),
+                      q8_path))
+    else:
+        print("  (this llama-cpp-python cannot requantize: no Q8_0 file)")
+    pairs.append(("uopc int8 (groups of 32) | llama.cpp Q8_0",
+                  int8, q8_path if have_q8 else path))
+    runners = {file: LlamaCppRunner(llama_cpp, file, context) for _, _, file in pairs}
+    for name, model, file in pairs:
+        start = time.perf_counter()
+        generate(model, prompt, 3)  # compiles (or loads) the prefill and decode plans
+        compile_s = time.perf_counter() - start
+        times: dict[str, list[float]] = {"up": [], "ud": [], "lp": [], "ld": []}
+        same = ""
+        for _ in range(rounds):
+            run = generate(model, prompt, tokens)
+            times["up"].append(run.first_token_seconds)
+            times["ud"].append(float(np.median(run.step_seconds[2:])))
+            theirs, prefill, steps = runners[file].run(prompt, tokens)
+            times["lp"].append(prefill)
+            times["ld"].append(float(np.median(steps[1:])))
+            same = agreement(run.tokens, theirs)
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        print(f"  {name}: uopc first run (plans) {compile_s:.1f} s\n"
+              f"    prefill: uopc {PROMPT_TOKENS / med['up']:.0f} tokens/s, llama.cpp "
+              f"{PROMPT_TOKENS / med['lp']:.0f} tokens/s, ratio (uopc time / llama.cpp) "
+              f"{med['up'] / med['lp']:.2f}\n"
+              f"    decode: uopc {med['ud'] * 1e3:.2f} ms/token, llama.cpp "
+              f"{med['ld'] * 1e3:.2f} ms/token, ratio {med['ud'] / med['ld']:.2f}; greedy "
+              f"tokens agree {same}", flush=True)
+    print(f"  load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    tmp.cleanup()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["gpt2", "smollm2", "quant"])
+    ap.add_argument("--only", choices=["gpt2", "smollm2", "quant", "llamacpp"])
+    ap.add_argument("--rounds", type=int, default=5, help="for llamacpp: interleaved rounds")
     ap.add_argument("--formats", default=",".join(QUANT_FORMATS), help="for quant")
     ap.add_argument("--packed", default="int8",
                     help="for quant: formats also run with in-kernel decode (a compile each)")
@@ -280,6 +429,8 @@ def main() -> None:
         bench_smollm2(args.tokens or 32, decode)
     if args.only in (None, "quant"):
         bench_quant(args.formats.split(","), args.packed.split(",") if args.packed else [])
+    if args.only in (None, "llamacpp"):
+        bench_llamacpp(args.tokens or 32, args.rounds)
 
 
 if __name__ == "__main__":
