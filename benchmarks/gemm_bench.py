@@ -10,9 +10,9 @@ Prints, in one run:
 
 Variants, each kernelized and scheduled as named (the schedule is printed by
 `uopc-opt ... -p uop-schedule`): the naive loop nest (OPT=0), the rules' schedule (OPT=1:
-a 4x16 register tile, cache tiles of 16-column panels of B (and of 256 rows when longer),
-each panel packed into a contiguous copy, threads over the panels), the register tile
-alone (the rules before cache tiles: `upcast = [4, 16], thread = 0`), and the rules on
+a register tile sized from the CPU, 3x32 with AVX2, with fused multiply-adds, cache tiles
+of panels of B as wide as the tile, each packed into a contiguous copy, threads over the
+panels), a plain register tile (the rules of old: `upcast = [4, 16], thread = 0`), and the rules on
 the `reduce` layout (B copied so that the reduce reads it contiguously). numpy and the
 variants run interleaved, and the medians are compared.
 """

@@ -27,6 +27,7 @@ import functools
 import os
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from uopc import settings
 
@@ -93,7 +94,7 @@ def from_flags(flags: set[str] | frozenset[str]) -> dict[str, int | bool]:
 
 def parse_cpuinfo(text: str) -> tuple[str, set[str], float | None]:
     """The first processor's model name, flags and clock (MHz) in /proc/cpuinfo's text."""
-    model, flags, mhz = "", set(), None
+    model, flags, mhz = "", set[str](), None
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()
@@ -160,7 +161,8 @@ def parse_spec(spec: str, base: Cpu) -> Cpu:
             continue
         try:
             if name in ("l1", "l2", "l3"):
-                cpu = replace(cpu, **{name: parse_size(value)})
+                sizes: dict[str, Any] = {name: parse_size(value)}
+                cpu = replace(cpu, **sizes)
             elif name == "fma":
                 if value.strip() not in ("0", "1"):
                     raise ValueError("fma is 0 or 1")
@@ -170,7 +172,8 @@ def parse_spec(spec: str, base: Cpu) -> Cpu:
                 if number < 1 or (name == "vector" and number % 4):
                     raise ValueError(f"{name} must be a positive integer"
                                      + (" multiple of 4 bytes" if name == "vector" else ""))
-                cpu = replace(cpu, **{name: number})
+                counts: dict[str, Any] = {name: number}
+                cpu = replace(cpu, **counts)
             else:
                 raise ValueError(f"unknown field {name!r}: the fields are vector, "
                                  f"registers, fma, l1, l2, l3, cores")

@@ -119,3 +119,17 @@ def test_the_register_tile_fits_the_vector_registers(spec, f32, f64):
         assert (rows, columns) == want
         vectors = columns // machine.lanes(element)
         assert rows * vectors + rows + 1 <= machine.registers
+
+
+def test_the_plan_store_and_tuning_cache_keys_depend_on_the_cpu():
+    """A plan scheduled, or a schedule measured, for one CPU is not reused for another."""
+    from uopc.runtime import plan_store
+    from uopc.runtime.c_backend import CBackend
+    from uopc.runtime.tuning import machine_identity
+
+    keys, identities = set(), set()
+    for spec in ("avx2", "avx512", "avx2,l2=1M"):
+        with settings.override(UOPC_CPU=spec):
+            keys.add(plan_store.plan_key(("graph", 1), "pipeline", CBackend()))
+            identities.add(machine_identity())
+    assert len(keys) == len(identities) == 3
