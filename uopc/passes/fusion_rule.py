@@ -36,11 +36,14 @@ UOPC_STRICT=1 as well.
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 
 from xdsl.ir import Block, Operation, SSAValue
 
 from uopc.passes.kernel_graph import ALU_OPS, is_uop, shape_of, uop_owner
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.ops import ConstOp, ContiguousOp, ExpandOp, ReduceOp
+from uopc.uopdialect.types import sig_of
 
 
 def _broadcast_axes(expand: ExpandOp) -> set[int]:
@@ -110,7 +113,8 @@ def _feeds_contraction(op: Operation, stops: set[Operation]) -> bool:
 
 
 def _bytes(value: SSAValue) -> int:
-    return math.prod(shape_of(value)) * max(value.type.element_type.bitwidth // 8, 1)
+    sig = sig_of(value.type)
+    return math.prod(sig.shape) * DTYPES[sig.dtype].numpy.itemsize
 
 
 def _outgrows_its_inputs(copy: ContiguousOp, stops: set[Operation]) -> bool:
@@ -153,8 +157,8 @@ def _sinks(op: Operation, cuts: set[Operation], limit: int = 2) -> set[Operation
     return sinks
 
 
-def reduce_fusion_by_rule(block: Block, staged: set[Operation],
-                          cuts_anyway: set[Operation]) -> set[Operation]:
+def reduce_fusion_by_rule(block: Block, staged: AbstractSet[Operation],
+                          cuts_anyway: AbstractSet[Operation]) -> set[Operation]:
     """The reduces and staged copies of `block` that stay inside their consumer's
     kernel (see the module docstring): each one's value reaches exactly one
     materialization point. `cuts_anyway`: reduces that stay cuts whatever this rule
@@ -178,7 +182,8 @@ def reduce_fusion_by_rule(block: Block, staged: set[Operation],
             stops = cuts | kept_copies
             if len(_sinks(op, cuts)) > 1 or (
                     _feeds_contraction(op, stops)
-                    and not (op in staged and _outgrows_its_inputs(op, stops))):
+                    and not (isinstance(op, ContiguousOp) and op in staged
+                             and _outgrows_its_inputs(op, stops))):
                 cuts.add(op)
                 changed = True
     return {op for op in candidates if op not in cuts}
