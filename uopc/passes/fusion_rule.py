@@ -21,7 +21,9 @@ the exception above); otherwise it is a cut, as without fusion. A contraction op
 the value reaches an expand whose broadcast axes, through elementwise ops, meet a
 reduce that keeps one of them (the reduce sums products over other axes: A of A @ B);
 a row statistic (softmax's max, LayerNorm's mean) is broadcast along the axes the next
-reduce sums, or to the result.
+reduce sums, or to the result. A contraction read by a reduce with almost no outputs (a
+matmul's full sum) also stays a cut: that kernel would have no axes to tile and thread
+the contraction over.
 A value reaches a materialization point through elementwise ops, views, expands and
 other fused reduces; the materialization points are the values a non-uop op uses
 (results, call operands), the copies that stay cuts and the reduces that stay cuts.
@@ -36,11 +38,14 @@ UOPC_STRICT=1 as well.
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 
 from xdsl.ir import Block, Operation, SSAValue
 
 from uopc.passes.kernel_graph import ALU_OPS, is_uop, shape_of, uop_owner
+from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.ops import ConstOp, ContiguousOp, ExpandOp, ReduceOp
+from uopc.uopdialect.types import sig_of
 
 
 def _broadcast_axes(expand: ExpandOp) -> set[int]:
@@ -109,8 +114,36 @@ def _feeds_contraction(op: Operation, stops: set[Operation]) -> bool:
     return False
 
 
+#: a contraction stays a cut when a reduce with fewer outputs than this reads it: the
+#: fused kernel would have no output axes left to tile and thread the contraction over
+#: (a matmul's full sum ran as one untiled nest)
+MIN_FUSED_OUTPUTS = 8
+
+
+def _summed_whole(op: Operation, stops: AbstractSet[Operation]) -> bool:
+    """Does a reduce with fewer than MIN_FUSED_OUTPUTS outputs read the value of `op`
+    (before `stops`)?"""
+    seen: set[Operation] = {op}
+    stack = [op]
+    while stack:
+        node = stack.pop()
+        for use in node.results[0].uses:
+            user = use.operation
+            if user in seen or not is_uop(user):
+                continue
+            seen.add(user)
+            # a reduce that is a cut itself still computes `op` in its kernel
+            if isinstance(user, ReduceOp) and \
+                    math.prod(shape_of(user.results[0])) < MIN_FUSED_OUTPUTS:
+                return True
+            if user not in stops:
+                stack.append(user)
+    return False
+
+
 def _bytes(value: SSAValue) -> int:
-    return math.prod(shape_of(value)) * max(value.type.element_type.bitwidth // 8, 1)
+    sig = sig_of(value.type)
+    return math.prod(sig.shape) * DTYPES[sig.dtype].numpy.itemsize
 
 
 def _outgrows_its_inputs(copy: ContiguousOp, stops: set[Operation]) -> bool:
@@ -153,8 +186,8 @@ def _sinks(op: Operation, cuts: set[Operation], limit: int = 2) -> set[Operation
     return sinks
 
 
-def reduce_fusion_by_rule(block: Block, staged: set[Operation],
-                          cuts_anyway: set[Operation]) -> set[Operation]:
+def reduce_fusion_by_rule(block: Block, staged: AbstractSet[Operation],
+                          cuts_anyway: AbstractSet[Operation]) -> set[Operation]:
     """The reduces and staged copies of `block` that stay inside their consumer's
     kernel (see the module docstring): each one's value reaches exactly one
     materialization point. `cuts_anyway`: reduces that stay cuts whatever this rule
@@ -177,8 +210,11 @@ def reduce_fusion_by_rule(block: Block, staged: set[Operation],
             kept_copies = {c for c in candidates if c in staged and c not in cuts}
             stops = cuts | kept_copies
             if len(_sinks(op, cuts)) > 1 or (
+                    isinstance(op, ReduceOp) and is_contraction(op)
+                    and _summed_whole(op, stops)) or (
                     _feeds_contraction(op, stops)
-                    and not (op in staged and _outgrows_its_inputs(op, stops))):
+                    and not (isinstance(op, ContiguousOp) and op in staged
+                             and _outgrows_its_inputs(op, stops))):
                 cuts.add(op)
                 changed = True
     return {op for op in candidates if op not in cuts}

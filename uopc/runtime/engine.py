@@ -82,9 +82,9 @@ def reduce_fusion(enabled: bool = True) -> Iterator[None]:
         yield
 
 
-def compile_mode() -> tuple[int, bool, bool]:
-    """The settings a plan is compiled under (OPT, reduce fusion, strict float order):
-    part of its key."""
+def compile_mode() -> tuple[int, bool | None, bool]:
+    """The settings a plan is compiled under (OPT, reduce fusion: True, False or None
+    for by rule, strict float order): part of its key."""
     return settings.OPT.get(), settings.FUSE_REDUCES.get(), settings.STRICT.get()
 
 

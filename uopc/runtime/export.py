@@ -225,7 +225,9 @@ def _manifest(root: Path, plan: Plan, inputs: Sequence[deploy.Port], used: set[i
                         "kernel_scratch_bytes": memory.scratch_bytes},
         "kernels": [{"name": k.name, "output": f"{k.out.dtype}{list(k.out.shape)}",
                      "schedule": k.schedule} for k in plan.kernels],
-        "compile_mode": {"opt": opt, "fuse_reduces": fuse_reduces, "strict": strict},
+        # reduce fusion: true (every reduce), false (none) or "rule" (the default's pick)
+        "compile_mode": {"opt": opt, "strict": strict,
+                         "fuse_reduces": "rule" if fuse_reduces is None else fuse_reduces},
         "weights": {**_file_entry(root, deploy.WEIGHTS),
                     "byte_order": sys.byteorder,
                     "tensors": [{"name": w.name, "shape": list(w.array.shape),

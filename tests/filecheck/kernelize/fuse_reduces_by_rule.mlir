@@ -145,3 +145,29 @@ func.func @attention(%q: tensor<16x4xf32>, %k: tensor<16x4xf32>, %v: tensor<16x4
   %o = uop.reduce add %pv axes [1] : tensor<16x16x4xf32> -> tensor<16x4xf32>
   func.return %o : tensor<16x4xf32>
 }
+
+// -----
+
+// A matmul summed whole: the scalar sum's kernel would have no output axes to tile and
+// thread the matmul over, so the matmul stays a cut (its ReLU goes with the sum).
+// CHECK-LABEL: func.func @k0(%0: tensor<64x48xf32>, %1: tensor<48x32xf32>) -> tensor<64x32xf32> attributes {uop.kernel} {
+// CHECK:       func.func @k1(%0: tensor<64x32xf32>) -> tensor<f32> attributes {uop.kernel} {
+// CHECK:       func.func @matmul_sum
+// CHECK-NEXT:    func.call @k0(%a, %b)
+// CHECK-NEXT:    func.call @k1(
+// FUSED-LABEL: func.func @matmul_sum
+// FUSED-NEXT:    func.call @k0(%a, %b)
+// FUSED-NEXT:    func.return
+func.func @matmul_sum(%a: tensor<64x48xf32>, %b: tensor<48x32xf32>) -> tensor<f32> {
+  %a3 = uop.reshape %a : tensor<64x48xf32> -> tensor<64x1x48xf32>
+  %ae = uop.expand %a3 : tensor<64x1x48xf32> -> tensor<64x32x48xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<48x32xf32> -> tensor<32x48xf32>
+  %b3 = uop.reshape %bt : tensor<32x48xf32> -> tensor<1x32x48xf32>
+  %be = uop.expand %b3 : tensor<1x32x48xf32> -> tensor<64x32x48xf32>
+  %p = uop.mul %ae, %be : tensor<64x32x48xf32>
+  %ab = uop.reduce add %p axes [2] : tensor<64x32x48xf32> -> tensor<64x32xf32>
+  %z = uop.const dense<0.0> : tensor<64x32xf32>
+  %r = uop.max %ab, %z : tensor<64x32xf32>
+  %s = uop.reduce add %r axes [0, 1] : tensor<64x32xf32> -> tensor<f32>
+  func.return %s : tensor<f32>
+}
