@@ -81,11 +81,6 @@ class LlamaBlock:
         k = rotate(heads(self.k, c.kv_heads), cos, sin)
         k, v = cache.update(layer, k, heads(self.v, c.kv_heads), step)
         y = attend(q, k, v, step.visible).transpose(1, 2).reshape(batch, length, c.heads * c.head_dim)
-        # a contiguous copy (576 floats a decode step): the o projection's matvec then
-        # reads x at plain offsets; through the (KV, group) view its index kept a div and
-        # a mod per element that the simplifier does not recombine, and the kernel ran
-        # 2-3x slower than the q projection of the same shape
-        y = y.contiguous()
         x = x + y @ self.o
         h = self.mlp_norm(x)
         return x + ((h @ self.gate).silu() * (h @ self.up)) @ self.down
