@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -43,7 +43,7 @@ def bound_depth(block: Block, max_depth: int) -> None:
             cut = _narrow_cut(result, depth)
             materialize(cut)
             if cut is not result:  # the ops from the cut on read a buffer now
-                start = ops.index(cast(Operation, cut.owner))
+                start = ops.index(cut.owner)
                 for later in ops[start + 1:at + 1]:
                     if is_uop(later) and not isinstance(later, ContiguousOp):
                         depth[later.results[0]] = _depth(later, depth)
@@ -60,9 +60,7 @@ def _narrow_cut(value: SSAValue, depth: dict[SSAValue, int]) -> SSAValue:
     size = math.prod(shape_of(value))
     at = value
     while True:
-        owner = at.owner
-        assert isinstance(owner, Operation), "a value in `depth` is an op's result"
-        operands = [v for v in owner.operands if not is_buffer(v) and v in depth]
+        operands = [v for v in at.owner.operands if not is_buffer(v) and v in depth]
         if not operands:
             return value
         at = max(operands, key=lambda v: depth[v])
