@@ -15,7 +15,7 @@ func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop
 
 // -----
 
-// expected-error@+1 {{Expected one of 'approx', 'lanes', 'pack', 'split', 'thread', 'tile', 'unroll', 'upcast' in #uop.schedule}}
+// expected-error@+1 {{Expected one of 'approx', 'fma', 'lanes', 'pack', 'split', 'thread', 'tile', 'unroll', 'upcast' in #uop.schedule}}
 func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<vector = 4>} {
   func.return %x : tensor<4xf32>
 }
