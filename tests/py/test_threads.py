@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from uopc import Tensor
+from uopc import Tensor, reduce_fusion
 from uopc.runtime import compile_text
 
 
@@ -47,19 +47,22 @@ def test_threads_realizing_one_plan_each_get_their_own_results():
 
 
 def test_threads_running_one_program_with_an_arena():
-    program = compile_text("""
-    func.func @main(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64xf32> {
-      %p = uop.reshape %a : tensor<64x64xf32> -> tensor<64x64x1xf32>
-      %pe = uop.expand %p : tensor<64x64x1xf32> -> tensor<64x64x64xf32>
-      %q = uop.reshape %w : tensor<64x64xf32> -> tensor<1x64x64xf32>
-      %qe = uop.expand %q : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
-      %m = uop.mul %pe, %qe : tensor<64x64x64xf32>
-      %s = uop.reduce add %m axes [1] : tensor<64x64x64xf32> -> tensor<64x64xf32>
-      %z = uop.const dense<0.0> : tensor<64x64xf32>
-      %r = uop.max %s, %z : tensor<64x64xf32>
-      %t = uop.reduce add %r axes [0] : tensor<64x64xf32> -> tensor<64xf32>
-      func.return %t : tensor<64xf32>
-    }""")
+    # without reduce fusion, the relu of the product is a temporary in the arena (fused by
+    # rule, it never leaves its kernel)
+    with reduce_fusion(False):
+        program = compile_text("""
+        func.func @main(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64xf32> {
+          %p = uop.reshape %a : tensor<64x64xf32> -> tensor<64x64x1xf32>
+          %pe = uop.expand %p : tensor<64x64x1xf32> -> tensor<64x64x64xf32>
+          %q = uop.reshape %w : tensor<64x64xf32> -> tensor<1x64x64xf32>
+          %qe = uop.expand %q : tensor<1x64x64xf32> -> tensor<64x64x64xf32>
+          %m = uop.mul %pe, %qe : tensor<64x64x64xf32>
+          %s = uop.reduce add %m axes [1] : tensor<64x64x64xf32> -> tensor<64x64xf32>
+          %z = uop.const dense<0.0> : tensor<64x64xf32>
+          %r = uop.max %s, %z : tensor<64x64xf32>
+          %t = uop.reduce add %r axes [0] : tensor<64x64xf32> -> tensor<64xf32>
+          func.return %t : tensor<64xf32>
+        }""")
     assert program.arena_bytes > 0  # the relu of the product is a temporary
     w = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
     wrong: list[int] = []

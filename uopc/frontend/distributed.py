@@ -142,6 +142,10 @@ def init_process_group(timeout: float | None = None) -> None:
         sys.excepthook = _aborting_hook(sys.excepthook, _GROUP)
 
 
+#: how long a failing rank waits, after printing its traceback, before it aborts the job
+ABORT_GRACE_SECONDS = 1.0
+
+
 def _aborting_hook(previous: Any, group: _Group) -> Any:
     """An excepthook that prints the traceback as usual, then aborts the MPI job: the
     other ranks would otherwise wait for this one in their next collective."""
@@ -149,6 +153,11 @@ def _aborting_hook(previous: Any, group: _Group) -> Any:
         previous(kind, value, tb)
         print(f"uopc.distributed: rank {group.rank} of {group.size} stopped on an uncaught "
               f"{kind.__name__}; aborting the MPI job", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        # mpiexec forwards a rank's output asynchronously and Abort kills the job at once:
+        # without this pause the end of the traceback was lost in about 1 run in 10 under
+        # load (the report then showed its first line only)
+        time.sleep(ABORT_GRACE_SECONDS)
         group.comm.Abort(1)
     return hook
 
