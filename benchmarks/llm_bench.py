@@ -45,8 +45,6 @@ Weight bytes: the stored (packed) bytes per format and the f32 bytes the models 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -283,16 +281,6 @@ THREADS = 2
 PROMPT_TOKENS = 64
 
 
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def long_prompt(tok: ByteLevelBPE, count: int) -> list[int]:
     """The first `count` token ids of a fixed English text (the same ids go to both)."""
     text = ("The history of the printing press begins in the fifteenth century, when "
@@ -353,8 +341,7 @@ def bench_llamacpp(tokens: int, rounds: int) -> None:
     """SmolLM2 on uopc and llama.cpp, interleaved (see the module docstring)."""
     print(f"== SmolLM2-135M-Instruct beside llama.cpp: {THREADS} threads each, "
           f"{PROMPT_TOKENS}-token prompt, {tokens} greedy tokens, medians of {rounds} "
-          f"interleaved rounds; {cpu_name()}; load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+          f"interleaved rounds; {bench_env.cpu()}; {bench_env.load_line()}", flush=True)
     try:
         import llama_cpp
     except ImportError:
@@ -406,7 +393,7 @@ def bench_llamacpp(tokens: int, rounds: int) -> None:
               f"    decode: uopc {med['ud'] * 1e3:.2f} ms/token, llama.cpp "
               f"{med['ld'] * 1e3:.2f} ms/token, ratio {med['ud'] / med['ld']:.2f}; greedy "
               f"tokens agree {same}", flush=True)
-    print(f"  load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"  {bench_env.load_line()} at the end")
     tmp.cleanup()
 
 
