@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from uopc import cpu, settings
-from uopc.passes.schedule import register_tile
+from uopc.passes.schedule import LONG_REDUCE, register_tile
 
 CPUINFO_AVX512 = """processor\t: 0
 vendor_id\t: GenuineIntel
@@ -103,22 +103,32 @@ def test_a_bad_pass_option_is_refused_when_the_pass_is_built():
         SchedulePass(cpu="zen9")
 
 
-@pytest.mark.parametrize("spec, f32, f64", [
+@pytest.mark.parametrize("spec, reduce, f32, f64", [
     # 12 ymm accumulators and 3 broadcasts of A in AVX2's 16 registers
-    ("avx2", (3, 32), (3, 16)),
+    ("avx2", 0, (3, 32), (3, 16)),
     # 24 zmm accumulators in AVX-512's 32 (3 rows: fewer broadcasts live than 6x64)
-    ("avx512", (3, 128), (3, 64)),
+    ("avx512", 0, (3, 128), (3, 64)),
     # AVX-512's width with 16 registers: the AVX2 tile's shape in wider vectors
-    ("avx512,registers=16", (3, 64), (3, 32)),
-    ("vector=16", (3, 16), (3, 8)),
+    ("avx512,registers=16", 0, (3, 64), (3, 32)),
+    ("vector=16", 0, (3, 16), (3, 8)),
+    # a long reduction: 12 ymm accumulators, B's 2 vectors and one broadcast (6 + 2
+    # loads per 12 multiply-adds)
+    ("avx2", LONG_REDUCE, (6, 16), (6, 8)),
+    # 24 zmm accumulators, 4 vectors of B, one broadcast (10 loads per 24)
+    ("avx512", LONG_REDUCE, (6, 64), (6, 32)),
+    ("vector=16", LONG_REDUCE, (6, 8), (6, 4)),
 ])
-def test_the_register_tile_fits_the_vector_registers(spec, f32, f64):
+def test_the_register_tile_fits_the_vector_registers(spec, reduce, f32, f64):
     machine = cpu.parse_spec(spec, cpu.PRESETS["avx2"])
     for element, want in ((4, f32), (8, f64)):
-        rows, columns = register_tile(machine, element)
+        rows, columns = register_tile(machine, element, reduce)
         assert (rows, columns) == want
         vectors = columns // machine.lanes(element)
-        assert rows * vectors + rows + 1 <= machine.registers
+        # beside the accumulators: B's vectors (a long reduction) or every row's
+        # broadcast, and one more register
+        assert rows * vectors + (vectors if reduce else rows) + 1 <= machine.registers
+    if reduce:
+        assert register_tile(machine, 4, reduce - 1) != f32
 
 
 def test_the_plan_store_and_tuning_cache_keys_depend_on_the_cpu():

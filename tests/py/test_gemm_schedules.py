@@ -34,6 +34,7 @@ def close_to_f64(got: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     (7, 33, 1),      # one column
     (257, 33, 65),   # 3-row tiles with a remainder row, 32 columns and a remainder
     (70, 257, 64),   # packed panels of a long reduction, threads on the panels
+    (400, 200, 64),  # 2 panels: threads on each panel's rows, a remainder row
 ])
 def test_odd_sizes_match_numpy(m, k, n):
     a = RNG.standard_normal((m, k)).astype(np.float32)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from uopc.cpu import host
 from uopc.frontend.tensor import Tensor
 from uopc.passes.schedule import KernelShape, candidates, kernel_shape, rules
 from uopc.pipelines import run_pipeline
@@ -203,11 +204,24 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     assert rules(KernelShape((32, 512), 64, frozenset({0, 1}))) == Schedule(
         (3, 32), thread=0, fma=True)
     # long axes: as many rows a block as half the L3 cache holds (32 MiB: 2048 rows of a
-    # 2048-deep A; one block of all 1024 rows)
+    # 2048-deep A; one block of all 1024 rows); a reduction of 1024 or more: the tile
+    # that keeps B in registers
     assert rules(KernelShape((4096, 1024), 2048, frozenset({0, 1}))) == Schedule(
-        (3, 32), thread=1, tile=(2048, 32), pack=True, fma=True)
+        (6, 16), thread=1, tile=(2048, 16), pack=True, fma=True)
     assert rules(KernelShape((1024, 1024), 1024, frozenset({0, 1}))) == Schedule(
+        (6, 16), thread=1, tile=(0, 16), pack=True, fma=True)
+    assert rules(KernelShape((1024, 1024), 1023, frozenset({0, 1}))) == Schedule(
         (3, 32), thread=1, tile=(0, 32), pack=True, fma=True)
+    # too few panels for two threads each (attention's P V, 64 columns): the threads
+    # split each panel's rows; a one-core machine runs none
+    pv = KernelShape((1024, 64), 512, frozenset({0, 1}))
+    assert rules(pv) == Schedule((3, 32), thread=0, tile=(0, 32), pack=True, fma=True)
+    assert rules(pv, cpu=host("avx2,cores=1")) == Schedule(
+        (3, 32), tile=(0, 32), pack=True, fma=True)
+    # the measured search times both, and the long reduction's tile
+    assert {rules(pv), Schedule((3, 32), tile=(0, 32), pack=True, fma=True),
+            Schedule((6, 16), thread=1, tile=(0, 16), pack=True, fma=True)} <= set(
+        candidates(pv))
     # a row value computed apart (reduce fusion) sits between the loops: no cache tile
     assert rules(KernelShape((64, 64), 64, frozenset({0, 1}), plain=False)) == Schedule(
         (3, 32), thread=0, fma=True)

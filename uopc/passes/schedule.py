@@ -14,10 +14,13 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   divisor of the axis, or C and a remainder loop; rows: the whole axis or R and a
   remainder loop): the copies along one axis share the broadcast operand's loads.
   R x C is sized from the CPU (`register_tile`, `uopc.cpu`): C a multiple of the vector
-  lanes, as many accumulator vectors as the vector registers hold beside one broadcast
-  value of A per row (3x32 f32 with AVX2's 16 ymm registers, 3x128 with AVX-512's 32
-  zmm). Outside strict float order the tile's multiply-adds are fused (`fma`) where the
-  CPU has FMA. A mask broadcast over batch and heads
+  lanes; for a reduction of at least `LONG_REDUCE` elements the accumulators, B's
+  vectors and one broadcast value of A in the vector registers, with the fewest loads
+  per multiply-add (6x16 f32 with AVX2's 16 ymm registers, 6x64 with AVX-512's 32 zmm),
+  for a shorter one as many accumulators as fit beside one broadcast per row (3x32,
+  3x128). Outside strict float order the tile's
+  multiply-adds are fused (`fma`) where the CPU has FMA. A mask broadcast over batch
+  and heads
   (bool, or a float added to the scores) shares no such load, nor does a row value
   broadcast along the reduced axis;
 - **column sums**: a kernel without that tile whose reduction (as long) reads a kernel
@@ -32,7 +35,9 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   rows of A a panel meets stay in the caches; each block packs every panel again, so
   no smaller: 256-row blocks ran a 1024 GEMM 1.3x slower than one block), and the panel is packed
   into a contiguous copy (`pack`) when it fits the CPU's L2 cache; threads then split
-  the panels. Not for a kernel that
+  the panels, or, with fewer than two panels a thread, each panel's rows (attention's
+  P V, 1024x1024 @ 1024x64: 2 panels; 1.7x faster on 2 cores than one thread). Not for
+  a kernel that
   decodes quantized weights, whose panel copy would hold a word and a scale per code;
 - **matrix-vector products** (one looped output axis: decode's x @ W.T, M = 1): when
   an operand broadcast along that axis (x) meets one laid out with the reduced axis
@@ -60,8 +65,9 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   stands for the innermost output axis it becomes, so its register tile still applies;
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
-  leaves at least two iterations per thread; below that, waking threads costs more than
-  it saves. When that axis is the innermost looped one and its elements reduce less than
+  leaves at least two iterations per thread (a thread per core of the CPU, `uopc.cpu`;
+  none on one core); below that, waking threads costs more than it saves. When that
+  axis is the innermost looped one and its elements reduce less than
   `MIN_SPLIT_REDUCE` each (an elementwise kernel over a vector), it is cache-tiled into
   blocks of up to `THREAD_BLOCK` elements that the threads share: a thread's loop over
   one block vectorizes, where one element per parallel iteration would not.
@@ -94,6 +100,13 @@ from uopc.uopdialect.types import sig_of
 #: element operations from which a kernel runs on several threads (about 100 us of work
 #: on one core: waking a thread costs 5-20 us on an idle machine)
 MIN_THREAD_WORK = 1 << 18
+#: the element operations from which a packed matmul with too few panels for the threads
+#: splits each panel's rows among them: a fork and join per panel, and a register tile
+#: computes 2^22 multiply-adds in about 70 us on one core
+MIN_ROW_THREAD_WORK = 1 << 22
+#: the reductions from which a register tile keeps B's vectors in registers
+#: (`register_tile`)
+LONG_REDUCE = 1024
 #: the shortest reduction worth a register tile
 MIN_TILE_REDUCE = 16
 MODES = ("rules", "none")
@@ -101,8 +114,6 @@ MODES = ("rules", "none")
 #: partial results (a float sum reassociates: not under strict float order)
 MIN_SPLIT_REDUCE = 64
 SPLIT = 8
-#: the OpenMP threads a parallel loop is split over (the machine's cores)
-THREADS = 2
 #: a register-tiled kernel with at least this many rows (outer tiled axis) reuses each
 #: packed panel enough to pay for copying it
 MIN_PANEL_ROWS = 64
@@ -386,23 +397,40 @@ def _tile_factor(n: int, limit: int) -> int:
     return limit if 2 * divisor < limit else divisor
 
 
-def register_tile(cpu: Cpu, element_bytes: int = 4) -> tuple[int, int]:
-    """(rows, columns) of a matmul's register tile on `cpu`: rows x vectors accumulator
-    registers, with a power-of-two number of vectors (columns that divide more axes).
-    The C compiler loads every row's broadcast value of A before the multiply-adds and
-    reads B's vectors as memory operands when registers run short, so the accumulators,
-    the broadcasts and one spare must fit the vector registers. The most accumulators
-    win, then the fewest rows (fewer broadcasts live: gcc spilled two of a 6x64 tile's
-    zmm accumulators, none of 3x128's). AVX2 (16 registers): 3 rows x 4 vectors (3x32
-    f32, 3x16 f64); AVX-512 (32): 3 x 8 (3x128 f32)."""
+def register_tile(cpu: Cpu, element_bytes: int = 4, reduce: int = 0) -> tuple[int, int]:
+    """(rows, columns) of a matmul's register tile on `cpu` for a reduction of `reduce`
+    elements: rows x vectors accumulator registers, with a power-of-two number of vectors
+    (columns that divide more axes).
+
+    A reduction of at least `LONG_REDUCE` elements gets the tile that keeps B's vectors
+    in registers: the reduce loop loads each row's value of A just before that row's
+    multiply-adds (`uopc.transforms.sink_loads`), so the accumulators, B's vectors and
+    one broadcast must fit the vector registers; of the tiles with at least half the
+    registers as accumulators (enough independent multiply-adds for their latency), the
+    fewest loads per multiply-add win (rows + vectors over their product), then the most
+    accumulators. AVX2 (16 registers): 6 rows x 2 vectors (6x16 f32, 6x8 f64, the shape
+    of BLIS's Haswell kernels); AVX-512 (32): 6 x 4 (6x64 f32; not measured: no AVX-512
+    machine here). A 1024 GEMM ran at 73-82 GFLOP/s on one znver3 core with 6x16, 59-66
+    with 3x32 (its FMAs read B from memory: 15 loads per 12 multiply-adds).
+
+    A shorter reduction gets the widest tile whose accumulators and every row's broadcast
+    fit beside one spare register (B read from memory): 3x32 on AVX2 (3x16 f64), 3x128
+    on AVX-512; with K = 64 to 784 it ran 10-20% faster than 6x16 (the MLP's 128x784x128:
+    71 against 63 GFLOP/s), with K = 2048 1.3x slower."""
     lanes = cpu.lanes(element_bytes)
-    best = (0, 0, 1, 1)
+    best: tuple[float, int, int, int] = (-1e9, 0, 1, 1)
+    long = reduce >= LONG_REDUCE
     for vectors in (1, 2, 4, 8):
         for rows in range(1, 17):
             accumulators = rows * vectors
-            if accumulators + rows + 1 > cpu.registers:
+            if accumulators + (vectors if long else rows) + 1 > cpu.registers:
                 break
-            best = max(best, (accumulators, -rows, rows, vectors))
+            if long:
+                if 2 * accumulators < cpu.registers and best[1]:
+                    continue
+                best = max(best, (-(rows + vectors) / accumulators, accumulators, rows, vectors))
+            else:
+                best = max(best, (accumulators, -rows, rows, vectors))
     return best[2], best[3] * lanes
 
 
@@ -412,23 +440,24 @@ def _row_factor(n: int, limit: int) -> int:
     return min(n, limit)
 
 
-def _thread_axis(shape: KernelShape, upcast: list[int]) -> int | None:
-    if shape.work < MIN_THREAD_WORK:
+def _thread_axis(shape: KernelShape, upcast: list[int], cores: int) -> int | None:
+    """The output axis the threads (one per core) split, or None (module docstring)."""
+    if shape.work < MIN_THREAD_WORK or cores < 2:
         return None
     for axis in shape.looped:
-        if shape.out[axis] // upcast[axis] >= 2 * THREADS:
+        if shape.out[axis] // upcast[axis] >= 2 * cores:
             return axis
     return None
 
 
-def _thread_blocks(shape: KernelShape, thread: int | None) -> tuple[int, ...]:
+def _thread_blocks(shape: KernelShape, thread: int | None, cores: int) -> tuple[int, ...]:
     """The cache tile that gives the threads blocks of the innermost looped axis when
     they split that axis itself and its elements are cheap (module docstring), else ()."""
     if thread is None or thread != shape.looped[-1] or shape.reduce >= MIN_SPLIT_REDUCE:
         return ()
     n = shape.out[thread]
     block = next((b for b in (THREAD_BLOCK >> s for s in range(9))
-                  if n % b == 0 and n // b >= 2 * THREADS), 0)
+                  if n % b == 0 and n // b >= 2 * cores), 0)
     if not block:
         return ()
     return (0,) * thread + (block,)
@@ -464,19 +493,26 @@ def _row_block(shape: KernelShape, cpu: Cpu) -> int:
     return 1 << max(fit.bit_length() - 1, 0) if fit >= MIN_PANEL_ROWS else 1 << 30
 
 
-def _tiled(shape: KernelShape, upcast: list[int], tile: tuple[int, ...], pack: bool = True
-           ) -> Schedule:
+def _tiled(shape: KernelShape, upcast: list[int], tile: tuple[int, ...], cores: int,
+           pack: bool = True) -> Schedule:
     """A register tile `upcast` with cache tile `tile` (packed when `pack`) and threads:
     on the panels when the tile makes them, else as `_thread_axis` says."""
     if not tile:
-        return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast))
+        return Schedule(tuple(upcast), thread=_thread_axis(shape, upcast, cores))
     inner = max(a for a, t in enumerate(tile) if t)
     panels = shape.out[inner] // tile[inner]
-    thread = inner if shape.work >= MIN_THREAD_WORK and panels >= 2 * THREADS else None
+    thread = inner if shape.work >= MIN_THREAD_WORK and cores > 1 \
+        and panels >= 2 * cores else None
+    if thread is None:
+        # too few panels for the threads (attention's P V: 64 columns): the rows of each
+        # panel, when they are enough
+        outer = min(a for a, f in enumerate(upcast) if f > 1)
+        thread = _thread_axis(shape, upcast, cores) \
+            if outer < inner and shape.work >= MIN_ROW_THREAD_WORK else None
     return Schedule(tuple(upcast), thread=thread, tile=tile, pack=pack)
 
 
-def _matvec(shape: KernelShape) -> Schedule | None:
+def _matvec(shape: KernelShape, cores: int) -> Schedule | None:
     """The matrix-vector product rule of the module docstring, or None when the kernel is
     not one (outside strict float order)."""
     if len(shape.looped) != 1 or shape.reduce < MIN_SPLIT_REDUCE or not shape.plain:
@@ -492,7 +528,7 @@ def _matvec(shape: KernelShape) -> Schedule | None:
         upcast[axis] = min(MATVEC_ROWS, shape.out[axis])
         split, lanes = max(2, LANE_ELEMENTS // shape.word_codes), shape.word_codes
     return Schedule(tuple(upcast) if upcast[axis] > 1 else (),
-                    thread=_thread_axis(shape, upcast), split=split, lanes=lanes,
+                    thread=_thread_axis(shape, upcast, cores), split=split, lanes=lanes,
                     approx=shape.exp)
 
 
@@ -500,7 +536,7 @@ def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
     """The upcast of the register tile rule (module docstring): all 1s for none."""
     upcast = [1] * len(shape.out)
     if shape.reduce >= MIN_TILE_REDUCE:
-        rows, columns = register_tile(cpu, shape.element_bytes)
+        rows, columns = register_tile(cpu, shape.element_bytes, shape.reduce)
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         if tiled:
             upcast[tiled[-1]] = _tile_factor(shape.out[tiled[-1]], columns)
@@ -515,31 +551,34 @@ def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
 def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> Schedule:
     """The schedule the rules of the module docstring give a kernel of this shape on
     `cpu` (default: `uopc.cpu.host()`)."""
-    matvec = None if strict else _matvec(shape)
+    cpu = cpu or host()
+    matvec = None if strict else _matvec(shape, cpu.cores)
     if matvec is not None:
         return matvec
-    cpu = cpu or host()
     upcast = _register_upcast(shape, cpu)
     approx = shape.exp and not strict
     if any(f > 1 for f in upcast):
         # a matmul's tile (a column sum's has no multiply to fuse)
         fma = cpu.fma and not strict and any(upcast[a] > 1 for a in shape.shared_axes)
         tile = _cache_tile(shape, upcast, _row_block(shape, cpu))
-        return replace(_tiled(shape, upcast, tile, pack=bool(tile) and _fits_l2(
+        return replace(_tiled(shape, upcast, tile, cpu.cores, pack=bool(tile) and _fits_l2(
             shape, upcast, cpu)), approx=approx, fma=fma)
     parts = 1 if strict else row_split(shape.reduce, SPLIT, MIN_SPLIT_REDUCE)
-    thread = _thread_axis(shape, upcast)
-    return Schedule(thread=thread, split=parts, tile=_thread_blocks(shape, thread),
+    thread = _thread_axis(shape, upcast, cpu.cores)
+    return Schedule(thread=thread, split=parts, tile=_thread_blocks(shape, thread, cpu.cores),
                     approx=approx)
 
 
 def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
                ) -> list[Schedule]:
     """The schedules the measured search tries: the naive one, the rules' choice, and
-    register tiles of other sizes on the shared axes (from the CPU's own tile, with
-    fewer rows and columns, to the tiles a 16-register machine holds), each with and
+    register tiles of other sizes on the shared axes (from the CPU's own tile and its
+    tile for the other reduction length, with fewer rows and columns, to the tiles a
+    16-register machine holds), each with and
     without threads and cache tiles (or, without a tile and unless `strict`, split
-    reductions); all but the naive one with `approx` and `fma` where the rules use them."""
+    reductions), a cache tile whose panels are too few for the threads both with its
+    rows on threads and single-threaded; all but the naive one with `approx` and `fma`
+    where the rules use them."""
     cpu = cpu or host()
     chosen = rules(shape, strict, cpu)
     found = [Schedule(), chosen]
@@ -547,9 +586,13 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
     if shape.reduce >= MIN_TILE_REDUCE and tiled:
         inner = tiled[-1]
         outer = tiled[0] if len(tiled) == 2 else None
-        rows, columns = register_tile(cpu, shape.element_bytes)
+        rows, columns = register_tile(cpu, shape.element_bytes, shape.reduce)
         lanes = cpu.lanes(shape.element_bytes)
-        shapes = [(rows, columns), (rows, columns // 2), (rows + 1, columns // 2),
+        # the tile of the other reduction length (`register_tile`): where the two cross
+        # depends on more than K
+        other = register_tile(cpu, shape.element_bytes,
+                              0 if shape.reduce >= LONG_REDUCE else LONG_REDUCE)
+        shapes = [(rows, columns), other, (rows, columns // 2), (rows + 1, columns // 2),
                   (rows // 2, columns), (4, 2 * lanes), (2, 4 * lanes), (8, lanes),
                   (1, 4 * lanes)]
         for fo, fi in shapes:
@@ -562,15 +605,18 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
             for rows_block in (ROW_BLOCK, 1 << 30):  # 1 << 30: no row blocks
                 tile = _cache_tile(shape, upcast, rows_block)
                 if tile:
-                    found.append(_tiled(shape, upcast, tile))
-            found.append(Schedule(tuple(upcast), thread=_thread_axis(shape, upcast)))
+                    tiled_schedule = _tiled(shape, upcast, tile, cpu.cores)
+                    found.append(tiled_schedule)
+                    if tiled_schedule.thread == outer:  # rows on threads: also none
+                        found.append(replace(tiled_schedule, thread=None))
+            found.append(Schedule(tuple(upcast), thread=_thread_axis(shape, upcast, cpu.cores)))
     elif shape.looped:
         found.append(Schedule(thread=shape.looped[0]))
         if not strict and shape.reduce >= MIN_SPLIT_REDUCE:
             for parts in (4, 8, 16):
                 found.append(Schedule(split=parts))
-                found.append(Schedule(thread=_thread_axis(shape, [1] * len(shape.out)),
-                                      split=parts))
+                found.append(Schedule(thread=_thread_axis(shape, [1] * len(shape.out),
+                                                          cpu.cores), split=parts))
     unique: list[Schedule] = []
     for s in found:
         if not s.is_naive and s is not chosen:

@@ -208,6 +208,10 @@ class CEmitter:
         #: where the header and each function's section end in the printed text
         self.section_ends: list[int] = []
         self.in_tile_loop = False  # printing the body of a `tile_loop` helper
+        #: where the register tiles of the function being printed are
+        self.tiles = TileFacts()
+        #: `written_args` of each function (its prototype and its definition ask)
+        self.written: dict[func.FuncOp, set[int]] = {}
 
     # ---- module ----------------------------------------------------------------------------
     def module(self, module: ModuleOp) -> str:
@@ -287,7 +291,9 @@ class CEmitter:
                 f"C functions return at most one; pass out-parameters instead"
             )
         ret = c_type(ftype.outputs.data[0]) if ftype.outputs else "void"
-        written = written_args(f)
+        written = self.written.get(f)
+        if written is None:
+            written = self.written[f] = written_args(f)
         params: list[str] = []
         ffi_params: list[str] = []
         used: set[str] = set()
@@ -319,7 +325,8 @@ class CEmitter:
         outer, self.out = self.out, io.StringIO()
         self.function_name = c_function_name(f.sym_name.data)
         self.helpers = []
-        self.out.write("\n" + _tile_attribute(f) + self.signature(f) + " {\n")
+        self.tiles = TileFacts()
+        self.out.write("\n" + self.tiles.attribute(f) + self.signature(f) + " {\n")
         self.shared_views = _overlapping_views(f)
         self.level = 1
         self.prologue(f)
@@ -378,7 +385,7 @@ class CEmitter:
 
     # ---- control flow ------------------------------------------------------------------------
     def for_(self, op: scf.ForOp) -> None:
-        if self.outline_tiles and not self.in_tile_loop and _is_tile_loop(op):
+        if self.outline_tiles and not self.in_tile_loop and self.tiles.is_tile_loop(op):
             self.tile_loop(op)
             return
         body = op.body.block
@@ -449,7 +456,7 @@ class CEmitter:
         ivs = [self.fresh(iv, "i") for iv in body.args]
         helper, args = self.outline(op, "body", ivs, [
             inner for inner in body.ops if not isinstance(inner, scf.ReduceOp)],
-            _tile_attribute(op))
+            self.tiles.attribute(op))
         pragma = self.parallel_pragma(len(ivs))
         if pragma:
             self.line(pragma)
@@ -499,7 +506,7 @@ class CEmitter:
 
     def tile_loop(self, op: scf.ForOp) -> None:
         """A loop holding a register tile, as a call of a helper function compiled without
-        gcc's loop vectorizer (`_tile_attribute`): the loops around it and beside it (a
+        gcc's loop vectorizer (`TileFacts.attribute`): the loops around it and beside it (a
         fused kernel's row passes) keep it."""
         self.in_tile_loop = True
         helper, args = self.outline(op, "tile", [], [op], _NO_LOOP_VECTORIZE)
@@ -778,48 +785,87 @@ REGISTER_TILE = 17
 _NO_LOOP_VECTORIZE = '__attribute__((optimize("no-tree-loop-vectorize"))) '
 
 
+def _is_tile(op: Operation) -> bool:
+    """Is `op` a register tile: a loop carrying REGISTER_TILE float accumulators?"""
+    return isinstance(op, scf.ForOp) and sum(
+        a.type in BY_XDSL and BY_XDSL[a.type].is_float for a in op.iter_args
+    ) >= REGISTER_TILE
+
+
 def _tiles(op: Operation) -> list[scf.ForOp]:
-    """The register tiles in `op`: loops carrying REGISTER_TILE float accumulators."""
-    return [inner for inner in op.walk() if isinstance(inner, scf.ForOp) and sum(
-        a.type in BY_XDSL and BY_XDSL[a.type].is_float for a in inner.iter_args
-    ) >= REGISTER_TILE]
+    """The register tiles in `op` (`op` itself included)."""
+    return [inner for inner in op.walk() if isinstance(inner, scf.ForOp) and _is_tile(inner)]
 
 
-def _is_tile_loop(op: Operation) -> bool:
-    """Does `for_` print `op` as a `tile_loop` call: a loop without results that holds a
-    register tile and no parallel loop (whose body is a helper of its own), next to a
-    reduction loop without a tile (a fused kernel's row pass, which the loop vectorizer
-    should keep)? A tile beside plain loops only (a matmul's panel copy) stays in its
-    function, which loses the loop vectorizer as a whole: outlined, its reads of the
-    packed panel were left scalar (1 GFLOP/s instead of 14)."""
-    if not isinstance(op, scf.ForOp) or op.results or not _tiles(op) or any(
-            isinstance(inner, scf.ParallelOp) for inner in op.walk()):
+class TileFacts:
+    """Where the register tiles of one function are, for `for_` and `parallel`:
+    each op's answers are computed once. Asked afresh at every loop, as the printer
+    meets them, the questions walked each loop's whole body and its siblings' (a
+    char-GPT training step: 3.5 of 15 s of C emit under cProfile)."""
+
+    def __init__(self) -> None:
+        #: op -> (holds a register tile, holds an scf.parallel), `op` itself included
+        self._holds: dict[Operation, tuple[bool, bool]] = {}
+        self._tile_loop: dict[Operation, bool] = {}
+
+    def holds(self, op: Operation) -> tuple[bool, bool]:
+        found = self._holds.get(op)
+        if found is None:
+            tile, parallel = _is_tile(op), isinstance(op, scf.ParallelOp)
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.ops:
+                        inner_tile, inner_parallel = self.holds(inner)
+                        tile, parallel = tile or inner_tile, parallel or inner_parallel
+            found = self._holds[op] = (tile, parallel)
+        return found
+
+    def is_tile_loop(self, op: Operation) -> bool:
+        """Does `for_` print `op` as a `tile_loop` call: a loop without results that
+        holds a register tile and no parallel loop (whose body is a helper of its own),
+        next to a reduction loop without a tile (a fused kernel's row pass, which the
+        loop vectorizer should keep)? A tile beside plain loops only (a matmul's panel
+        copy) stays in its function, which loses the loop vectorizer as a whole:
+        outlined, its reads of the packed panel were left scalar (1 GFLOP/s instead of
+        14)."""
+        found = self._tile_loop.get(op)
+        if found is None:
+            found = self._tile_loop[op] = self._is_tile_loop(op)
+        return found
+
+    def _is_tile_loop(self, op: Operation) -> bool:
+        if not isinstance(op, scf.ForOp) or op.results:
+            return False
+        tile, parallel = self.holds(op)
+        if not tile or parallel:
+            return False
+        block = op.parent_block()
+        assert block is not None  # a loop being printed is in a block
+        return any(isinstance(other, scf.ForOp) and other.results and not self.holds(other)[0]
+                   for other in block.ops)
+
+    def in_tile_loop(self, tile: scf.ForOp, root: Operation) -> bool:
+        """Is `tile` inside a loop below `root` that `for_` prints as a `tile_loop` call?"""
+        parent = tile.parent_op()
+        while parent is not None and parent is not root:
+            if self.is_tile_loop(parent):
+                return True
+            parent = parent.parent_op()
         return False
-    block = op.parent_block()
-    assert block is not None  # a loop being printed is in a block
-    return any(isinstance(other, scf.ForOp) and other.results and not _tiles(other)
-               for other in block.ops)
 
-
-def _in_tile_loop(tile: scf.ForOp, root: Operation) -> bool:
-    """Is `tile` inside a loop below `root` that `for_` prints as a `tile_loop` call?"""
-    parent = tile.parent_op()
-    while parent is not None and parent is not root:
-        if _is_tile_loop(parent):
-            return True
-        parent = parent.parent_op()
-    return False
-
-
-def _tile_attribute(op: Operation) -> str:
-    """`optimize("no-tree-loop-vectorize")` for a function holding a register tile that
-    is not inside a loop printed as a `tile_loop` call (a loop without results), else
-    nothing. gcc packs a tile's accumulators into vectors across the copies (SLP); but
-    when the tile reads a packed, contiguous panel, its loop vectorizer instead
-    vectorizes the reduce loop along the loop, with in-order ("fold-left") float sums
-    that keep strict order one lane at a time: a 1024 GEMM ran 10x slower (480 vs 49 ms).
-    The helper's other loops (the panel copy) are SLP-vectorized or small."""
-    return _NO_LOOP_VECTORIZE if any(not _in_tile_loop(t, op) for t in _tiles(op)) else ""
+    def attribute(self, op: Operation) -> str:
+        """`optimize("no-tree-loop-vectorize")` for a function holding a register tile
+        that is not inside a loop printed as a `tile_loop` call (a loop without
+        results), else nothing. gcc packs a tile's accumulators into vectors across the
+        copies (SLP); but when the tile reads a packed, contiguous panel, its loop
+        vectorizer instead vectorizes the reduce loop along the loop, with in-order
+        ("fold-left") float sums that keep strict order one lane at a time: a 1024 GEMM
+        ran 10x slower (480 vs 49 ms). The helper's other loops (the panel copy) are
+        SLP-vectorized or small."""
+        if not self.holds(op)[0]:
+            return ""
+        return _NO_LOOP_VECTORIZE if any(not self.in_tile_loop(t, op)
+                                         for t in _tiles(op)) else ""
 
 
 def _free_values(op: Operation) -> list[SSAValue]:

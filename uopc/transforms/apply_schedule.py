@@ -22,6 +22,8 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   off too, and is upcast by f after the output axes: a fused attention's row of scores
   Q K^T becomes a register tile like a matmul's;
 - **upcast f on axis k** (`upcast`, outermost axis first): f jammed copies of the body;
+- **sink loads** (`sink_loads`, when an output axis is upcast): in each innermost reduce
+  loop, every load moves to just before its first user (one register of A a row);
 - **thread k** (`thread`): the loop over axis k becomes an `scf.parallel`.
 
 Apart from split sums and fused multiply-adds, every element is still computed by
@@ -55,6 +57,7 @@ from uopc.transforms.loops import (
 )
 from uopc.transforms.max_keys import is_f32_max, max_keys
 from uopc.transforms.pack import pack
+from uopc.transforms.sink_loads import sink_loads
 from uopc.transforms.split import split, split_combiner, split_lanes
 from uopc.transforms.thread import thread
 from uopc.transforms.tile import BLOCK_ATTR, tile
@@ -148,6 +151,9 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     if row_factor > 1:  # after the output axes: its copies end up side by side
         for loop in _reducing_rows(fn):
             upcast(loop, row_factor)
+    if any(f > 1 for f in schedule.upcast):
+        for loop in innermost_reduce_loops(fn):
+            sink_loads(loop)
     if schedule.thread in blocks:
         thread(blocks[schedule.thread])
     elif schedule.thread is not None:

@@ -30,9 +30,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import MemoryEffectKind, RecursiveMemoryEffect, get_effects
+from xdsl.traits import MemoryEffectKind, RecursiveMemoryEffect
 from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
 
+from uopc.passes.trait_lookup import get_effects
 from uopc.transforms.loops import constant_of
 
 #: operations whose result is a view of their first operand's buffer

@@ -1,10 +1,13 @@
 """upcast f on axis k: the output loop over k steps by f and its body becomes f jammed
 copies (`uopc.transforms.jam`), copy c computing the element at k + c.
 
-When f does not divide the loop, a remainder loop over its last elements keeps the body
-as it was. Upcasting i and j of a matmul gives a register tile: one reduce loop over p
-updating fi x fj accumulators from fi loads of A and fj loads of B. Every element is
-still computed by exactly the ops, in exactly the order, of the naive nest.
+When f does not divide the loop, a remainder loop over its last r = n mod f elements
+runs once, its body r jammed copies (a 6-row register tile over 128 rows ends in one
+2-row tile, not two rows of one: a one-row tile of two vectors has two accumulators,
+too few to cover the multiply-add latency). Upcasting i and j of a matmul gives a
+register tile: one reduce loop over p updating fi x fj accumulators from fi loads of A
+and fj loads of B. Every element is still computed by exactly the ops, in exactly the
+order, of the naive nest.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from uopc.transforms.loops import (
 
 def upcast(loop: scf.ForOp, factor: int) -> None:
     """Step `loop` (an output loop from 0 by 1: no accumulators) by `factor`, its body
-    jammed copies; a remainder loop after it runs the last n mod factor elements with the
-    body as it was."""
+    jammed copies; a remainder loop after it runs the last n mod factor elements once,
+    as that many jammed copies."""
     n = constant_ub(loop)
     rest = n % factor
     if rest:
@@ -44,3 +47,16 @@ def upcast(loop: scf.ForOp, factor: int) -> None:
     jam(list(old.ops)[:-1], maps, body)
     body.add_op(scf.YieldOp())
     replace_body(loop, body, factor)
+    if rest > 1:
+        _jam_once(tail, rest)
+
+
+def _jam_once(loop: scf.ForOp, copies: int) -> None:
+    """Step `loop`, which runs `copies` times, by `copies`: one iteration of jammed copies."""
+    old = loop.body.block
+    body = Block(arg_types=[INDEX])
+    maps: list[dict[SSAValue, SSAValue]] = [
+        {old.args[0]: iv} for iv in copy_ivs(body, body.args[0], copies)]
+    jam(list(old.ops)[:-1], maps, body)
+    body.add_op(scf.YieldOp())
+    replace_body(loop, body, copies)

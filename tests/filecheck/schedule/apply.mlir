@@ -2,17 +2,22 @@
 // RUN: uopc-opt %s -p uop-rangeify,uop-apply-schedule,cse | filecheck %s
 
 // upcast [2, 4]: the loops step by 2 and 4, and ONE reduce loop carries the 8
-// accumulators of the 2x4 tile; each of the 2 loads of A is shared by the 4 copies along j.
+// accumulators of the 2x4 tile; each of the 2 loads of A is shared by the 4 copies along j,
+// and every load sits just before its first user (a row's A just before its products).
 // thread 0: the loop over axis 0 is an scf.parallel.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME:    attributes {uop.kernel, uopc.outputs = 1 : i64} {
 // CHECK:         "scf.parallel"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-COUNT-2:       memref.load %{{.*}} : memref<8x6xf32>
-// CHECK-COUNT-4:       memref.load %{{.*}} : memref<6x8xf32>
+// CHECK-NEXT:          %[[A0:[0-9]+]] = memref.load %{{.*}} : memref<8x6xf32>
+// CHECK-NEXT:          memref.load %{{.*}} : memref<6x8xf32>
+// CHECK-NEXT:          arith.mulf %[[A0]],
+// CHECK-COUNT-3:       arith.mulf %[[A0]],
+// CHECK-NEXT:          %[[A1:[0-9]+]] = memref.load %{{.*}} : memref<8x6xf32>
+// CHECK-NEXT:          arith.mulf %[[A1]],
+// CHECK-COUNT-3:       arith.mulf %[[A1]],
 // CHECK-NOT:           memref.load
-// CHECK-COUNT-8:       arith.mulf
 // CHECK:               scf.yield
 // CHECK-COUNT-8:     memref.store
 // CHECK:           }{{$}}
@@ -136,6 +141,23 @@ func.func @remainder(%x: tensor<5xf32>) -> tensor<5xf32> attributes {uop.kernel,
   func.return %y : tensor<5xf32>
 }
 
+// upcast 3 on an axis of 8: the remainder loop over the last 2 elements runs once, its
+// body 2 jammed copies.
+// CHECK-LABEL: func.func @remainder_jammed
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[SIX:.*]] = arith.constant 6 : index
+// CHECK-DAG:     %[[THREE:.*]] = arith.constant 3 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[SIX]] step %[[THREE]] {
+// CHECK-COUNT-3:   memref.store
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %[[SIX]] to %[[EIGHT]] step %[[TWO]] {
+// CHECK-COUNT-2:   memref.store
+// CHECK-NEXT:    }
+func.func @remainder_jammed(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [3]>} {
+  %y = uop.add %x, %x : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
 // approx: exp computes in f64 with no libm call: x * log2(e) clamped, n = round(y) by
 // adding and subtracting 1.5 * 2^52, the polynomial in f = y - n, 2^n from the sum's
 // low bits shifted into the exponent, one rounding to f32.
@@ -184,22 +206,24 @@ func.func @approx_tanh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kerne
 }
 
 // An epilogue (bias + relu) after the reduce: the column loop is split in two, the
-// register tile storing its accumulators into a stack row, then a plain loop computing
-// the epilogue from the row (so that the tile ends in a group of stores).
+// register tile storing its accumulators into the output itself (so that the tile ends
+// in a group of stores), then a plain loop computing the epilogue from there in place.
 // CHECK-LABEL: func.func @epilogue
-// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<8xf32>
-// CHECK-NEXT:    scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[FOUR:.*]] {
+// CHECK-SAME:    (%[[OUT:[a-z0-9_]+]]: memref<4x8xf32>,
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.for %[[I:[a-z0-9_]+]] = %{{.*}} to
+// CHECK-NEXT:      scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK:           }
-// CHECK-NEXT:      memref.store %{{.*}}, %[[ROW]][%[[J]]] : memref<8xf32>
-// CHECK-COUNT-3:   memref.store %{{.*}}, %[[ROW]][%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:      memref.store %{{.*}}, %[[OUT]][%[[I]], %[[J]]] : memref<4x8xf32>
+// CHECK-COUNT-3:   memref.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] : memref<4x8xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    scf.for %[[JE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:      %[[ACC:.*]] = memref.load %[[ROW]][%[[JE]]] : memref<8xf32>
+// CHECK-NEXT:      %[[ACC:.*]] = memref.load %[[OUT]][%[[I]], %[[JE]]] : memref<4x8xf32>
 // CHECK-NEXT:      %[[BIAS:.*]] = memref.load
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[ACC]], %[[BIAS]] : f32
 // CHECK-NEXT:      %[[RELU:.*]] = arith.maximumf %[[SUM]]
-// CHECK-NEXT:      memref.store %[[RELU]], %{{.*}} : memref<4x8xf32>
+// CHECK-NEXT:      memref.store %[[RELU]], %[[OUT]][%[[I]], %[[JE]]] : memref<4x8xf32>
 func.func @epilogue(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>) -> tensor<4x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 4]>} {
   %a3 = uop.reshape %a : tensor<4x6xf32> -> tensor<4x1x6xf32>
   %ae = uop.expand %a3 : tensor<4x1x6xf32> -> tensor<4x8x6xf32>
@@ -214,6 +238,34 @@ func.func @epilogue(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>)
   %z = uop.const dense<0.0> : tensor<4x8xf32>
   %y = uop.max %s, %z : tensor<4x8xf32>
   func.return %y : tensor<4x8xf32>
+}
+
+// The same epilogue ending in a bf16 output, which cannot hold the f32 accumulators:
+// they wait in a stack row instead, and the epilogue loop reads them from it.
+// CHECK-LABEL: func.func @epilogue_bf16
+// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<8xf32>
+// CHECK-NEXT:    scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:           }
+// CHECK-NEXT:      memref.store %{{.*}}, %[[ROW]][%[[J]]] : memref<8xf32>
+// CHECK-COUNT-3:   memref.store %{{.*}}, %[[ROW]][%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %[[JE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[ACC:.*]] = memref.load %[[ROW]][%[[JE]]] : memref<8xf32>
+// CHECK:           memref.store %{{.*}} : memref<4x8xbf16>
+func.func @epilogue_bf16(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>) -> tensor<4x8xbf16> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 4]>} {
+  %a3 = uop.reshape %a : tensor<4x6xf32> -> tensor<4x1x6xf32>
+  %ae = uop.expand %a3 : tensor<4x1x6xf32> -> tensor<4x8x6xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
+  %b3 = uop.reshape %bt : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  %be = uop.expand %b3 : tensor<1x8x6xf32> -> tensor<4x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<4x8x6xf32>
+  %r = uop.reduce add %p axes [2] : tensor<4x8x6xf32> -> tensor<4x8xf32>
+  %c2 = uop.reshape %c : tensor<8xf32> -> tensor<1x8xf32>
+  %ce = uop.expand %c2 : tensor<1x8xf32> -> tensor<4x8xf32>
+  %s = uop.add %r, %ce : tensor<4x8xf32>
+  %y = uop.cast %s : tensor<4x8xf32> to tensor<4x8xbf16>
+  func.return %y : tensor<4x8xbf16>
 }
 
 // max keys: a scheduled f32 row max computes on i32 keys (the float's bits, the

@@ -8,7 +8,8 @@
 // RUN: uopc-opt %s -p 'uop-schedule{mode=none}' | filecheck %s --check-prefix=NONE
 // RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2" strict=true}' | filecheck %s --check-prefix=STRICT
 // RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2"}' --print-op-generic | uopc-opt | filecheck %s
-// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2,l2=64K"}' | filecheck %s --check-prefix=SMALL-L2
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2,l2=32K"}' | filecheck %s --check-prefix=SMALL-L2
+// RUN: uopc-opt %s -p 'uop-schedule{cpu="avx2,cores=1"}' | filecheck %s --check-prefix=ONE-CORE
 
 // A matmul: A is broadcast along j, B along i, so both output axes are upcast: a 3x32
 // register tile on AVX2 (12 ymm accumulators, 3 broadcasts of A), 3x64 on AVX-512 (the
@@ -66,9 +67,12 @@ func.func @rowsum(%x: tensor<12x8xf32>) -> tensor<12xf32> attributes {uop.kernel
   func.return %r : tensor<12xf32>
 }
 
-// A large elementwise kernel runs its first looped axis (axis 0 has size 1) on threads.
+// A large elementwise kernel runs its first looped axis (axis 0 has size 1) on threads,
+// one per core of the CPU: none on a machine of one core.
 // CHECK-LABEL: func.func @big_add
 // CHECK-SAME:    uop.schedule = #uop.schedule<thread = 1>}
+// ONE-CORE-LABEL: func.func @big_add
+// ONE-CORE-SAME:    uop.schedule = #uop.schedule<>}
 func.func @big_add(%x: tensor<1x1024x256xf32>) -> tensor<1x1024x256xf32> attributes {uop.kernel} {
   %y = uop.add %x, %x : tensor<1x1024x256xf32>
   func.return %y : tensor<1x1024x256xf32>
@@ -128,14 +132,18 @@ func.func @exp(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
 // A weight gradient dW = X^T dY of a (16, 64) batch of rows: the reduction runs over a
 // reshape that merges the batch and sequence axes (1024 = 16 * 64); through it, X is
 // still broadcast along the columns j and dY along the rows i, so it gets a matmul's
-// register tile, packed panels and threads (not a split sum per output element). A
-// 1024-deep panel of 32 columns (128 KiB) overflows a 64 KiB L2: panels, not packed.
+// register tile, packed panels and threads (not a split sum per output element). Its
+// 1024-long reduction gets the tile that keeps B's vectors in registers (6x16 on AVX2,
+// 6x64 on AVX-512). A 1024-deep panel of 16 columns (64 KiB) overflows a 32 KiB L2:
+// panels, not packed.
 // CHECK-LABEL: func.func @weight_gradient
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 1, tile = [0, 16], pack = 1, fma = 1>}
 // AVX512-LABEL: func.func @weight_gradient
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 128], tile = [0, 128], pack = 1, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 1, tile = [0, 64], pack = 1, fma = 1>}
+// ONE-CORE-LABEL: func.func @weight_gradient
+// ONE-CORE-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], tile = [0, 16], pack = 1, fma = 1>}
 // SMALL-L2-LABEL: func.func @weight_gradient
-// SMALL-L2-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], fma = 1>}
+// SMALL-L2-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 1, tile = [0, 16], fma = 1>}
 func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>) -> tensor<64x256xf32> attributes {uop.kernel} {
   %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
   %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x256xf32>
@@ -147,13 +155,13 @@ func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>)
   func.return %r : tensor<64x256xf32>
 }
 
-// The head's weight gradient has 65 columns: 32 and a remainder column, not 1; panels
-// must divide the columns, so none (threads on the rows instead). AVX-512's tile takes
-// all 65 columns (no more than 128): one panel.
+// The head's weight gradient has 65 columns: 16 (the 1024-long reduction's tile) at a
+// time and a remainder column, not 1; panels must divide the columns, so none (threads
+// on the rows instead). AVX-512's 6x64 tile: 64 columns and a remainder, no panels either.
 // CHECK-LABEL: func.func @odd_columns
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 0, fma = 1>}
 // AVX512-LABEL: func.func @odd_columns
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 65], tile = [0, 65], pack = 1, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 0, fma = 1>}
 func.func @odd_columns(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x65xf32>) -> tensor<64x65xf32> attributes {uop.kernel} {
   %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
   %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x65xf32>
