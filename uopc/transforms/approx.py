@@ -1,78 +1,153 @@
-"""approx: every f32 `math.exp2`, `math.exp` and `math.tanh` becomes scalar arithmetic
-that the C compiler vectorizes (`exp2_ops`, `tanh_ops`; no libm call per element):
-within 1 ulp of libm.
+"""approx: every f32 `math.exp2`, `math.exp` and `math.tanh` becomes arithmetic that
+the C compiler vectorizes (`exp2_ops`, `exp_ops`, `tanh_ops`; no libm call per
+element). exp2 and exp are computed in f32 (a range reduction and a polynomial whose
+error stays under 1 ulp of the exact value, so within 1 ulp of a correctly rounded
+libm: about nine results in ten have the same bits); tanh in f64, rounded once to f32
+(within 1 ulp of the correctly rounded value, where glibc's tanhf is up to 2 off).
 """
 
 from __future__ import annotations
 
 import math
+import struct
 
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, f64, i64
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, f32, f64, i32, i64
 from xdsl.ir import Operation, SSAValue
 
 from uopc.transforms.loops import block_of
 
-#: the degree of the Taylor polynomial of 2^f on |f| <= 1/2: its error,
-#: (ln 2 / 2)^9 / 9! * sqrt(2) < 3e-10, is 0.005 of an f32 ulp
-EXP2_DEGREE = 8
-#: where exp2 saturates (2^200 is inf in f32, 2^-200 is 0): the clamp keeps n = round(x)
-#: an i32 and 2^n a normal f64
-EXP2_CLAMP = 200.0
-#: 1.5 * 2^52: y + ROUNDING - ROUNDING is y rounded to an integer (ties to even), for
-#: |y| < 2^51, and the sum's low 32 bits are that integer
-ROUNDING = 1.5 * 2.0**52
+#: the degree of the Taylor polynomial of e^r on |r| <= ln(2)/2 (exp2's is the same
+#: polynomial in f ln 2, |f| <= 1/2): its first omitted term, (ln(2)/2)^8 / 8!, is
+#: 5e-9 of the result, 0.04 of an f32 ulp
+EXP_DEGREE = 7
+#: 1.5 * 2^23: y + F32_ROUNDING - F32_ROUNDING is an f32 y rounded to an integer n (ties
+#: to even) for |y| < 2^22, and the sum's bits are F32_ROUNDING's plus n
+F32_ROUNDING = 1.5 * 2.0**23
+#: exp2's clamp: 2^-160 rounds to 0 and 2^160 overflows to inf like every x beyond, and
+#: n = round(x) stays where both halves of 2^n are normal f32 scales (|n / 2| <= 126)
+EXP2_CLAMP = 160.0
+#: exp's clamp: e^110 = 2^158.7, the same role as EXP2_CLAMP
+EXP_CLAMP = 110.0
+#: ln 2 as an f32 and the f32 nearest to the rest: n LN2_HIGH + n LN2_LOW is n ln 2 to
+#: within 2^-48 |n|
+LN2_HIGH = float(struct.unpack("<f", struct.pack("<f", math.log(2)))[0])
+LN2_LOW = float(struct.unpack("<f", struct.pack("<f", math.log(2) - LN2_HIGH))[0])
 
-
-def exp2_ops(x: SSAValue, log2_base: float = 1.0) -> tuple[list[Operation], SSAValue]:
-    """Ops computing 2^(x * log2_base) for an f32 `x` (exp2, or exp with log2_base =
-    log2(e)) without a libm call: `_exp2_wide` of x * log2_base in f64, rounded once to
-    f32 (which also overflows to inf and underflows through the subnormals as IEEE
-    rounding does). A NaN x stays NaN all the way. Every op is one the C compiler
-    vectorizes (adds, multiplies, fused multiply-adds, compares and selects, i64 adds and
-    shifts, bit casts); a CPU without FMA instructions (x86 before 2013) would call libm's
-    fma, which is exact but slow."""
+def exp2_ops(x: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops computing 2^x for an f32 `x` without a libm call, in f32 (eight lanes to a
+    256-bit vector, twice f64's): x clamped to +-EXP2_CLAMP, n = round(x) and f = x - n
+    (exact, |f| <= 1/2), then 2^f = e^(f ln 2) by `_exp_f32_scaled` with f's powers
+    weighted by ln 2's."""
     ops: list[Operation] = []
-    put, const = _builder(ops)
-    wide = put(arith.ExtFOp(x, f64))
-    if log2_base != 1.0:
-        wide = put(arith.MulfOp(wide, const(log2_base)))
-    return ops, put(arith.TruncFOp(_exp2_wide(put, const, wide), f32))
+    put, const = _builder(ops, f32)
+    y = _clamp(put, const, x, EXP2_CLAMP)
+    rounding = const(F32_ROUNDING)
+    shifted = put(arith.AddfOp(y, rounding))
+    f = put(arith.SubfOp(y, put(arith.SubfOp(shifted, rounding))))
+    coefficients = [math.log(2) ** k / math.factorial(k) for k in range(EXP_DEGREE + 1)]
+    return ops, _exp_f32_scaled(put, const, shifted, f, coefficients)
 
 
-def _builder(ops: list[Operation]):
-    """`put(op)` (append op to `ops`, give its result) and `const(value)` (an f64
-    constant) for the op lists of `exp2_ops` and `tanh_ops`."""
+def exp_ops(x: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """Ops computing e^x for an f32 `x` without a libm call, in f32: x clamped to
+    +-EXP_CLAMP, n = round(x log2 e) and r = x - n ln 2 by two fused multiply-adds with
+    ln 2 split in LN2_HIGH + LN2_LOW (the first is exact: x and n LN2_HIGH agree in
+    their leading bits; the second rounds once, 1/8 ulp of the result at most), then
+    e^r by `_exp_f32_scaled`. Rounding x log2 e to f32 first (exp2 of it) would lose
+    up to 40 ulp at |x| near 88: the product's rounding is scaled by x."""
+    ops: list[Operation] = []
+    put, const = _builder(ops, f32)
+    y = _clamp(put, const, x, EXP_CLAMP)
+    rounding = const(F32_ROUNDING)
+    shifted = put(arith.AddfOp(put(arith.MulfOp(y, const(1 / math.log(2)))), rounding))
+    minus_n = put(arith.SubfOp(rounding, shifted))
+    r = put(mathd.FmaOp(minus_n, const(LN2_HIGH), y))
+    r = put(mathd.FmaOp(minus_n, const(LN2_LOW), r))
+    coefficients = [1 / math.factorial(k) for k in range(EXP_DEGREE + 1)]
+    return ops, _exp_f32_scaled(put, const, shifted, r, coefficients)
+
+
+def _clamp(put, const, x: SSAValue, bound: float) -> SSAValue:
+    """x limited to [-bound, bound] by compares and selects (min/max instructions);
+    a NaN x passes through (both compares are false)."""
+    low, high = const(-bound), const(bound)
+    x = put(arith.SelectOp(put(arith.CmpfOp(x, low, "olt")), low, x))
+    return put(arith.SelectOp(put(arith.CmpfOp(x, high, "ogt")), high, x))
+
+
+def _exp_f32_scaled(put, const, shifted: SSAValue, r: SSAValue,
+                    coefficients: list[float]) -> SSAValue:
+    """P(r) * 2^n for f32 values: P by Horner's rule with one fused multiply-add per
+    degree (its last step, P = 1 + r Q(r), rounds once: at most about 3/4 ulp with the
+    rounding of Q and of r), and n the integer whose `F32_ROUNDING` sum `shifted` is
+    (its bits minus the bits of F32_ROUNDING). 2^n is applied as two normal f32
+    scales, 2^(n >> 1) and 2^(n - (n >> 1)): one scale could not reach the results
+    below 2^-126 (the subnormals, rounded once by the second multiply) nor the
+    finite ones just under 2^128, and P 2^(n >> 1) is exact. A NaN input gives NaN
+    (its scale bits are garbage, and NaN times anything is NaN)."""
+    poly = const(coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        poly = put(mathd.FmaOp(poly, r, const(c)))
+    n = put(arith.SubiOp(put(arith.BitcastOp(shifted, i32)), _int(put, _f32_bits(F32_ROUNDING))))
+    half = put(arith.ShRSIOp(n, _int(put, 1)))
+    for part in (half, put(arith.SubiOp(n, half))):
+        exponent = put(arith.AddiOp(part, _int(put, 127)))
+        scale = put(arith.BitcastOp(put(arith.ShLIOp(exponent, _int(put, 23))), f32))
+        poly = put(arith.MulfOp(poly, scale))
+    return poly
+
+
+def _int(put, value: int) -> SSAValue:
+    return put(arith.ConstantOp(IntegerAttr(value, i32)))
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<i", struct.pack("<f", value))[0]
+
+
+def _builder(ops: list[Operation], float_type: AnyFloat = f64):
+    """`put(op)` (append op to `ops`, give its result) and `const(value)` (a constant
+    of `float_type`) for the op lists of `exp2_ops`, `exp_ops` and `tanh_ops`."""
     def put(op: Operation) -> SSAValue:
         ops.append(op)
         return op.results[0]
 
     def const(value: float) -> SSAValue:
-        return put(arith.ConstantOp(FloatAttr(value, f64)))
+        return put(arith.ConstantOp(FloatAttr(value, float_type)))
     return put, const
 
 
+#: the degree of `_exp2_wide`'s Taylor polynomial of 2^f on |f| <= 1/2: its error,
+#: (ln 2 / 2)^9 / 9! * sqrt(2) < 3e-10, is 0.005 of an f32 ulp
+WIDE_DEGREE = 8
+#: where `_exp2_wide` saturates (2^200 is inf in f32, 2^-200 is 0): the clamp keeps
+#: n = round(y) an i32 and 2^n a normal f64
+WIDE_CLAMP = 200.0
+#: 1.5 * 2^52: y + WIDE_ROUNDING - WIDE_ROUNDING is y rounded to an integer (ties to
+#: even), for |y| < 2^51, and the sum's low 32 bits are that integer
+WIDE_ROUNDING = 1.5 * 2.0**52
+
+
 def _exp2_wide(put, const, y: SSAValue) -> SSAValue:
-    """2^y for an f64 `y`: y clamped to +-EXP2_CLAMP (so +-inf give 2^200 and 2^-200),
-    n = round(y) by adding and subtracting ROUNDING (exact; the sum's low bits hold n as
+    """2^y for an f64 `y`: y clamped to +-WIDE_CLAMP (so +-inf give 2^200 and 2^-200),
+    n = round(y) by adding and subtracting WIDE_ROUNDING (exact; the sum's low bits hold n as
     an integer) and f = y - n (exact, |f| <= 1/2); 2^f by its Taylor polynomial (Horner,
     one fused multiply-add per degree: half the vector ops of a multiply and an add,
     which made a softmax 25% faster, and a smaller rounding error) times 2^n, made by
     shifting n + 1023 into the exponent bits. Relative error below 3e-10. A NaN y gives
     NaN (its sum's bits give some scale, and NaN times it is NaN)."""
-    low, high = const(-EXP2_CLAMP), const(EXP2_CLAMP)
-    clamped = put(arith.SelectOp(put(arith.CmpfOp(y, low, "olt")), low, y))
-    clamped = put(arith.SelectOp(put(arith.CmpfOp(clamped, high, "ogt")), high, clamped))
-    rounding = const(ROUNDING)
+    clamped = _clamp(put, const, y, WIDE_CLAMP)
+    rounding = const(WIDE_ROUNDING)
     shifted = put(arith.AddfOp(clamped, rounding))
     f = put(arith.SubfOp(clamped, put(arith.SubfOp(shifted, rounding))))
-    coefficients = [math.log(2) ** k / math.factorial(k) for k in range(EXP2_DEGREE + 1)]
+    coefficients = [math.log(2) ** k / math.factorial(k) for k in range(WIDE_DEGREE + 1)]
     poly = const(coefficients[-1])
     for c in reversed(coefficients[:-1]):
         poly = put(mathd.FmaOp(poly, f, const(c)))
     # the low bits of `shifted` are n (two's complement): adding the bias and shifting
-    # by 52 leaves n + 1023 in the exponent field and drops ROUNDING's own bits
+    # by 52 leaves n + 1023 in the exponent field and drops WIDE_ROUNDING's own bits
     biased = put(arith.AddiOp(put(arith.BitcastOp(shifted, i64)),
                               put(arith.ConstantOp(IntegerAttr(1023, i64)))))
     bits = put(arith.ShLIOp(biased, put(arith.ConstantOp(IntegerAttr(52, i64)))))
@@ -117,7 +192,7 @@ def tanh_ops(x: SSAValue) -> tuple[list[Operation], SSAValue]:
 #: the f32 functions `approximate` rewrites, by the ops computing them
 _APPROXIMATIONS = {
     mathd.Exp2Op: exp2_ops,
-    mathd.ExpOp: lambda x: exp2_ops(x, 1 / math.log(2)),
+    mathd.ExpOp: exp_ops,
     mathd.TanhOp: tanh_ops,
 }
 

@@ -158,20 +158,28 @@ func.func @remainder_jammed(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.
   func.return %y : tensor<8xf32>
 }
 
-// approx: exp computes in f64 with no libm call: x * log2(e) clamped, n = round(y) by
-// adding and subtracting 1.5 * 2^52, the polynomial in f = y - n, 2^n from the sum's
-// low bits shifted into the exponent, one rounding to f32.
+// approx: exp computes in f32 with no libm call: x clamped, n = round(x log2(e)) by
+// adding and subtracting 1.5 * 2^23, r = x - n ln 2 by two fused multiply-adds (ln 2 in
+// two parts), the polynomial in r, 2^n from the sum's bits as two exponent scales.
 // CHECK-LABEL: func.func @approx
 // CHECK-NOT:     math.exp
-// CHECK:         arith.extf %{{.*}} : f32 to f64
-// CHECK:         %[[ROUNDING:.*]] = arith.constant 0x4338000000000000 : f64
-// CHECK:         %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUNDING]] : f64
-// CHECK:         %[[N:.*]] = arith.subf %[[SHIFTED]], %[[ROUNDING]] : f64
-// CHECK:         arith.subf %{{.*}}, %[[N]] : f64
-// CHECK:         %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : f64 to i64
+// CHECK-NOT:     f64
+// CHECK:         %[[ROUNDING:.*]] = arith.constant 0x4B400000 : f32
+// CHECK:         %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUNDING]] : f32
+// CHECK:         %[[MINUS_N:.*]] = arith.subf %[[ROUNDING]], %[[SHIFTED]] : f32
+// CHECK:         %[[R_HIGH:.*]] = math.fma %[[MINUS_N]], %{{.*}}, %{{.*}} : f32
+// CHECK:         %[[R:.*]] = math.fma %[[MINUS_N]], %{{.*}}, %[[R_HIGH]] : f32
+// CHECK:         %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : f32 to i32
+// CHECK:         %[[N:.*]] = arith.subi %[[BITS]], %{{.*}} : i32
+// CHECK:         %[[HALF:.*]] = arith.shrsi %[[N]], %{{.*}} : i32
+// CHECK:         %[[REST:.*]] = arith.subi %[[N]], %[[HALF]] : i32
 // CHECK:         arith.shli
-// CHECK:         arith.bitcast %{{.*}} : i64 to f64
-// CHECK:         arith.truncf %{{.*}} : f64 to f32
+// CHECK:         arith.bitcast %{{.*}} : i32 to f32
+// CHECK:         arith.mulf
+// CHECK:         arith.shli
+// CHECK:         arith.bitcast %{{.*}} : i32 to f32
+// CHECK:         arith.mulf
+// CHECK-NOT:     f64
 // CHECK-NOT:     math.roundeven
 // CHECK-NOT:     math.exp
 // CHECK:         func.return
