@@ -3,7 +3,9 @@
 Each seed builds one function with several results; every result is a random chain of
 ALU ops, movement ops, reductions (also broadcast back, like x - max(x)), casts and
 where over three inputs. The reference evaluates the same IR op by op with the numpy
-definitions of SPEC §5, so the comparison is exact (strict-order sums, the same libm).
+definitions of SPEC §5, so the comparison is exact: the programs compile in strict float
+order (UOPC_STRICT=1: sums in order, libm's exp2 rather than the `approx` polynomial, which
+is within 1 ulp of it but not always the same bits).
 A second generator writes well-formed `.uir` programs (SPEC §11, with its broadcasting and
 literal sugar) and runs them the same way.
 """
@@ -18,6 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 
+from uopc import settings
 from uopc.importers.uir import parse_uir
 from uopc.passes.constprop import evaluate as evaluate_op
 from uopc.runtime import compile_entries, compile_program
@@ -27,6 +30,13 @@ from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of, tensor_type
 
 SHAPE = (2, 3, 4)
+
+
+@pytest.fixture(autouse=True)
+def strict_float_order():
+    """Every program of this file compiles in strict float order (see the docstring)."""
+    with settings.override(UOPC_STRICT=True):
+        yield
 
 
 # ---- reference: evaluate uop IR op by op with the semantics module ----------------------------------

@@ -929,19 +929,35 @@ class FunctionLowering:
 
 
 def _costly_reused(fn: func.FuncOp) -> frozenset[SSAValue]:
-    """The values of `fn` that a reduction and at least one other op read (so that the
-    reduction's loop and another loop over the same row both need them), and that
-    compute, per element, a reduction or a unary op, a division or a power (reached
-    through elementwise and movement ops, not through a broadcast, which computes it
-    once per row anyway)."""
+    """The values of `fn` that at least two ops read, one of them a reduction or an
+    elementwise op on the way to one (so that the reduction's loop and another loop
+    over the same row both need them: attention's backward reads dP = dO V^T in the
+    row sum of dP * P and again in the output), and that compute, per element, a
+    reduction or a unary op, a division or a power (reached through elementwise and
+    movement ops, not through a broadcast, which computes it once per row anyway)."""
     found = set()
     for op in fn.body.block.ops:
         for v in op.results:
             readers = {use.operation for use in v.uses}
-            if len(readers) >= 2 and any(isinstance(r, uop.ReduceOp) for r in readers) \
+            if len(readers) >= 2 and any(_reaches_reduce(r) for r in readers) \
                     and _costly(v):
                 found.add(v)
     return frozenset(found)
+
+
+def _reaches_reduce(op: Operation) -> bool:
+    """Is `op` a reduction, or an elementwise op whose value a reduction reads through
+    elementwise ops only (the same index all the way)?"""
+    stack, seen = [op], set()
+    while stack:
+        op = stack.pop()
+        if isinstance(op, uop.ReduceOp):
+            return True
+        if op in seen or not isinstance(op, uop.UopOp) or not op.INFO.elementwise:
+            continue
+        seen.add(op)
+        stack.extend(use.operation for r in op.results for use in r.uses)
+    return False
 
 
 def _costly(v: SSAValue) -> bool:
