@@ -173,7 +173,7 @@ def _mnist_pickle() -> bytes:
     ("truncated.pkl", _mnist_pickle()[:200]),
     ("garbage.pkl", bytes(range(256)) * 4),
     ("flipped.pkl", bytes(b ^ 0x5A if i % 97 == 50 else b for i, b in enumerate(_mnist_pickle()))),
-    ("truncated.pkl.gz", gzip.compress(_mnist_pickle())[:100]),
+    ("truncated.pkl.gz", gzip.compress(_mnist_pickle(), mtime=0)[:100]),
     ("not-gzip.pkl.gz", b"plain bytes"),
     ("wrong-structure.pkl", pickle.dumps([np.ones(3)])),
     ("ragged.pkl", pickle.dumps(((np.ones((2, 3)), np.ones(2)), (np.ones((2, 4)), np.ones(2)),
@@ -188,7 +188,7 @@ def test_malformed_pickles_raise_dataset_error(tmp_path, name, content):
 
 @pytest.mark.parametrize("content", [
     bytes([0, 0, 0x08, 3, 0, 0]),  # header cut inside the dimensions
-    gzip.compress(bytes([0, 0, 0x08, 1, 0, 0, 0, 4, 1, 2, 3, 4]))[:-6],  # truncated gzip
+    gzip.compress(bytes([0, 0, 0x08, 1, 0, 0, 0, 4, 1, 2, 3, 4]), mtime=0)[:-6],  # truncated gzip
 ])
 def test_malformed_idx_files_raise_dataset_error(tmp_path, content):
     path = tmp_path / "labels.idx1-ubyte.gz"
