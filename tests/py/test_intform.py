@@ -160,6 +160,26 @@ def test_recombination_is_exact(ranges, terms, const, d, k, width):
     assert algebra.combine(((q, k * d), (r, k))) == algebra.scale(x, k)
 
 
+@settings(max_examples=200, deadline=None)
+@given(VARIABLES, TERMS, st.integers(-50, 50), st.integers(1, 6), st.integers(1, 6),
+       st.integers(-5, 5), st.sampled_from([None, WIDTH]))
+def test_nested_recombination_is_exact(ranges, terms, const, a, d, k, width):
+    # k*d*(y // (a*d)) + k*((y // a) mod d) is k*(y // a), for any y
+    variables = [Var(f"v{i}", lo, min(lo + n, 127)) for i, (lo, n) in enumerate(ranges)]
+    atoms = Atoms(width)
+    algebra = atoms.algebra
+    y = build(algebra, variables, terms, const, None)
+    x = algebra.atom(Quotient(True, y, a))
+    outer = algebra.atom(Quotient(True, y, a * d))
+    low = algebra.atom(Quotient(False, x, d))
+    got = algebra.combine(((outer, k * d), (low, k)))
+    assert got == algebra.scale(x, k)
+    for env in points(variables):
+        before = k * d * atom_value(outer.terms[0][0], env, width) \
+            + k * atom_value(low.terms[0][0], env, width)
+        assert value(got, env, width) == (before if width is None else wrap(before, width))
+
+
 def test_the_documented_rules():
     i, j = Var("i", 0, 99), Var("j", 0, 7)
     small = Var("s", 0, 3)
@@ -182,6 +202,11 @@ def test_the_documented_rules():
     low = algebra.atom(Quotient(False, form((i, 1)), 8))
     assert algebra.mod(low, 4, sub) == algebra.atom(Quotient(False, form((i, 1)), 4))
     assert algebra.floordiv(low, 2, sub) == algebra.atom(Quotient(False, half, 4))
+    # a flattened view's index: 8*(i // 8) + 2*((i // 2) mod 4) + i mod 2 = i
+    assert algebra.combine((
+        (algebra.atom(Quotient(True, form((i, 1)), 8)), 8),
+        (algebra.atom(Quotient(False, half, 4)), 2),
+        (algebra.atom(Quotient(False, form((i, 1)), 2)), 1))) == form((i, 1))
     # nothing to simplify: x // 3 of a plain variable is no rule
     assert algebra.floordiv(form((i, 1)), 3, sub) is None
     # common factors of remainders: (2*i + 1) mod 8 = (i mod 4)*2 + 1, unless turned off

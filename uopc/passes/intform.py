@@ -173,29 +173,46 @@ class Algebra(Generic[A]):
 
     def _recombine(self, coeffs: dict[A, int]) -> int:
         """Replace k*d*(x // d) + k*(x mod d) by k*x in `coeffs` (in place); returns the
-        constant that k*x adds."""
+        constant that k*x adds. x // d may also appear as y // (a*d) where x is the
+        quotient y // a (the nested rule's form of (y // a) // d): a flattened view's
+        index a*d*(i // (a*d)) + a*((i // a) mod d) + i mod a is i again."""
         extra = 0
         quotient = self.atoms.quotient
-        for m in list(coeffs):
-            k = coeffs.get(m)
-            if not k:
-                continue
-            qm = quotient(m)
-            if qm is None or qm.is_div:
-                continue
-            kd = self._wrap(k * qm.d)
-            partner = next((a for a, c in coeffs.items() if c == kd and a is not m
-                            and (qa := quotient(a)) is not None and qa.is_div
-                            and qa.divides_same(qm)), None)
-            if partner is None:
-                continue
-            del coeffs[m], coeffs[partner]
-            for atom, c in qm.x.terms:
-                coeffs[atom] = self._wrap(coeffs.get(atom, 0) + k * c)
-            extra += k * qm.x.const
-            for atom in [a for a, c in coeffs.items() if c == 0]:
-                del coeffs[atom]
+        changed = True
+        while changed:  # a recombined x may pair with a remainder seen before it
+            changed = False
+            for m in list(coeffs):
+                k = coeffs.get(m)
+                if not k:
+                    continue
+                qm = quotient(m)
+                if qm is None or qm.is_div:
+                    continue
+                kd = self._wrap(k * qm.d)
+                partner = next((a for a, c in coeffs.items() if c == kd and a is not m
+                                and (qa := quotient(a)) is not None and qa.is_div
+                                and (qa.divides_same(qm) or self._divides_nested(qa, qm))),
+                               None)
+                if partner is None:
+                    continue
+                del coeffs[m], coeffs[partner]
+                for atom, c in qm.x.terms:
+                    coeffs[atom] = self._wrap(coeffs.get(atom, 0) + k * c)
+                extra += k * qm.x.const
+                for atom in [a for a, c in coeffs.items() if c == 0]:
+                    del coeffs[atom]
+                changed = True
         return extra
+
+    def _divides_nested(self, outer: Quotient[A], remainder: Quotient[A]) -> bool:
+        """Is `outer` floor(y / (a*d)) where `remainder` is x mod d of x = floor(y / a),
+        one atom (so that outer = x // d)?"""
+        atom = remainder.x.single_atom()
+        inner = None if atom is None else self.atoms.quotient(atom)
+        if inner is None or not inner.is_div or inner.family != FLOOR \
+                or remainder.family != FLOOR or outer.family != FLOOR:
+            return False
+        return outer.divides_same(Quotient(True, inner.x, inner.d * remainder.d, inner.source))
 
     def _wrap(self, value: int) -> int:
         return value if self.width is None else wrap(value, self.width)

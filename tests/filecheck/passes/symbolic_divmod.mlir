@@ -162,3 +162,25 @@ func.func @parallel(%m: memref<64xindex>) {
   }) : (index, index, index, index, index, index) -> ()
   func.return
 }
+
+// -----
+
+// A flattened view's index, recombined through a nested quotient: 8*(x // 8) +
+// 2*((x // 2) mod 4) + x mod 2 is x for any x (x // 8 is (x // 2) // 4).
+// CHECK-LABEL: func.func @nested_recombination
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>)
+// CHECK-NEXT:    func.return %[[X]] : tensor<4xi32>
+func.func @nested_recombination(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %c2 = uop.const dense<2> : tensor<4xi32>
+  %c4 = uop.const dense<4> : tensor<4xi32>
+  %c8 = uop.const dense<8> : tensor<4xi32>
+  %half = uop.floordiv %x, %c2 : tensor<4xi32>
+  %mid = uop.floormod %half, %c4 : tensor<4xi32>
+  %mid2 = uop.mul %mid, %c2 : tensor<4xi32>
+  %high = uop.floordiv %x, %c8 : tensor<4xi32>
+  %high8 = uop.mul %high, %c8 : tensor<4xi32>
+  %low = uop.floormod %x, %c2 : tensor<4xi32>
+  %s = uop.add %high8, %mid2 : tensor<4xi32>
+  %y = uop.add %s, %low : tensor<4xi32>
+  func.return %y : tensor<4xi32>
+}
