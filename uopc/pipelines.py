@@ -230,6 +230,27 @@ def pipeline_pass(name: str) -> type[PipelinePass]:
              {"name": name, "__doc__": doc, "__module__": __name__, "__qualname__": class_name}))
 
 
+#: passes that change each function of a module apart from the others: they look up no
+#: symbol and add nothing at module level, and what they do to one function does not
+#: depend on the others (`uop-symbolic`'s rewrite budget, scaled by the ops it sees, aside:
+#: a share that runs out of it is redone on the whole module)
+FUNCTION_LOCAL = frozenset({"uop-apply-schedule", "uop-symbolic", "dce", "licm",
+                            "uop-hoist-loads", "cse"})
+
+
+def split_function_local(spec: str) -> tuple[str, str]:
+    """`spec` spelled out and cut into its module passes and the function-local passes
+    after the last of them (`FUNCTION_LOCAL`), which may run on shares of the module's
+    functions in separate processes; `uop-to-loops` is `uop-rangeify` (a plan is lowered
+    after its kernels, from what their lowering found) and the rest."""
+    entries = list(parse_pipeline(expand(spec))) if spec else []
+    cut = len(entries)
+    while cut and entries[cut - 1].name in FUNCTION_LOCAL:
+        cut -= 1
+    return (",".join(str(e) for e in entries[:cut]),
+            ",".join(str(e) for e in entries[cut:]))
+
+
 # ---- one compile ---------------------------------------------------------------------
 #: tensors to simplified loops: what every compile runs after the schedules
 LOOP_PIPELINE = "uop-to-loops"

@@ -120,6 +120,15 @@ def _cc_jobs(text: str | None) -> int | None:
     return int(text)
 
 
+def _pass_jobs(text: str | None) -> int | None:
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError("give the number of processes a compile's loop stage may run in "
+                         "(an integer >= 1; 1: in this process only)")
+    return int(text)
+
+
 # ---- what is compiled ----------------------------------------------------------------
 OPT = _knob("OPT", _opt, "0: naive loops, 1: schedules by rules (default), 2: measured search "
             "(SPEC §10)")
@@ -152,6 +161,9 @@ CFLAGS = _knob("CFLAGS", lambda text: None if text is None else shlex.split(text
                "the C compiler's flags, replacing uopc's defaults (set but empty: no flags)")
 CC_JOBS = _knob("UOPC_CC_JOBS", _cc_jobs,
                 "compiler processes one library build runs at once (default: the CPUs)")
+PASS_JOBS = _knob("UOPC_PASS_JOBS", _pass_jobs,
+                  "forked processes a cold compile's loop stage and C emit split across "
+                  "(default: the CPUs; 1: in this process)")
 CACHE = _knob("UOPC_CACHE", lambda text: text or None,
               "the compile cache folder (default $XDG_CACHE_HOME/uopc or ~/.cache/uopc)")
 XDG_CACHE_HOME = _knob("XDG_CACHE_HOME", lambda text: text or None,

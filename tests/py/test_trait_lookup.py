@@ -41,6 +41,7 @@ def test_get_effects_matches_xdsl_on_every_op_of_lowered_loops(monkeypatch):
 
     assert traits.get_effects is trait_lookup.get_effects
     assert cse.get_effects is trait_lookup.get_effects
+    assert cse.is_side_effect_free is trait_lookup.is_side_effect_free
     root = Path(__file__).resolve().parents[2] / "examples"
     ops = []
     for name in ("softmax.mlir", "gemm.mlir", "conv1d.mlir"):
@@ -54,5 +55,8 @@ def test_get_effects_matches_xdsl_on_every_op_of_lowered_loops(monkeypatch):
     monkeypatch.setattr(traits, "get_effects", trait_lookup._ORIGINAL_GET_EFFECTS)
     expected = [traits.get_effects(op) for op in ops]
     assert answers == expected
+    free = [trait_lookup.is_side_effect_free(op) for op in ops]
+    assert free == [trait_lookup._ORIGINAL_IS_SIDE_EFFECT_FREE(op) for op in ops]
+    assert any(free) and not all(free)
     assert any(a is None for a in answers) and any(a == set() for a in answers)
     assert any(a for a in answers)  # some op reads or writes

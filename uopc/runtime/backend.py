@@ -26,13 +26,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from uopc import settings
 from uopc.pipelines import Stages, compile_stages
+
+if TYPE_CHECKING:
+    from uopc.targets.emit_c import CEmitter
 
 #: a loaded native function: takes bound buffers (outputs, inputs, then the arena)
 NativeFunction = Callable[..., Any]
@@ -112,6 +115,13 @@ class Backend(ABC):
         (`compile_program(check=True)`, `uopc-run --check`)."""
         raise BackendError(f"the {self.name} backend has no checked variant: check a "
                            f"program on the cpu device")
+
+    def function_emitter(self) -> type[CEmitter] | None:
+        """The C emitter that prints this backend's source a function at a time
+        (`CEmitter.functions_apart`), so that a compile may lower and print shares of
+        a plan's kernels in other processes (`uopc.runtime.parallel_lowering`); None
+        (the default): the module is printed whole."""
+        return None
 
     @abstractmethod
     def emit(self, module: ModuleOp) -> SourceUnit:

@@ -126,6 +126,9 @@ class CBackend(Backend):
 
         return CBackend(CheckedCEmitter)
 
+    def function_emitter(self) -> type[CEmitter] | None:
+        return self.emitter if self.emitter.functions_apart else None
+
     def emit(self, module: ModuleOp) -> SourceUnit:
         return SourceUnit(*emit_c_unit(module, self.emitter))
 

@@ -51,9 +51,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from uopc.pipelines import run_pipeline
 from uopc.runtime import progress
 from uopc.runtime.backend import Backend, Library, NativeFunction, SourceUnit
+from uopc.runtime.parallel_lowering import lower_and_emit
 from uopc.runtime.plan import MemoryPlan
 from uopc.uopdialect.contract import (
     ARENA_ALIGN,
@@ -402,14 +402,13 @@ def sample_inputs(sigs: Sequence[Sig], rng: np.random.Generator) -> list[np.ndar
 def load_entries(module: ModuleOp, entries: Sequence[str | None], backend: Backend,
                  ctx: Context | None = None) -> list[Program]:
     """One Program per entry function of `module`, from one library: runs the loop stage
-    of `backend.stages()` (`uop-to-loops` and the backend's tail) on `module` in place,
-    then the backend emits, builds and loads it. `module` holds scheduled kernels (see
+    of `backend.stages()` (`uop-to-loops` and the backend's tail) on `module` in place
+    (its kernels may be lowered in worker processes instead, `lower_and_emit`), then the
+    backend emits, builds and loads it. `module` holds scheduled kernels (see
     `uopc.runtime.driver`) or loop-level functions."""
     names = [find_entry(module, entry).sym_name.data for entry in entries]
-    run_pipeline(backend.stages().loops, module, ctx)
-    progress.note("loops lowered")
-    unit = backend.emit(module)
-    progress.note(f"{backend.name} source emitted, {len(unit.text) // 1000} kB")
+    unit = lower_and_emit(module, backend, ctx)
+    progress.note(f"loops lowered, {backend.name} source emitted, {len(unit.text) // 1000} kB")
     start = time.perf_counter()
     library = backend.load(unit)
     built = time.perf_counter() - start

@@ -68,6 +68,7 @@ class CheckedCEmitter(CEmitter):
     target: ClassVar[str] = "c-checked"
     prelude: ClassVar[str] = EXTRA_PRELUDE + CHECK_PRELUDE
     stateless_prelude: ClassVar[bool] = False  # the fault record: one per library
+    functions_apart: ClassVar[bool] = False  # checks are numbered across the functions
 
     def __init__(self) -> None:
         super().__init__()
