@@ -103,6 +103,15 @@ func.func @main(%dy: tensor<4x8x65xf32>) -> tensor<65xf32> {
 """
 
 
+TRANSPOSE = """
+func.func @main(%x: tensor<48x32xf32>) -> tensor<32x48xf32> {
+  %t = uop.permute %x perm [1, 0] : tensor<48x32xf32> -> tensor<32x48xf32>
+  %y = uop.mul %t, %t : tensor<32x48xf32>
+  func.return %y : tensor<32x48xf32>
+}
+"""
+
+
 PROGRAMS = {
     "matmul_bias_relu": (matmul_text(16, 24, 32, True), [(16, 24), (24, 32), (32,)]),
     "matmul_odd": (matmul_text(6, 20, 10, False), [(6, 20), (20, 10)]),
@@ -115,6 +124,8 @@ PROGRAMS = {
     "weight_gradient_odd": (weight_gradient_text(2, 16, 9, 65), [(2, 16, 9), (2, 16, 65)]),
     # a bias gradient: 16 columns at a time and a remainder column
     "column_sum": (COLUMN_SUM, [(4, 8, 65)]),
+    # a transposing kernel in 16 x 16 cache tiles
+    "transpose": (TRANSPOSE, [(48, 32)]),
 }
 
 
@@ -138,6 +149,12 @@ def test_every_candidate_schedule_gives_the_naive_result_bit_for_bit(name):
                                          (name, kernel.sym_name.data, str(schedule)))
             tried += 1
     assert tried >= 2
+
+
+def test_a_transposing_kernel_runs_in_cache_tiles_of_its_two_axes():
+    (kernel,) = kernels_of(kernel_module(TRANSPOSE))
+    shape = kernel_shape(kernel)
+    assert shape.transposes and rules(shape).tile == (16, 16)
 
 
 BMM = """
