@@ -103,6 +103,15 @@ func.func @main(%dy: tensor<4x8x65xf32>) -> tensor<65xf32> {
 """
 
 
+TRANSPOSE = """
+func.func @main(%x: tensor<48x32xf32>) -> tensor<32x48xf32> {
+  %t = uop.permute %x perm [1, 0] : tensor<48x32xf32> -> tensor<32x48xf32>
+  %y = uop.mul %t, %t : tensor<32x48xf32>
+  func.return %y : tensor<32x48xf32>
+}
+"""
+
+
 PROGRAMS = {
     "matmul_bias_relu": (matmul_text(16, 24, 32, True), [(16, 24), (24, 32), (32,)]),
     "matmul_odd": (matmul_text(6, 20, 10, False), [(6, 20), (20, 10)]),
@@ -115,6 +124,8 @@ PROGRAMS = {
     "weight_gradient_odd": (weight_gradient_text(2, 16, 9, 65), [(2, 16, 9), (2, 16, 65)]),
     # a bias gradient: 16 columns at a time and a remainder column
     "column_sum": (COLUMN_SUM, [(4, 8, 65)]),
+    # a transposing kernel in 16 x 16 cache tiles
+    "transpose": (TRANSPOSE, [(48, 32)]),
 }
 
 
@@ -138,6 +149,12 @@ def test_every_candidate_schedule_gives_the_naive_result_bit_for_bit(name):
                                          (name, kernel.sym_name.data, str(schedule)))
             tried += 1
     assert tried >= 2
+
+
+def test_a_transposing_kernel_runs_in_cache_tiles_of_its_two_axes():
+    (kernel,) = kernels_of(kernel_module(TRANSPOSE))
+    shape = kernel_shape(kernel)
+    assert shape.transposes and rules(shape).tile == (16, 16)
 
 
 BMM = """
@@ -502,8 +519,10 @@ def test_a_scheduled_row_max_on_integer_keys_is_exact_for_every_kind_of_float(sc
     assert got[2] == -tiny and got[6] == np.inf
 
 
-def attention_text(n: int, d: int) -> str:
-    """softmax(Q K^T) V for n queries and keys of d dimensions, as uop IR."""
+def attention_text(n: int, d: int, scale: float = 1.0) -> str:
+    """softmax(Q K^T / scale) V for n queries and keys of d dimensions, as uop IR (no
+    division for a scale of 1)."""
+    scaled = "%s" if scale == 1.0 else "%ss"
     return f"""
 func.func @main(%q: tensor<{n}x{d}xf32>, %k: tensor<{n}x{d}xf32>, %v: tensor<{n}x{d}xf32>)
     -> tensor<{n}x{d}xf32> {{
@@ -513,12 +532,14 @@ func.func @main(%q: tensor<{n}x{d}xf32>, %k: tensor<{n}x{d}xf32>, %v: tensor<{n}
   %ke = uop.expand %k3 : tensor<1x{n}x{d}xf32> -> tensor<{n}x{n}x{d}xf32>
   %qk = uop.mul %qe, %ke : tensor<{n}x{n}x{d}xf32>
   %s = uop.reduce add %qk axes [2] : tensor<{n}x{n}x{d}xf32> -> tensor<{n}x{n}xf32>
-  %m = uop.reduce max %s axes [1] : tensor<{n}x{n}xf32> -> tensor<{n}xf32>
+  %c = uop.const dense<{scale!r}> : tensor<{n}x{n}xf32>
+  %ss = uop.div %s, %c : tensor<{n}x{n}xf32>
+  %m = uop.reduce max {scaled} axes [1] : tensor<{n}x{n}xf32> -> tensor<{n}xf32>
   %m2 = uop.reshape %m : tensor<{n}xf32> -> tensor<{n}x1xf32>
   %me = uop.expand %m2 : tensor<{n}x1xf32> -> tensor<{n}x{n}xf32>
   %neg = uop.const dense<-1.0> : tensor<{n}x{n}xf32>
   %nm = uop.mul %me, %neg : tensor<{n}x{n}xf32>
-  %x = uop.add %s, %nm : tensor<{n}x{n}xf32>
+  %x = uop.add {scaled}, %nm : tensor<{n}x{n}xf32>
   %e = uop.exp2 %x : tensor<{n}x{n}xf32>
   %l = uop.reduce add %e axes [1] : tensor<{n}x{n}xf32> -> tensor<{n}xf32>
   %l2 = uop.reshape %l : tensor<{n}xf32> -> tensor<{n}x1xf32>
@@ -534,14 +555,15 @@ func.func @main(%q: tensor<{n}x{d}xf32>, %k: tensor<{n}x{d}xf32>, %v: tensor<{n}
 }}"""
 
 
+@pytest.mark.parametrize("scale", [1.0, 3.0])
 @pytest.mark.parametrize("schedule", [
     Schedule((2, 4)), Schedule((4, 16), thread=0), Schedule((3, 8)), Schedule((1, 8))])
-def test_a_fused_attention_tile_computes_its_rows_of_scores_once_bit_for_bit(schedule):
+def test_a_fused_attention_tile_computes_its_rows_of_scores_once_bit_for_bit(schedule, scale):
     """Under reduce fusion, the scores, exponentials and P of each query row are stack
     rows computed once, the scores' row loop upcast like the output's innermost axis
-    (30 keys: remainders along the keys and, for 3 rows, along the queries): the same
-    ops in the same order as the naive nest."""
-    module = parse_program(attention_text(30, 16), "mlir")
+    (30 keys: remainders along the keys and, for 3 rows, along the queries), scaled
+    scores divided in the tile: the same ops in the same order as the naive nest."""
+    module = parse_program(attention_text(30, 16, scale), "mlir")
     run_pipeline("uop-to-fused-kernels", module)
     (name,) = [k.sym_name.data for k in kernels_of(module)
                if sig_of_output(k) == (30, 16)]
@@ -549,7 +571,7 @@ def test_a_fused_attention_tile_computes_its_rows_of_scores_once_bit_for_bit(sch
     (naive,) = run_with(module, {}, [q, k, v])
     (got,) = run_with(module, {name: schedule}, [q, k, v])
     assert np.array_equal(got, naive), str(schedule)
-    s = q.astype(np.float64) @ k.T.astype(np.float64)
+    s = q.astype(np.float64) @ k.T.astype(np.float64) / scale
     e = np.exp2(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True) @ v, rtol=1e-4, atol=1e-5)
 

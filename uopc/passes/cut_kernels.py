@@ -13,6 +13,15 @@ ops that is not a kernel) the pass
    cut, nor is a copy `uop-stage-broadcasts` marked `uop.staged`: the consumer's kernel
    computes it once per row (rangeify); with `fuse_reduces_by_rule` only the reduces
    and staged copies `uopc.passes.fusion_rule` picks (each computed once) are no cuts.
+   A contraction fused into a consumer that reduces its result again along its
+   innermost kept axis (attention's scores Q K^T, whose rows the softmax reduces) is
+   computed in a row loop of that kernel, which packs no panel of its broadcast
+   operand: an operand strided along that axis (K, stored keys x head dimension) is
+   copied into a layout where it is contiguous (`uop-layout-copies`' copy, from
+   `ROW_COPY_READS` reads an element on, not its `MIN_COPY_READS`, whose measurements
+   were of plain matmuls that pack their panels). Without the copy the register tile
+   over the keys gathered K's elements one by one: attention 512x64 1.56x slower (2.57
+   against 1.65 ms on one znver3 core); with 1024 keys the copy was made anyway.
    Everything between cuts fuses into the kernel of
    the cut that consumes it; constants are copied into each kernel that reads them.
 2. **outlines** each kernel as a `func.func` (marked `uop.kernel`) with one result and one
@@ -50,10 +59,19 @@ from uopc.passes.kernel_graph import (
     is_buffer,
     is_uop,
     plan_functions,
+    shape_of,
     uop_owner,
 )
+from uopc.passes.layout_copies import copy_operands
 from uopc.passes.options import check_option
 from uopc.uopdialect.ops import ContiguousOp, PowOp, ReduceOp, UnaryOp
+
+#: the fewest reads of each element of a row-fused contraction's broadcast operand for
+#: which it is copied into the layout the row tile reads (module docstring): the copy
+#: moves each element once, a strided move costing about 50 multiply-adds of a register
+#: tile (a 1536x576 copy took 1.1 ms on one znver3 core), and saves a gathered load on
+#: each read
+ROW_COPY_READS = 64
 
 
 def _single_sink(reduce: ReduceOp) -> Operation | None:
@@ -213,6 +231,31 @@ class _Outliner:
         Rewriter.insert_op(fn, InsertPoint.before(plan))
 
 
+def _reduced_again(reduce: ReduceOp) -> bool:
+    """Does a reduce over the innermost kept axis of `reduce` read its result through
+    elementwise ops (a softmax's max over attention's scores)?"""
+    src = shape_of(reduce.src)
+    result = shape_of(reduce.results[0])
+    kept = [a for a in range(len(src)) if a not in reduce.ints("axes")]
+    if not kept:
+        return False
+    axis = kept[-1] if len(result) == len(src) else len(kept) - 1
+    seen: set[Operation] = set()
+    stack: list[Operation] = [reduce]
+    while stack:
+        for use in stack.pop().results[0].uses:
+            user = use.operation
+            if user in seen:
+                continue
+            seen.add(user)
+            if isinstance(user, ReduceOp):
+                if axis in user.ints("axes"):
+                    return True
+            elif isinstance(user, ALU_OPS) and shape_of(user.results[0]) == result:
+                stack.append(user)
+    return False
+
+
 def cut_kernels(plan: func.FuncOp, outliner: _Outliner, epilogue: bool,
                 fuse_reduces: bool, by_rule: bool = False) -> None:
     """Replace the uop ops of `plan` by calls of outlined kernels (`by_rule`: reduce
@@ -230,6 +273,10 @@ def cut_kernels(plan: func.FuncOp, outliner: _Outliner, epilogue: bool,
                          and _epilogue_ok(op) is False and is_contraction(op)}
         fused |= reduce_fusion_by_rule(block, staged, epilogue_cuts)
     kept_staged = staged if fuse_reduces else staged & fused
+    for op in list(block.ops):
+        if op in fused and isinstance(op, ReduceOp) and is_contraction(op) \
+                and _reduced_again(op):
+            copy_operands(op, "output", ROW_COPY_READS)  # (a cut: a kernel of its own)
     uop_ops: list[Operation] = []
     for op in list(block.ops):
         if not is_uop(op):

@@ -120,34 +120,40 @@ def _reads_per_element(upper: Sequence[Operation]) -> int:
     return reads
 
 
+def copy_operands(op: ReduceOp, layout: str, min_copy_reads: int) -> None:
+    """Copy each float broadcast operand of `op` that it reads at least `min_copy_reads`
+    times per element and strided along the `layout` axis (module docstring) into a
+    layout in which that axis is contiguous."""
+    axis = _layout_axis(op, layout)
+    if axis is None:
+        return
+    for read in list(_broadcast_reads(op)):
+        value, chain = read.value, read.chain
+        if isinstance(uop_owner(value), ConstOp) or decodes(value) \
+                or not sig_of(value.type).dtype.startswith("f"):
+            continue  # (a bool mask: no register tile shares its loads)
+        expands = [i for i, m in enumerate(chain)
+                   if isinstance(m, ExpandOp) and shape_of(m.src) != shape_of(m.result)]
+        if not expands or _reads_per_element(chain[expands[0]:]) < min_copy_reads:
+            continue  # read too few times (a prefill's x @ W.T): the copy costs more
+        shape = shape_of(value)
+        strides = view_strides(shape, contiguous_strides(shape), chain)
+        if strides is not None and abs(strides[axis]) <= 1:
+            continue
+        first = expands[0]
+        copied = chain[first - 1].results[0] if first else value
+        order = _copy_layout(copied, chain[first:], axis)
+        if order is None and strides is None:
+            # not an affine view (div/mod in every read): a plain copy still pays
+            order = list(range(len(shape_of(copied))))
+        if order is not None:
+            _insert_layout_copy(copied, order, chain[first:], read)
+
+
 def _fix_layouts(block: Block, layout: str, min_copy_reads: int) -> None:
     for op in list(block.ops):
-        if not isinstance(op, ReduceOp):
-            continue
-        axis = _layout_axis(op, layout)
-        if axis is None:
-            continue
-        for read in list(_broadcast_reads(op)):
-            value, chain = read.value, read.chain
-            if isinstance(uop_owner(value), ConstOp) or decodes(value) \
-                    or not sig_of(value.type).dtype.startswith("f"):
-                continue  # (a bool mask: no register tile shares its loads)
-            expands = [i for i, m in enumerate(chain)
-                       if isinstance(m, ExpandOp) and shape_of(m.src) != shape_of(m.result)]
-            if not expands or _reads_per_element(chain[expands[0]:]) < min_copy_reads:
-                continue  # read too few times (a prefill's x @ W.T): the copy costs more
-            shape = shape_of(value)
-            strides = view_strides(shape, contiguous_strides(shape), chain)
-            if strides is not None and abs(strides[axis]) <= 1:
-                continue
-            first = expands[0]
-            copied = chain[first - 1].results[0] if first else value
-            order = _copy_layout(copied, chain[first:], axis)
-            if order is None and strides is None:
-                # not an affine view (div/mod in every read): a plain copy still pays
-                order = list(range(len(shape_of(copied))))
-            if order is not None:
-                _insert_layout_copy(copied, order, chain[first:], read)
+        if isinstance(op, ReduceOp):
+            copy_operands(op, layout, min_copy_reads)
 
 
 def _insert_layout_copy(copied: SSAValue, order: list[int], upper: list[Operation],

@@ -63,6 +63,13 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   ops and reshapes (torch-mlir's linear on a 3-d input collapses the rows, multiplies
   and expands them back) is read in the output's axes: an axis the reshape splits
   stands for the innermost output axis it becomes, so its register tile still applies;
+- **transposing copies**: a kernel without reductions that reads a kernel argument
+  strided along its innermost output axis and contiguously along another (a layout
+  copy K -> K^T, a permute made contiguous) runs in `TRANSPOSE_BLOCK` x
+  `TRANSPOSE_BLOCK` cache tiles of its two innermost axes (when the block divides
+  both): a block's strided reads stay in L1 until every column of their lines is
+  stored (a 768x768 f32 transpose on one znver3 core: 845 us without, 152 us with
+  16 x 16 blocks, 183 with 32 x 32);
 - **threads**: a kernel doing at least `MIN_THREAD_WORK` (2^18) element operations (output
   elements times reduction length) runs its outermost looped axis in parallel, when that
   leaves at least two iterations per thread (a thread per core of the CPU, `uopc.cpu`;
@@ -123,6 +130,8 @@ THREAD_BLOCK = 4096
 #: the row block the measured search also tries (the rules size theirs from the L3
 #: cache: `_row_block`): 256 rows of a 2048-deep A are 2 MB
 ROW_BLOCK = 256
+#: the block of each of the two innermost axes of a transposing copy's cache tile
+TRANSPOSE_BLOCK = 16
 #: the f32 functions that `approx` computes by polynomials instead of libm calls
 APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
 #: the outputs of a matrix-vector product over decoded weights computed together
@@ -164,6 +173,9 @@ class KernelShape:
     #: the bytes of the output's elements as the C code computes them (8 for f64, else 4:
     #: narrower floats are computed in f32)
     element_bytes: int = 4
+    #: the kernel reads an argument strided along the innermost output axis and
+    #: contiguously along another (a transposing copy)
+    transposes: bool = False
 
     @property
     def decodes(self) -> bool:
@@ -232,7 +244,36 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
         inner.update(_inner_reduce_axes(op))
     element = 8 if sig_of(kernel.function_type.outputs.data[0]).dtype in ("f64", "i64") else 4
     return KernelShape(out, reduce, frozenset(shared), plain, exp, word_codes,
-                       frozenset(columns), frozenset(inner), element)
+                       frozenset(columns), frozenset(inner), element,
+                       reduce == 0 and _transposes(kernel, out))
+
+
+def _transposes(kernel: func.FuncOp, out: tuple[int, ...]) -> bool:
+    """Does the elementwise tree of `kernel`'s result read a kernel argument through
+    views that step along the innermost looped output axis by more than one element
+    and along another looped axis by one?"""
+    looped = [a for a, n in enumerate(out) if n > 1]
+    if len(looped) < 2:
+        return False
+    (ret,) = [op for op in kernel.body.block.ops if isinstance(op, func.ReturnOp)]
+    stack: list[tuple[SSAValue, list[Operation]]] = [(ret.operands[0], [])]
+    while stack:
+        value, chain = stack.pop()
+        op = value.owner
+        if isinstance(op, uop.ContiguousOp):
+            stack.append((op.operands[0], chain))
+        elif isinstance(op, uop.UopOp) and op.INFO.movement:
+            stack.append((op.operands[0], [op, *chain]))
+        elif isinstance(op, uop.UopOp) and op.INFO.elementwise:
+            stack.extend((v, chain) for v in op.operands)
+        elif not isinstance(op, Operation):  # a kernel argument
+            shape = sig_of(value.type).shape
+            strides = view_strides(shape, contiguous_strides(shape), chain)
+            if strides is not None and len(strides) == len(out) \
+                    and abs(strides[looped[-1]]) > 1 \
+                    and any(abs(strides[a]) == 1 for a in looped[:-1]):
+                return True
+    return False
 
 
 def _reshaped_to_output(reduce: uop.ReduceOp, kernel: func.FuncOp) -> bool:
@@ -463,6 +504,16 @@ def _thread_blocks(shape: KernelShape, thread: int | None, cores: int) -> tuple[
     return (0,) * thread + (block,)
 
 
+def _transpose_blocks(shape: KernelShape) -> tuple[int, ...]:
+    """The cache tile of a transposing copy (module docstring), or () for none."""
+    if not shape.transposes:
+        return ()
+    inner = shape.looped[-2:]
+    if any(shape.out[a] % TRANSPOSE_BLOCK or shape.out[a] == TRANSPOSE_BLOCK for a in inner):
+        return ()
+    return tuple(TRANSPOSE_BLOCK if a in inner else 0 for a in range(len(shape.out)))
+
+
 def _fits_l2(shape: KernelShape, upcast: list[int], cpu: Cpu) -> bool:
     """Does a packed panel (the reduction's length x the inner tile's columns) fit the
     CPU's L2 cache? A bigger copy would be evicted before its rows reuse it."""
@@ -565,8 +616,8 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
             shape, upcast, cpu)), approx=approx, fma=fma)
     parts = 1 if strict else row_split(shape.reduce, SPLIT, MIN_SPLIT_REDUCE)
     thread = _thread_axis(shape, upcast, cpu.cores)
-    return Schedule(thread=thread, split=parts, tile=_thread_blocks(shape, thread, cpu.cores),
-                    approx=approx)
+    tile = _transpose_blocks(shape) or _thread_blocks(shape, thread, cpu.cores)
+    return Schedule(thread=thread, split=parts, tile=tile, approx=approx)
 
 
 def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None

@@ -148,6 +148,54 @@ func.func @attention(%q: tensor<16x4xf32>, %k: tensor<16x4xf32>, %v: tensor<16x4
 
 // -----
 
+// With 64 keys (ROW_COPY_READS reads of each), K, strided along the keys the row tile of
+// Q K^T walks, is first copied keys-innermost (a kernel of its own: the fused kernel
+// packs no panel of it); the layout stage copies no operand read fewer than
+// MIN_COPY_READS times (the 16 keys above: no copy either way).
+// CHECK-LABEL: func.func @k0(%0: tensor<64x4xf32>) -> tensor<1x4x64xf32> attributes {uop.kernel} {
+// CHECK:         uop.permute %{{.*}} perm [0, 2, 1] : tensor<1x64x4xf32> -> tensor<1x4x64xf32>
+// CHECK-NEXT:    uop.contiguous %{{.*}} : tensor<1x4x64xf32>
+// CHECK:       func.func @k1(%0: tensor<64x4xf32>, %1: tensor<1x4x64xf32>, %2: tensor<64x4xf32>) -> tensor<64x4xf32> attributes {uop.kernel} {
+// CHECK:         uop.reduce add %{{.*}} axes [2] : tensor<64x64x4xf32> -> tensor<64x64xf32>
+// CHECK:         uop.reduce max
+// CHECK:       func.func @attention64
+// CHECK-NEXT:    %[[KT:.*]] = func.call @k0(%k)
+// CHECK-NEXT:    func.call @k1(%q, %[[KT]], %v)
+// CHECK-NEXT:    func.return
+// FUSED-LABEL: func.func @attention64
+// FUSED-NEXT:    %[[KT:.*]] = func.call @k0(%k)
+// FUSED-NEXT:    func.call @k1(%q, %[[KT]], %v)
+// FUSED-NEXT:    func.return
+func.func @attention64(%q: tensor<64x4xf32>, %k: tensor<64x4xf32>, %v: tensor<64x4xf32>) -> tensor<64x4xf32> {
+  %q3 = uop.reshape %q : tensor<64x4xf32> -> tensor<64x1x4xf32>
+  %qe = uop.expand %q3 : tensor<64x1x4xf32> -> tensor<64x64x4xf32>
+  %k3 = uop.reshape %k : tensor<64x4xf32> -> tensor<1x64x4xf32>
+  %ke = uop.expand %k3 : tensor<1x64x4xf32> -> tensor<64x64x4xf32>
+  %qk = uop.mul %qe, %ke : tensor<64x64x4xf32>
+  %s = uop.reduce add %qk axes [2] : tensor<64x64x4xf32> -> tensor<64x64xf32>
+  %m = uop.reduce max %s axes [1] : tensor<64x64xf32> -> tensor<64xf32>
+  %m2 = uop.reshape %m : tensor<64xf32> -> tensor<64x1xf32>
+  %me = uop.expand %m2 : tensor<64x1xf32> -> tensor<64x64xf32>
+  %neg = uop.const dense<-1.0> : tensor<64x64xf32>
+  %nm = uop.mul %me, %neg : tensor<64x64xf32>
+  %d = uop.add %s, %nm : tensor<64x64xf32>
+  %e = uop.exp2 %d : tensor<64x64xf32>
+  %l = uop.reduce add %e axes [1] : tensor<64x64xf32> -> tensor<64xf32>
+  %l2 = uop.reshape %l : tensor<64xf32> -> tensor<64x1xf32>
+  %le = uop.expand %l2 : tensor<64x1xf32> -> tensor<64x64xf32>
+  %r = uop.recip %le : tensor<64x64xf32>
+  %p = uop.mul %e, %r : tensor<64x64xf32>
+  %p3 = uop.reshape %p : tensor<64x64xf32> -> tensor<64x64x1xf32>
+  %pe = uop.expand %p3 : tensor<64x64x1xf32> -> tensor<64x64x4xf32>
+  %v3 = uop.reshape %v : tensor<64x4xf32> -> tensor<1x64x4xf32>
+  %ve = uop.expand %v3 : tensor<1x64x4xf32> -> tensor<64x64x4xf32>
+  %pv = uop.mul %pe, %ve : tensor<64x64x4xf32>
+  %o = uop.reduce add %pv axes [1] : tensor<64x64x4xf32> -> tensor<64x4xf32>
+  func.return %o : tensor<64x4xf32>
+}
+
+// -----
+
 // A matmul summed whole: the scalar sum's kernel would have no output axes to tile and
 // thread the matmul over, so the matmul stays a cut (its ReLU goes with the sum).
 // CHECK-LABEL: func.func @k0(%0: tensor<64x48xf32>, %1: tensor<48x32xf32>) -> tensor<64x32xf32> attributes {uop.kernel} {

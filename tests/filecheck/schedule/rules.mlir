@@ -303,3 +303,32 @@ func.func @matvec_int4(%x: tensor<1x576xf32>, %words: tensor<1536x72xi32>, %pos:
   %r = uop.reduce add %prod axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
   func.return %r : tensor<1536xf32>
 }
+
+// A transposing copy (attention's K -> K^T: the innermost output axis reads K with a
+// stride of 64, the other axis contiguously) runs in 16 x 16 cache tiles of its two axes;
+// a permuted copy that keeps the innermost axis contiguous, and one whose axes the
+// block does not divide, get none.
+// CHECK-LABEL: func.func @transpose
+// CHECK-SAME:    uop.schedule = #uop.schedule<tile = [0, 16, 16]>}
+// STRICT-LABEL: func.func @transpose
+// STRICT-SAME:    uop.schedule = #uop.schedule<tile = [0, 16, 16]>}
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME:    uop.schedule = #uop.schedule<>}
+// CHECK-LABEL: func.func @transpose_odd
+// CHECK-SAME:    uop.schedule = #uop.schedule<>}
+func.func @transpose(%0: tensor<256x64xf32>) -> tensor<1x64x256xf32> attributes {uop.kernel} {
+  %1 = uop.reshape %0 : tensor<256x64xf32> -> tensor<1x256x64xf32>
+  %2 = uop.permute %1 perm [0, 2, 1] : tensor<1x256x64xf32> -> tensor<1x64x256xf32>
+  %3 = uop.contiguous %2 : tensor<1x64x256xf32>
+  func.return %3 : tensor<1x64x256xf32>
+}
+func.func @heads(%0: tensor<8x4x16xf32>) -> tensor<4x8x16xf32> attributes {uop.kernel} {
+  %1 = uop.permute %0 perm [1, 0, 2] : tensor<8x4x16xf32> -> tensor<4x8x16xf32>
+  %2 = uop.contiguous %1 : tensor<4x8x16xf32>
+  func.return %2 : tensor<4x8x16xf32>
+}
+func.func @transpose_odd(%0: tensor<40x24xf32>) -> tensor<24x40xf32> attributes {uop.kernel} {
+  %1 = uop.permute %0 perm [1, 0] : tensor<40x24xf32> -> tensor<24x40xf32>
+  %2 = uop.contiguous %1 : tensor<24x40xf32>
+  func.return %2 : tensor<24x40xf32>
+}
