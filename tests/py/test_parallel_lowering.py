@@ -105,6 +105,19 @@ def test_small_plans_and_whole_module_printers_stay_in_process(fresh, forks, mon
     assert backend_for("cpu").checked().function_emitter() is None  # checks numbered across
 
 
+def test_a_backend_with_its_own_emit_is_printed_through_it():
+    """A C backend subclass that overrides `emit` (it prints its own way, or records
+    what it prints) gets no function-at-a-time printing, which would skip its `emit`."""
+    from uopc.runtime.c_backend import CBackend
+
+    class Recording(CBackend):
+        def emit(self, module):
+            return super().emit(module)
+
+    assert CBackend().function_emitter() is not None
+    assert Recording().function_emitter() is None
+
+
 def test_a_bad_job_count_says_what_it_wants(monkeypatch):
     monkeypatch.setenv("UOPC_PASS_JOBS", "0")
     with pytest.raises(CompileError, match=r"UOPC_PASS_JOBS='0': give the number"):
