@@ -96,6 +96,28 @@ def test_a_failed_worker_falls_back_to_one_process(fresh, forks, monkeypatch, wo
     _same(want, got)
 
 
+@pytest.mark.skipif(not parallel_lowering._can_fork(), reason="no fork on this platform")
+def test_a_fork_that_fails_falls_back_to_one_process(fresh, forks, monkeypatch):
+    """A fork refused (no memory or processes left) after another worker started: the
+    started one is reaped and the compile runs in this process."""
+    import multiprocessing.context
+
+    want = _in_process(monkeypatch)
+    real = multiprocessing.context.ForkProcess.start
+    started = []
+
+    def second_fails(self):
+        if started:
+            raise OSError(12, "Cannot allocate memory")
+        started.append(self)
+        real(self)
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", second_fails)
+    monkeypatch.setenv("UOPC_PASS_JOBS", "2")
+    got = _step()
+    assert forks == [None] and len(started) == 1 and not started[0].is_alive()
+    _same(want, got)
+
+
 def test_small_plans_and_whole_module_printers_stay_in_process(fresh, forks, monkeypatch):
     monkeypatch.setenv("UOPC_PASS_JOBS", "2")
     monkeypatch.setattr(parallel_lowering, "MIN_WORK", 10**9)

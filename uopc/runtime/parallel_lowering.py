@@ -133,15 +133,24 @@ def _can_fork() -> bool:
 def _in_workers(module: ModuleOp, parts: Sequence[list[str]], passes: str,
                 emitter: type[CEmitter], ctx: Context | None) -> dict[str, Printed] | None:
     """Each share of `parts` lowered by `passes` and printed in a forked worker; None
-    if a worker failed (or died) or changed the module's top level."""
+    if a fork was refused, or a worker failed (or died) or changed the module's top
+    level."""
     forking = multiprocessing.get_context("fork")
     top = [id(op) for op in module.body.block.ops]
-    workers = []
+    workers: list[tuple[Any, Connection, set[str]]] = []
     for share in parts:
         receiver, sender = forking.Pipe(duplex=False)
         worker = forking.Process(target=_work, args=(module, share, passes, emitter, ctx, sender),
                                  daemon=True)
-        worker.start()
+        try:
+            worker.start()
+        except OSError:  # no memory or no process left for a fork: all in this process
+            sender.close()
+            receiver.close()
+            for started, pipe, _ in workers:
+                pipe.close()
+                started.join()
+            return None
         sender.close()  # the worker's end: EOF here when it dies without a word
         workers.append((worker, receiver, set(share)))
     printed: dict[str, Printed] | None = {}
