@@ -4,7 +4,9 @@ when a worker fails, dies or changes the module's top level."""
 
 from __future__ import annotations
 
+import multiprocessing.context
 import os
+import time
 
 import numpy as np
 import pytest
@@ -78,21 +80,32 @@ def test_workers_print_the_c_one_process_prints(fresh, forks, monkeypatch, jobs)
 
 
 @pytest.mark.skipif(not parallel_lowering._can_fork(), reason="no fork on this platform")
-@pytest.mark.parametrize("worker", ["fails", "dies", "adds"])
+@pytest.mark.parametrize("worker", ["fails", "dies", "adds", "hangs"])
 def test_a_failed_worker_falls_back_to_one_process(fresh, forks, monkeypatch, worker):
     want = _in_process(monkeypatch)
+    hung = []
 
     def broken(module, share, passes, emitter, ctx, sender):
         if worker == "fails":
             sender.send(None)
         elif worker == "adds":  # a module level other than the parent's
             sender.send(([], {}))
+        elif worker == "hangs":  # as on a lock another thread held at the fork
+            time.sleep(600)
         else:
             os._exit(3)
+    real = multiprocessing.context.ForkProcess.start
+
+    def start(self):
+        real(self)
+        hung.append(self)
     monkeypatch.setenv("UOPC_PASS_JOBS", "2")
     monkeypatch.setattr(parallel_lowering, "_work", broken)
+    monkeypatch.setattr(parallel_lowering, "WORKER_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", start)
     got = _step()
     assert forks == [None]
+    assert hung and not any(p.is_alive() for p in hung)  # the silent ones were killed
     _same(want, got)
 
 
@@ -100,8 +113,6 @@ def test_a_failed_worker_falls_back_to_one_process(fresh, forks, monkeypatch, wo
 def test_a_fork_that_fails_falls_back_to_one_process(fresh, forks, monkeypatch):
     """A fork refused (no memory or processes left) after another worker started: the
     started one is reaped and the compile runs in this process."""
-    import multiprocessing.context
-
     want = _in_process(monkeypatch)
     real = multiprocessing.context.ForkProcess.start
     started = []

@@ -14,12 +14,13 @@ this process assembles the unit as `emit_c_unit` prints the whole module: the sa
 
 Everything runs in this process instead where fork is unavailable, for a backend that
 prints whole modules only (`Backend.function_emitter`), with one CPU, for a plan under
-`MIN_WORK` (`work_of` its functions), and when a worker fails or changes what is at
-module level: the in-process run then raises the same error a compile without workers
-raises. The MNIST step's 33 functions are 1,000 (0.4 s of passes and emit): forked, its
-first step took 1.02 s against 0.80 in process (load 2.4 on 2 cores) and 1.68 against
-1.48 (load 7), the forks, copies on write and C text sent back costing what the split
-saves; char-GPT's 108 are 7,300 (3.6 s): 14.4 s against 16.0 (load 7).
+`MIN_WORK` (`work_of` its functions), when a fork is refused, and when a worker fails,
+does not answer within `WORKER_TIMEOUT_S` (it is killed) or changes what is at module
+level: the in-process run then raises the same error a compile without workers raises.
+The MNIST step's 33 functions are 1,000 (0.4 s of passes and emit): forked, its first
+step took 1.02 s against 0.80 in process (load 2.4 on 2 cores) and 1.68 against 1.48
+(load 7), the forks, copies on write and C text sent back costing what the split saves;
+char-GPT's 108 are 7,300 (3.6 s): 14.4 s against 16.0 (load 7).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
@@ -45,6 +47,10 @@ from uopc.uopdialect.schedule import schedule_of
 #: `work_of` a plan's functions below which the stage runs in this process (module
 #: docstring)
 MIN_WORK = 2000
+#: how long a compile waits for all its workers before it kills those that have not
+#: answered and lowers in this process (a worker stuck on a lock that another thread
+#: held at the fork would never answer); SmolLM2's whole loop stage took 56 s at load 5
+WORKER_TIMEOUT_S = 600.0
 
 #: a function's C as a worker prints it: prototype line, definition, cffi declaration
 Printed = tuple[str, str, str | None]
@@ -133,8 +139,8 @@ def _can_fork() -> bool:
 def _in_workers(module: ModuleOp, parts: Sequence[list[str]], passes: str,
                 emitter: type[CEmitter], ctx: Context | None) -> dict[str, Printed] | None:
     """Each share of `parts` lowered by `passes` and printed in a forked worker; None
-    if a fork was refused, or a worker failed (or died) or changed the module's top
-    level."""
+    if a fork was refused, or a worker failed, died, did not answer within
+    WORKER_TIMEOUT_S or changed the module's top level."""
     forking = multiprocessing.get_context("fork")
     top = [id(op) for op in module.body.block.ops]
     workers: list[tuple[Any, Connection, set[str]]] = []
@@ -154,12 +160,17 @@ def _in_workers(module: ModuleOp, parts: Sequence[list[str]], passes: str,
         sender.close()  # the worker's end: EOF here when it dies without a word
         workers.append((worker, receiver, set(share)))
     printed: dict[str, Printed] | None = {}
+    deadline = time.monotonic() + WORKER_TIMEOUT_S
     for worker, receiver, names in workers:
+        answer: Any = None
         try:
-            answer: Any = receiver.recv()
+            if receiver.poll(max(0.0, deadline - time.monotonic())):
+                answer = receiver.recv()
         except (EOFError, OSError):
             answer = None
         receiver.close()
+        if answer is None and worker.is_alive():
+            worker.kill()  # it never answered
         worker.join()
         kept = [i for i, op in zip(top, module.body.block.ops)
                 if not isinstance(op, func.FuncOp) or op.sym_name.data in names]
