@@ -111,22 +111,16 @@ def _debug(text: str | None) -> int:
     return int(text) if text and text.isdigit() else 0
 
 
-def _cc_jobs(text: str | None) -> int | None:
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError("give the number of C compiler processes a build may run at once "
-                         "(an integer >= 1)")
-    return int(text)
-
-
-def _pass_jobs(text: str | None) -> int | None:
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError("give the number of processes a compile's loop stage may run in "
-                         "(an integer >= 1; 1: in this process only)")
-    return int(text)
+def _process_count(what: str) -> Callable[[str | None], int | None]:
+    """The parser of a knob counting processes: None when unset, else an integer >= 1;
+    `what` names them in the error."""
+    def parse(text: str | None) -> int | None:
+        if not text:
+            return None
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"give the number of {what}")
+        return int(text)
+    return parse
 
 
 # ---- what is compiled ----------------------------------------------------------------
@@ -159,9 +153,12 @@ CPU = _knob("UOPC_CPU", lambda text: text or None,
 CC = _knob("CC", lambda text: shlex.split(text or "cc"), "the C compiler command (default cc)")
 CFLAGS = _knob("CFLAGS", lambda text: None if text is None else shlex.split(text),
                "the C compiler's flags, replacing uopc's defaults (set but empty: no flags)")
-CC_JOBS = _knob("UOPC_CC_JOBS", _cc_jobs,
+CC_JOBS = _knob("UOPC_CC_JOBS", _process_count(
+                    "C compiler processes a build may run at once (an integer >= 1)"),
                 "compiler processes one library build runs at once (default: the CPUs)")
-PASS_JOBS = _knob("UOPC_PASS_JOBS", _pass_jobs,
+PASS_JOBS = _knob("UOPC_PASS_JOBS", _process_count(
+                      "processes a compile's loop stage may run in (an integer >= 1; 1: in "
+                      "this process only)"),
                   "forked processes a cold compile's loop stage and C emit split across "
                   "(default: the CPUs; 1: in this process)")
 CACHE = _knob("UOPC_CACHE", lambda text: text or None,

@@ -237,8 +237,14 @@ def entry_is_intact(library: Path) -> bool:
 def build_jobs() -> int:
     """How many compiler processes one library build may run at once: `$UOPC_CC_JOBS`,
     else the CPUs this process may run on."""
+    return process_count(settings.CC_JOBS)
+
+
+def process_count(knob: settings.Knob[int | None]) -> int:
+    """A setting counting processes (UOPC_CC_JOBS, UOPC_PASS_JOBS), else the CPUs this process
+    may run on; a bad value is a CompileError."""
     try:
-        jobs = settings.CC_JOBS.get()
+        jobs = knob.get()
     except ValueError as err:
         raise CompileError(str(err)) from None
     return len(os.sched_getaffinity(0)) if jobs is None else jobs

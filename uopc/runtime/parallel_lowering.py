@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
@@ -40,7 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from uopc import settings
 from uopc.pipelines import run_pipeline, split_function_local
 from uopc.runtime.backend import Backend, SourceUnit
-from uopc.runtime.compiler import CompileError
+from uopc.runtime.compiler import process_count
 from uopc.targets.emit_c import CEmitter, c_function_name
 from uopc.uopdialect.schedule import schedule_of
 
@@ -59,11 +58,7 @@ Printed = tuple[str, str, str | None]
 def pass_jobs() -> int:
     """How many processes a loop stage may split across: `$UOPC_PASS_JOBS`, else the
     CPUs this process may run on."""
-    try:
-        jobs = settings.PASS_JOBS.get()
-    except ValueError as err:
-        raise CompileError(str(err)) from None
-    return len(os.sched_getaffinity(0)) if jobs is None else jobs
+    return process_count(settings.PASS_JOBS)
 
 
 def lower_and_emit(module: ModuleOp, backend: Backend, ctx: Context | None = None
