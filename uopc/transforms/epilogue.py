@@ -54,7 +54,7 @@ def split_epilogue(loop: scf.ForOp) -> None:
         return
     target = _output_store(loop, after)
     if target is not None:
-        _split_in_place(loop, reduces[0], after, target)
+        _split_in_place(loop, reduces[0], after, *target)
         return
     row = memref.AllocaOp.get(f32, shape=[n])
     block_of(loop).insert_op_before(row, loop)
@@ -111,29 +111,32 @@ def _index_ops(store: memref.StoreOp, among: list[Operation]) -> list[Operation]
     return [op for op in among if op in needed]
 
 
-def _output_store(loop: scf.ForOp, after: list[Operation]) -> memref.StoreOp | None:
+def _output_store(loop: scf.ForOp, after: list[Operation]
+                   ) -> tuple[memref.StoreOp, list[Operation]] | None:
     """The store of the epilogue `after` when it is its only one and stores an f32 into
     a memref argument of the function (the kernel's output) that the loop never reads,
-    at indices computed by arithmetic: the reduced value can wait there for the epilogue."""
+    at indices computed by arithmetic (`_index_ops`, returned with it): the reduced value
+    can wait there for the epilogue."""
     stores = [op for op in after if isinstance(op, memref.StoreOp)]
     if len(stores) != 1:
         return None
     (store,) = stores
     out = store.memref
+    index_ops = _index_ops(store, after)
     if not isinstance(out, BlockArgument) or out.block.parent_op() is None \
-            or store.value.type != f32 or _index_ops(store, after) is None:
+            or store.value.type != f32 or index_ops is None:
         return None
     if any(isinstance(op, memref.LoadOp) and op.memref == out for op in loop.walk()):
         return None
-    return store
+    return store, index_ops
 
 
 def _split_in_place(loop: scf.ForOp, reduce: scf.ForOp, after: list[Operation],
-                    store: memref.StoreOp) -> None:
+                    store: memref.StoreOp, index_ops: list[Operation]) -> None:
     """`split_epilogue` through the output: the first loop stores the reduced value where
-    the epilogue stores its result, the second loop reads it from there."""
-    body = loop.body.block
-    index_ops = _index_ops(store, after) or []
+    the epilogue stores its result (its indices computed by `index_ops`), the second loop
+    reads it from there."""
+    body_ops = list(loop.body.block.ops)
     # the epilogue loop: the whole body again, the reduced value read from the output,
     # its index arithmetic moved before the read
     rest = loop.clone()
@@ -142,13 +145,13 @@ def _split_in_place(loop: scf.ForOp, reduce: scf.ForOp, after: list[Operation],
     rest.attributes.pop(ROW_ATTR, None)
     rest_ops = list(rest.body.block.ops)
     (reduce_copy,) = [op for op in rest_ops if isinstance(op, scf.ForOp)]
-    position = list(body.ops).index(reduce)
-    for k in sorted(list(body.ops).index(op) for op in index_ops):
+    position = body_ops.index(reduce)
+    for k in sorted(body_ops.index(op) for op in index_ops):
         moved = rest_ops[k]
         moved.detach()
         rest.body.block.insert_op_before(moved, reduce_copy)
-    rest_store = rest_ops[list(body.ops).index(store)]
-    assert isinstance(rest_store, memref.StoreOp) and position < list(body.ops).index(store)
+    rest_store = rest_ops[body_ops.index(store)]
+    assert isinstance(rest_store, memref.StoreOp) and position < body_ops.index(store)
     reread = memref.LoadOp.get(rest_store.memref, list(rest_store.indices))
     rest.body.block.insert_op_before(reread, reduce_copy)
     reduce_copy.results[0].replace_all_uses_with(reread.results[0])
