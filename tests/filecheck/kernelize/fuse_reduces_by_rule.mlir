@@ -219,3 +219,39 @@ func.func @matmul_sum(%a: tensor<64x48xf32>, %b: tensor<48x32xf32>) -> tensor<f3
   %s = uop.reduce add %r axes [0, 1] : tensor<64x32xf32> -> tensor<f32>
   func.return %s : tensor<f32>
 }
+
+// -----
+
+// A rotary embedding of a projection: x * cos + cat(-x[2:], x[:2]) * sin reads each
+// output of the matmul through two views (two halves), so a kernel computing it
+// inline would sum each dot product twice: the matmul stays a cut, and the rotation is
+// an elementwise kernel over its buffer.
+// CHECK-LABEL: func.func @k0(%0: tensor<1x8xf32>, %1: tensor<8x4xf32>) -> tensor<1x4xf32> attributes {uop.kernel} {
+// CHECK:         uop.reduce add
+// CHECK:       func.func @k1(%0: tensor<1x4xf32>, %1: tensor<1x4xf32>, %2: tensor<1x4xf32>) -> tensor<1x4xf32> attributes {uop.kernel} {
+// CHECK-NOT:     uop.reduce
+// CHECK:       func.func @rotary
+// CHECK-NEXT:    func.call @k0(%x, %w)
+// CHECK-NEXT:    func.call @k1(
+// FUSED-LABEL: func.func @rotary
+// FUSED-NEXT:    func.call @k0(%x, %w, %cos, %sin)
+// FUSED-NEXT:    func.return
+func.func @rotary(%x: tensor<1x8xf32>, %w: tensor<8x4xf32>, %cos: tensor<1x4xf32>, %sin: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %x3 = uop.reshape %x : tensor<1x8xf32> -> tensor<1x1x8xf32>
+  %xe = uop.expand %x3 : tensor<1x1x8xf32> -> tensor<1x4x8xf32>
+  %wt = uop.permute %w perm [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %w3 = uop.reshape %wt : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %p = uop.mul %xe, %w3 : tensor<1x4x8xf32>
+  %q = uop.reduce add %p axes [2] : tensor<1x4x8xf32> -> tensor<1x4xf32>
+  %c = uop.mul %q, %cos : tensor<1x4xf32>
+  %hi = uop.shrink %q begin [0, 2] end [1, 4] : tensor<1x4xf32> -> tensor<1x2xf32>
+  %m1 = uop.const dense<-1.0> : tensor<1x2xf32>
+  %neg = uop.mul %hi, %m1 : tensor<1x2xf32>
+  %negp = uop.pad %neg before [0, 0] after [0, 2] : tensor<1x2xf32> -> tensor<1x4xf32>
+  %lo = uop.shrink %q begin [0, 0] end [1, 2] : tensor<1x4xf32> -> tensor<1x2xf32>
+  %lop = uop.pad %lo before [0, 2] after [0, 0] : tensor<1x2xf32> -> tensor<1x4xf32>
+  %rot = uop.add %negp, %lop : tensor<1x4xf32>
+  %s = uop.mul %rot, %sin : tensor<1x4xf32>
+  %y = uop.add %c, %s : tensor<1x4xf32>
+  func.return %y : tensor<1x4xf32>
+}
