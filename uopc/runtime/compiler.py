@@ -137,8 +137,9 @@ WIDE_VECTOR_FLAGS = ("-mprefer-vector-width=512",)
 #: loop body after a float select with a constant arm (the [-110, 110] clamp of the exp
 #: approximation, `uopc.transforms.approx`) once per arm, folds the copies and merges them
 #: back with blends (13 vblendvps per 8 lanes instead of 6): the row softmax kernel of 4096x1024
-#: f32 took 5.9 ms instead of 5.3 ms on one znver3 core. Jump threading only moves control
-#: flow: computed values are the same.
+#: f32 took 5.9 ms instead of 5.3 ms on one znver3 core; no other kernel of
+#: benchmarks/kernels_bench.py (GEMMs, elementwise and integer chains, LayerNorm, attention)
+#: ran slower. Jump threading only moves control flow: computed values are the same.
 GCC_FLAGS = ("-fno-thread-jumps",)
 
 
