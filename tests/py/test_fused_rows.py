@@ -115,3 +115,22 @@ def test_attention_with_keys_copied_for_the_row_tile(monkeypatch, causal):
     with uopc.reduce_fusion(False):
         unfused = attention()
     assert np.array_equal(attention(), unfused)
+
+
+def test_a_row_kept_in_the_output_changes_no_bit(monkeypatch, tmp_path):
+    """A softmax's row of exponentials kept in its output row (uopc.transforms.row_in_output)
+    computes the same bits as in a stack row: only where the row lives changes."""
+    from uopc.runtime.engine import Engine
+    from uopc.transforms import apply_schedule
+
+    monkeypatch.setenv("UOPC_CACHE", str(tmp_path))
+    monkeypatch.setenv("UOPC_PLAN_STORE", "0")
+    x = f32(5, 1030)
+    x[3] = -np.inf  # a row masked entirely: NaN both ways
+
+    def softmax():
+        return Engine().realize([Tensor(x).softmax(-1).uop])[0]
+
+    in_output = softmax()
+    monkeypatch.setattr(apply_schedule, "rows_in_outputs", lambda fn: None)
+    np.testing.assert_array_equal(in_output, softmax())

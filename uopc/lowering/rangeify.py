@@ -53,7 +53,8 @@ loop (`_row_cached`; the loop is tagged `uop.row` for uop-apply-schedule), and e
 later loop over the same row reads the buffer. A softmax's exp(x - max) feeds the row
 sum and the output, attention's scores Q K^T feed the row max, the row sum and the row
 of P: each is computed once, not once per pass. The values and the ops computing them
-are the same (a stored f32 reads back exactly).
+are the same (a stored f32 reads back exactly). uop-apply-schedule may then keep a row
+in the output row that the last loop overwrites (`uopc.transforms.row_in_output`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 - The compiler is `$CC` (default `cc`); the flags are `$CFLAGS` when set, else
   `DEFAULT_CFLAGS` (optimized, OpenMP, and the strict float flags under which C computes
-  exactly what `uopc.uopdialect.semantics` defines). `-shared -fPIC` and `-lm` are always added.
+  exactly what `uopc.uopdialect.semantics` defines), with `GCC_FLAGS` when the compiler is
+  GCC. `-shared -fPIC` and `-lm` are always added.
 - Libraries are cached in `$UOPC_CACHE`, else `$XDG_CACHE_HOME/uopc`, else
   `~/.cache/uopc`, under the SHA-256 of the source, the compiler's identity (its path and
   `--version` text) and the flags: changing any of them compiles anew.
@@ -132,11 +133,29 @@ def compiler() -> list[str]:
 WIDE_VECTOR_FLAGS = ("-mprefer-vector-width=512",)
 
 
+#: added to the default flags when the compiler is GCC: its jump threading duplicates the
+#: loop body after a float select with a constant arm (the [-110, 110] clamp of the exp
+#: approximation, `uopc.transforms.approx`) once per arm, folds the copies and merges them
+#: back with blends (13 vblendvps per 8 lanes instead of 6): the row softmax kernel of 4096x1024
+#: f32 took 5.9 ms instead of 5.3 ms on one znver3 core; no other kernel of
+#: benchmarks/kernels_bench.py (GEMMs, elementwise and integer chains, LayerNorm, attention)
+#: ran slower. Jump threading only moves control flow: computed values are the same.
+GCC_FLAGS = ("-fno-thread-jumps",)
+
+
+def is_gcc(cc: Sequence[str]) -> bool:
+    """Whether the compiler `cc` is GCC (its `--version` names the FSF; clang's does not)."""
+    return "Free Software Foundation" in compiler_identity(tuple(cc))
+
+
 def cflags() -> list[str]:
+    """The flags of an optimized build: `$CFLAGS` when set, else `DEFAULT_CFLAGS` with the
+    compiler's and the CPU's additions (`GCC_FLAGS`, `WIDE_VECTOR_FLAGS`)."""
     flags = settings.CFLAGS.get()
     if flags is not None:
         return flags
-    return [*DEFAULT_CFLAGS, *(WIDE_VECTOR_FLAGS if cpu.detected().vector == 64 else ())]
+    return [*DEFAULT_CFLAGS, *(GCC_FLAGS if is_gcc(compiler()) else ()),
+            *(WIDE_VECTOR_FLAGS if cpu.detected().vector == 64 else ())]
 
 
 def quick_cflags() -> list[str]:

@@ -5,6 +5,10 @@ Runs on rangeify's output. A lowered kernel keeps its `uop.schedule` attribute
 kernel's result with the output axis it iterates (`uop.axis`). This pass rewrites those
 loops, in this order, each transform in its own module of `uopc.transforms`:
 
+- **row in output** (`row_in_output`): a stack row of rangeify that the
+  output loop reads at the element it writes lives in that output row (a softmax's
+  exponentials are written by the exp loop, where the stores' cache misses hide behind
+  arithmetic);
 - **approx** (`approx`): f32 exp2, exp and tanh as vectorizable arithmetic;
 - **tile t on axes k** (`tile`): a block loop per tiled axis, outside the nest;
 - **pack** (`pack`): stack copies of the operands a tiled block reads alike;
@@ -57,6 +61,7 @@ from uopc.transforms.loops import (
 )
 from uopc.transforms.max_keys import is_f32_max, max_keys
 from uopc.transforms.pack import pack
+from uopc.transforms.row_in_output import rows_in_outputs
 from uopc.transforms.sink_loads import sink_loads
 from uopc.transforms.split import split, split_combiner, split_lanes
 from uopc.transforms.thread import thread
@@ -91,6 +96,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 f"(the kernel's output axes with a loop: {sorted(loops)}; size-1 axes have "
                 f"none); schedule only those axes"
             )
+    rows_in_outputs(fn)
     if schedule.approx:
         approximate(fn)
     blocks = tile(fn, name, schedule)
