@@ -109,14 +109,19 @@ def _const_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
+#: on the walk's stack, above a node: emit the node below it (its sources are emitted)
+_EMIT = object()
+
+
 def trace(roots: Sequence[UOp]) -> Trace:
     """Structural key and inputs of the graph reaching `roots` (no xDSL involved).
 
     One iterative post-order walk: a node is emitted once all its sources are, so
     `nodes` is a topological order and key entries can name sources by position.
     Each node is pushed once to expand it (its sources go on top, the first one last,
-    so it is visited first) and once, below them, flagged to be emitted: when that
-    entry comes up every source has a position. Nodes are dict keys by identity
+    so it is visited first) and once, below them, under the `_EMIT` marker: when the
+    marker comes up every source has a position. The stack holds the nodes themselves
+    (no (node, flag) pair to allocate per push), and nodes are dict keys by identity
     (`UOp` keeps object hashing), which is cheaper than calling `id` per lookup."""
     nodes: list[UOp] = []
     position: dict[UOp, int] = {}
@@ -125,11 +130,12 @@ def trace(roots: Sequence[UOp]) -> Trace:
     arrays: list[np.ndarray] = []
     sigs: list[Sig] = []
     key: list[Any] = [compile_mode()]  # how the plan is compiled is part of what it is
-    stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
+    stack: list[Any] = list(reversed(roots))
     pop, push = stack.pop, stack.append
     while stack:
-        node, ready = pop()
-        if ready:
+        node = pop()
+        if node is _EMIT:
+            node = pop()
             position[node] = len(nodes)
             nodes.append(node)
             op = node.op
@@ -153,10 +159,16 @@ def trace(roots: Sequence[UOp]) -> Trace:
                     key.append((op, node.sig, node.arg, *[position[s] for s in srcs]))
         elif node not in position:
             # a DAG: no source can reach `node`, so it is not expanded twice
-            push((node, True))
-            for src in reversed(node.srcs):
-                if src not in position:
-                    push((src, False))
+            push(node)
+            push(_EMIT)
+            srcs = node.srcs
+            if len(srcs) == 1:
+                if srcs[0] not in position:
+                    push(srcs[0])
+            else:
+                for src in reversed(srcs):
+                    if src not in position:
+                        push(src)
     key.append(tuple([position[r] for r in roots]))
     return Trace(nodes, tuple(key), arrays, sigs, slot_of)
 
