@@ -1537,8 +1537,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             # f16/bf16: products and sums in f32, rounded once at the end, as PyTorch's
             # half matmuls (and the tensor cores) compute them
             a, b = a.cast(wide), b.cast(wide)
-        a3 = a.reshape(a.shape[:-2] + (n, 1, k))
-        b3 = b.transpose(-1, -2).reshape(b.shape[:-2] + (1, m, k))
+        # the nodes reshape and transpose would make (each changes the shape or the
+        # order), without their argument handling: a matmul is traced every step
+        a3 = a._apply(OP.reshape, arg=a.shape[:-2] + (n, 1, k))
+        rank = len(b.shape)
+        bt = b._apply(OP.permute, arg=(*range(rank - 2), rank - 1, rank - 2))
+        b3 = bt._apply(OP.reshape, arg=b.shape[:-2] + (1, m, k))
         # integers keep their type, as in PyTorch
         out = (a3 * b3).sum(-1, dtype=a.uop.sig.dtype)
         if wide is not None:
