@@ -565,9 +565,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def _binary(self, op: OpInfo, other: TensorLike, reflected: bool = False,
                 what: str | None = None) -> Tensor:
-        if isinstance(other, Tensor) and other.uop.sig == self.uop.sig:
-            return other._apply(op, self) if reflected else self._apply(op, other)
-        if is_scalar(other):
+        if isinstance(other, Tensor):  # most operands: no scalar test
+            if other.uop.sig == self.uop.sig:
+                return other._apply(op, self) if reflected else self._apply(op, other)
+        elif is_scalar(other):
             # a splat constant of the full shape: no reshape/expand nodes to trace
             dt = result_type((self.uop.sig.dtype, self._rank()), (scalar_dtype(other), "scalar"))
             a = self.cast(dt)
