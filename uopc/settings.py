@@ -34,13 +34,16 @@ _overrides: ContextVar[Mapping[str, Any]] = ContextVar("uopc_settings", default=
 _UNREAD = object()
 #: the types of the parsed values a knob keeps (see `Knob`)
 _KEPT_TYPES = (type(None), bool, int, float, str)
-#: os.environ's own mapping, bytes to bytes on POSIX (None elsewhere). Every realize reads
-#: a few knobs, and `os.environ.get` encodes the name and decodes the value on each call
-#: (about 1 us a knob); `os.environ` keeps this dict in step with every change made
-#: through it, so reading it is reading the environment as `os.environ` sees it
+#: os.environ's own mapping, bytes to bytes on POSIX (None elsewhere), and the
+#: `os.environ` it belongs to. Every realize reads a few knobs, and `os.environ.get`
+#: encodes the name and decodes the value on each call (about 1 us a knob); `os.environ`
+#: keeps this dict in step with every change made through it, so reading it is reading
+#: the environment as `os.environ` sees it (while `os.environ` is that object: a
+#: replaced one is read through its `get`)
 _ENVIRON_BYTES: dict[bytes, bytes] | None = (
     os.environ._data if os.name == "posix" and isinstance(getattr(os.environ, "_data", None), dict)  # type: ignore[attr-defined]
     else None)
+_ENVIRON = os.environ if _ENVIRON_BYTES is not None else None
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,9 @@ class Knob(Generic[T]):
         overrides = _overrides.get()
         if overrides and self.name in overrides:
             return overrides[self.name]
-        raw: bytes | str | None = (os.environ.get(self.name) if _ENVIRON_BYTES is None
-                                   else _ENVIRON_BYTES.get(self._key))
+        environ = os.environ
+        raw: bytes | str | None = (_ENVIRON_BYTES.get(self._key)  # type: ignore[union-attr]
+                                   if environ is _ENVIRON else environ.get(self.name))
         last, value = self._parsed
         if raw == last:
             return value

@@ -3,6 +3,8 @@ is kept (the realize path reads four knobs per call)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from uopc import settings
@@ -40,3 +42,10 @@ def test_a_list_value_is_new_on_every_read(monkeypatch):
     first = settings.CC.get()
     first.append("-O3")
     assert settings.CC.get() == ["cc", "-m64"]
+
+
+def test_a_replaced_os_environ_is_read(monkeypatch):
+    monkeypatch.setattr(os, "environ", {"OPT": "0"})
+    assert settings.OPT.get() == 0
+    os.environ["OPT"] = "2"
+    assert settings.OPT.get() == 2
