@@ -88,6 +88,32 @@ def test_new_shape_compiles_a_new_plan():
     assert eng.compiles == 2 and len(eng.plans) == 2
 
 
+def test_a_changed_dtype_or_compile_setting_misses_the_cache(monkeypatch):
+    # the settings a plan is compiled under are read through knobs that keep their
+    # parsed value: a changed environment must still change the key
+    from uopc import from_numpy
+
+    eng = Engine()
+    monkeypatch.setattr(engine_mod, "_ENGINE", eng)
+    x = rand(4, 3)
+
+    def run(array):
+        return (from_numpy(array) * 2 + 1).numpy()
+
+    monkeypatch.delenv("OPT", raising=False)
+    np.testing.assert_allclose(run(x), x * 2 + 1, rtol=1e-6)
+    run(x)
+    assert (eng.compiles, eng.hits) == (1, 1)
+    np.testing.assert_array_equal(run(x.astype(np.float64)), x.astype(np.float64) * 2 + 1)
+    assert eng.compiles == 2
+    monkeypatch.setenv("OPT", "0")
+    np.testing.assert_allclose(run(x), x * 2 + 1, rtol=1e-6)
+    assert eng.compiles == 3
+    monkeypatch.delenv("OPT")
+    run(x)
+    assert (eng.compiles, eng.hits) == (3, 2)
+
+
 def test_key_ignores_data_but_not_structure():
     a, b = rand(3, 4), rand(3, 4, seed=1)
     assert trace([UOp.make(OP.add, [buf(a), buf(b)])]).key == \

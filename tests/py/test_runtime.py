@@ -211,3 +211,8 @@ def test_outputs_must_be_writeable_arrays(scale):
         scale.run([frozen], [x, n])
     with pytest.raises(ArgumentError, match="input 1 of @main must be a numpy array, got list"):
         scale.run([np.zeros(6, np.float32)], [x, [1] * 6])
+    # every buffer's own fault comes before a read-only output's, in argument order
+    with pytest.raises(ArgumentError, match="input 1 of @main has dtype float32"):
+        scale.run([frozen], [x, np.ones(6, np.float32)])
+    with pytest.raises(ArgumentError, match="input 0 of @main is not C-contiguous"):
+        scale.run([frozen], [np.ones(12, np.float32)[::2], n])

@@ -121,7 +121,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
         raise ValueError(f"from_numpy needs a C-contiguous array, this one of shape "
                          f"{array.shape} has strides {array.strides}: use "
                          f"np.ascontiguousarray(array) or Tensor(array)")
-    return Tensor(UOp.buffer(array, Sig(tuple(array.shape), dt)))
+    return Tensor._wrap(UOp.buffer(array, Sig(array.shape, dt)), False)
 
 
 #: float sums over more elements than this are summed in blocks (see `Tensor._float_sum`)
@@ -235,8 +235,15 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             srcs = tuple(listed)
         else:
             srcs = (self._trace if grad else self.uop,)
-        out = Tensor._wrap(UOp(op, srcs, arg, result_sig(op, srcs, arg)), grad)
+        node = UOp(op, srcs, arg, result_sig(op, srcs, arg))
+        out = Tensor.__new__(Tensor)  # `_wrap`, inlined
+        out.uop = node
+        out._trace = node
+        out._leaf = not grad
+        out._requires_grad = grad
+        out.grad = None
         out._device = device
+        out._siblings = None
         return out
 
     # ------------------------------------------------------------------ construction
@@ -558,9 +565,10 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
 
     def _binary(self, op: OpInfo, other: TensorLike, reflected: bool = False,
                 what: str | None = None) -> Tensor:
-        if isinstance(other, Tensor) and other.uop.sig == self.uop.sig:
-            return other._apply(op, self) if reflected else self._apply(op, other)
-        if is_scalar(other):
+        if isinstance(other, Tensor):  # most operands: no scalar test
+            if other.uop.sig == self.uop.sig:
+                return other._apply(op, self) if reflected else self._apply(op, other)
+        elif is_scalar(other):
             # a splat constant of the full shape: no reshape/expand nodes to trace
             dt = result_type((self.uop.sig.dtype, self._rank()), (scalar_dtype(other), "scalar"))
             a = self.cast(dt)
@@ -881,8 +889,11 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         return cond._broadcast_to(shape)._apply(OP.where, branch(branches[0]), branch(branches[1]))
 
     def cast(self, dtype: Any) -> Tensor:
+        own = self.uop.sig.dtype
+        if dtype is own or isinstance(dtype, str) and str.__eq__(dtype, own):
+            return self  # this type's own IR name: no lookup (most casts while tracing)
         dt = to_dtype(dtype)
-        return self if dt == self.uop.sig.dtype else self._apply(OP.cast, arg=dt)
+        return self if dt == own else self._apply(OP.cast, arg=dt)
 
     def view(self, *shape: Any) -> Tensor:
         """As torch.Tensor.view: `view(shape)` is reshape (a lazy Tensor has no storage
@@ -1069,28 +1080,30 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     # ------------------------------------------------------------------ movement
     def reshape(self, *shape: Dims) -> Tensor:
         shape = shape_arg(shape)
-        if shape.count(-1) > 1:
-            raise ShapeError(f"reshape to {fmt_shape(shape)}: at most one size may be -1")
         if -1 in shape:
+            if shape.count(-1) > 1:
+                raise ShapeError(f"reshape to {fmt_shape(shape)}: at most one size may be -1")
             known = math.prod(d for d in shape if d != -1)
             if known == 0 or self.numel() % known:
                 raise ShapeError(f"reshape from {fmt_shape(self.shape)} to {fmt_shape(shape)}: "
                                  f"{self.numel()} elements do not divide into that shape")
             shape = tuple(self.numel() // known if d == -1 else d for d in shape)
-        if shape == self.shape:
+        if shape == self.uop.sig.shape:
             return self
         return self._apply(OP.reshape, arg=shape)
 
     def permute(self, *order: Dims) -> Tensor:
-        order = tuple(normalize_axis(a, self.ndim, "permute") for a in shape_arg(order))
-        if order == tuple(range(self.ndim)):
+        ndim = len(self.uop.sig.shape)
+        order = tuple([normalize_axis(a, ndim, "permute") for a in shape_arg(order)])
+        if order == tuple(range(ndim)):
             return self
         return self._apply(OP.permute, arg=order)
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
-        a = normalize_axis(dim0, self.ndim, "transpose")
-        b = normalize_axis(dim1, self.ndim, "transpose")
-        order = list(range(self.ndim))
+        ndim = len(self.uop.sig.shape)
+        a = normalize_axis(dim0, ndim, "transpose")
+        b = normalize_axis(dim1, ndim, "transpose")
+        order = list(range(ndim))
         order[a], order[b] = order[b], order[a]
         return self.permute(order)
 
@@ -1288,18 +1301,21 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     # ------------------------------------------------------------------ reductions
     def _axes(self, axis: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
         """Sorted reduce axes; a 0-d tensor accepts axis 0 or -1 and has none to reduce."""
+        ndim = len(self.uop.sig.shape)
         if axis is None:
-            return tuple(range(self.ndim))
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        found = sorted({normalize_axis(a, self.ndim, what) for a in axes})
-        return tuple(found) if self.ndim else ()
+            return tuple(range(ndim))
+        if isinstance(axis, int):  # the common case: no set to build and sort
+            found = normalize_axis(axis, ndim, what)
+            return (found,) if ndim else ()
+        found_axes = sorted({normalize_axis(a, ndim, what) for a in axis})
+        return tuple(found_axes) if ndim else ()
 
     def _reduce(self, kind: str, axis: Any, keepdim: bool, what: str) -> Tensor:
         axes = self._axes(axis, what)
-        x = self.cast("i32") if self.dtype == "i1" else self
+        x = self.cast("i32") if self.uop.sig.dtype == "i1" else self
         if not axes:
             return x
-        if kind == "add" and x.dtype in FLOAT_DTYPES:
+        if kind == "add" and x.uop.sig.dtype in FLOAT_DTYPES:
             out = x._float_sum(axes)
         else:
             out = x._apply(OP.reduce, arg=(kind, axes))
@@ -1313,7 +1329,8 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         in blocks of SUM_BLOCK whose partial sums are summed in turn, so that the rounding
         error grows with SUM_BLOCK + n / SUM_BLOCK instead of n (a sequential f32 sum of
         2**25 ones stops at 2**24)."""
-        x = self.cast(DTYPES[self.dtype].widened_to or self.dtype)
+        dtype = self.uop.sig.dtype
+        x = self.cast(DTYPES[dtype].widened_to or dtype)
         count = math.prod(self.shape[a] for a in axes)
         if count <= SUM_BLOCK:
             out = x._apply(OP.reduce, arg=("add", axes))
@@ -1328,7 +1345,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
                     OP.reduce, arg=("add", (len(kept) + 1,)))
                 count = blocks
             out = x._apply(OP.reduce, arg=("add", (len(kept),)))
-        return out.cast(self.dtype)
+        return out.cast(dtype)
 
     def sum(self, axis: Any = None, keepdim: bool = False, dtype: Any = None, *,
             dim: Any = None) -> Tensor:
@@ -1342,7 +1359,7 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         bools widened to int64, as PyTorch does."""
         if dtype is not None:
             return self.cast(dtype)
-        return self if self.dtype in FLOAT_DTYPES else self.cast(DEFAULT_INT)
+        return self if self.uop.sig.dtype in FLOAT_DTYPES else self.cast(DEFAULT_INT)
 
     def max(self, axis: Any = None, keepdim: bool = False, *, dim: Any = None) -> Tensor:
         """The maximum over `axis` (or `dim`): the values only (PyTorch's max(dim) also
@@ -1502,10 +1519,11 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
     # ------------------------------------------------------------------ linear algebra
     def matmul(self, other: Tensor) -> Tensor:
         a, b = _operands(self, other)
-        if a.ndim == 0 or b.ndim == 0:
+        a_rank, b_rank = len(a.uop.sig.shape), len(b.uop.sig.shape)
+        if a_rank == 0 or b_rank == 0:
             raise ShapeError(f"matmul of {fmt_shape(a.shape)} and {fmt_shape(b.shape)}: both "
                              f"operands need at least one axis; use * for scalars")
-        vec_a, vec_b = a.ndim == 1, b.ndim == 1
+        vec_a, vec_b = a_rank == 1, b_rank == 1
         if vec_a:
             a = a.reshape(1, -1)
         if vec_b:
@@ -1514,15 +1532,20 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
             raise ShapeError(f"matmul of {fmt_shape(self.shape)} and {fmt_shape(other.shape)}: "
                              f"inner sizes {a.shape[-1]} and {b.shape[-2]} differ")
         n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
-        dtype = a.dtype
+        dtype = a.uop.sig.dtype
         wide = DTYPES[dtype].widened_to
         if wide is not None:
             # f16/bf16: products and sums in f32, rounded once at the end, as PyTorch's
             # half matmuls (and the tensor cores) compute them
             a, b = a.cast(wide), b.cast(wide)
-        a3 = a.reshape(a.shape[:-2] + (n, 1, k))
-        b3 = b.transpose(-1, -2).reshape(b.shape[:-2] + (1, m, k))
-        out = (a3 * b3).sum(-1, dtype=a.dtype)  # integers keep their type, as in PyTorch
+        # the nodes reshape and transpose would make (each changes the shape or the
+        # order), without their argument handling: a matmul is traced every step
+        a3 = a._apply(OP.reshape, arg=a.shape[:-2] + (n, 1, k))
+        rank = len(b.shape)
+        bt = b._apply(OP.permute, arg=(*range(rank - 2), rank - 1, rank - 2))
+        b3 = bt._apply(OP.reshape, arg=b.shape[:-2] + (1, m, k))
+        # integers keep their type, as in PyTorch
+        out = (a3 * b3).sum(-1, dtype=a.uop.sig.dtype)
         if wide is not None:
             out = out.cast(dtype)
         if vec_a:
@@ -1673,7 +1696,7 @@ def _operands(a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor]:
     else:
         b = cast(Tensor, b)  # one of the two operands is a Tensor
         a = _as_tensor(a, b)
-    if a.dtype != b.dtype:
+    if a.uop.sig.dtype != b.uop.sig.dtype:
         dt = result_type(_promotion_operand(a), _promotion_operand(b))
         a, b = a.cast(dt), b.cast(dt)
     return a, b

@@ -92,11 +92,18 @@ def compile_mode() -> tuple[int, bool | None, bool]:
 class Trace:
     """One realize's walk over the graph."""
 
-    nodes: list[UOp]  # sources before users
+    #: node -> its position in a topological order (sources before users), in that
+    #: order: the walk's own record, so that a cached run builds no separate node list
+    position: dict[UOp, int]
     key: tuple[Any, ...]  # the structure: equal keys compile to the same plan
     arrays: list[np.ndarray]  # input data by slot
     sigs: list[Sig]  # input types by slot
     slot_of: dict[int, int]  # id(buffer node) -> slot
+
+    @property
+    def nodes(self) -> list[UOp]:
+        """The graph's nodes, sources before users."""
+        return list(self.position)
 
 
 BUFFER, CONST = OP.buffer, OP.const
@@ -109,29 +116,33 @@ def _const_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
+#: on the walk's stack, above a node: emit the node below it (its sources are emitted)
+_EMIT = object()
+
+
 def trace(roots: Sequence[UOp]) -> Trace:
     """Structural key and inputs of the graph reaching `roots` (no xDSL involved).
 
     One iterative post-order walk: a node is emitted once all its sources are, so
-    `nodes` is a topological order and key entries can name sources by position.
+    `position` is a topological order and key entries can name sources by position.
     Each node is pushed once to expand it (its sources go on top, the first one last,
-    so it is visited first) and once, below them, flagged to be emitted: when that
-    entry comes up every source has a position. Nodes are dict keys by identity
+    so it is visited first) and once, below them, under the `_EMIT` marker: when the
+    marker comes up every source has a position. The stack holds the nodes themselves
+    (no (node, flag) pair to allocate per push), and nodes are dict keys by identity
     (`UOp` keeps object hashing), which is cheaper than calling `id` per lookup."""
-    nodes: list[UOp] = []
     position: dict[UOp, int] = {}
     slot_by_array: dict[int, int] = {}
     slot_of: dict[int, int] = {}
     arrays: list[np.ndarray] = []
     sigs: list[Sig] = []
     key: list[Any] = [compile_mode()]  # how the plan is compiled is part of what it is
-    stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
+    stack: list[Any] = list(reversed(roots))
     pop, push = stack.pop, stack.append
     while stack:
-        node, ready = pop()
-        if ready:
-            position[node] = len(nodes)
-            nodes.append(node)
+        node = pop()
+        if node is _EMIT:
+            node = pop()
+            position[node] = len(position)
             op = node.op
             if op is BUFFER:
                 slot = slot_by_array.get(id(node.arg))
@@ -153,12 +164,18 @@ def trace(roots: Sequence[UOp]) -> Trace:
                     key.append((op, node.sig, node.arg, *[position[s] for s in srcs]))
         elif node not in position:
             # a DAG: no source can reach `node`, so it is not expanded twice
-            push((node, True))
-            for src in reversed(node.srcs):
-                if src not in position:
-                    push((src, False))
+            push(node)
+            push(_EMIT)
+            srcs = node.srcs
+            if len(srcs) == 1:
+                if srcs[0] not in position:
+                    push(srcs[0])
+            else:
+                for src in reversed(srcs):
+                    if src not in position:
+                        push(src)
     key.append(tuple([position[r] for r in roots]))
-    return Trace(nodes, tuple(key), arrays, sigs, slot_of)
+    return Trace(position, tuple(key), arrays, sigs, slot_of)
 
 
 #: what one entry of a structural key costs in the plan cache (a tuple of 4-5 shared
@@ -216,7 +233,7 @@ class Engine:
                 f"{how} in {plan.compile_seconds * 1e3:.1f} ms (passes "
                 f"{plan.compile_split[0] * 1e3:.0f}, C {plan.compile_split[1] * 1e3:.0f}, "
                 f"search {plan.compile_split[2] * 1e3:.0f}), memory plan: {plan.memory}")
-            print(f"realize: {len(tr.nodes)} nodes, {len(plan.kernels)} kernels "
+            print(f"realize: {len(tr.position)} nodes, {len(plan.kernels)} kernels "
                   f"({plan.backend}), {what}, trace+lookup {(looked - start) * 1e3:.3f} ms, "
                   f"run {(done - ready) * 1e3:.3f} ms", file=sys.stderr)
         return outs
@@ -237,7 +254,7 @@ class Engine:
         if not compiled:
             return Plan(None, [], sources, backend="none")
         store_key = self._store_key(tr, debug)
-        with progress.tracking(f"compiling a plan of {len(tr.nodes)} graph nodes") as shown:
+        with progress.tracking(f"compiling a plan of {len(tr.position)} graph nodes") as shown:
             stored = plan_store.load(store_key, self.backend) if store_key else None
             if stored is not None:
                 program, kernels = stored

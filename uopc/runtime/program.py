@@ -320,14 +320,21 @@ class Program:
         expect = self._expect
         if len(buffers) != len(expect):
             self._count_error(outputs, inputs)
+        n_out = len(outputs)
+        read_only = -1  # the first read-only output: reported once every buffer fits
         for k, buf in enumerate(buffers):
             dtype, count = expect[k]
-            if (not isinstance(buf, np.ndarray) or buf.dtype != dtype or buf.size != count
-                    or not buf.flags.c_contiguous):
+            # an array's dtype is most often the very object expected: `is` first
+            if (not isinstance(buf, np.ndarray) or buf.dtype is not dtype and buf.dtype != dtype
+                    or buf.size != count):
                 self._buffer_error(k, buf)
-        for k, buf in enumerate(outputs):
-            if not buf.flags.writeable:
-                raise ArgumentError(f"output {k} of @{self.entry} is read-only")
+            flags = buf.flags  # a new object per read: read once
+            if not flags.c_contiguous:
+                self._buffer_error(k, buf)
+            if k < n_out and read_only < 0 and not flags.writeable:
+                read_only = k
+        if read_only >= 0:
+            raise ArgumentError(f"output {read_only} of @{self.entry} is read-only")
         if self._quick_runs >= 0:
             self._count_quick_run()
         bind = self._bind

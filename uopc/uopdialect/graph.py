@@ -104,21 +104,27 @@ class UOp:
         return f"UOp({self.op.name}, {self.sig}, arg={self.arg!r}, srcs={len(self.srcs)})"
 
 
+#: on `toposort`'s stack, above a node: emit the node below it (its sources are emitted)
+_EMIT = object()
+
+
 def toposort(roots: Sequence[UOp]) -> list[UOp]:
     """Nodes reachable from `roots`, sources before users, without recursion (the
-    same flagged-stack walk as `uopc.runtime.engine.trace`)."""
+    same marker-stack walk as `uopc.runtime.engine.trace`)."""
     order: list[UOp] = []
     done: set[UOp] = set()
-    stack: list[tuple[UOp, bool]] = [(r, False) for r in reversed(roots)]
+    stack: list[Any] = list(reversed(roots))
     pop, push = stack.pop, stack.append
     while stack:
-        node, ready = pop()
-        if ready:
+        node = pop()
+        if node is _EMIT:
+            node = pop()
             done.add(node)
             order.append(node)
         elif node not in done:
-            push((node, True))
+            push(node)
+            push(_EMIT)
             for s in reversed(node.srcs):
                 if s not in done:
-                    push((s, False))
+                    push(s)
     return order
