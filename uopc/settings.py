@@ -30,20 +30,10 @@ T = TypeVar("T")
 _overrides: ContextVar[Mapping[str, Any]] = ContextVar("uopc_settings", default=MappingProxyType({}))
 
 
-#: a knob not read yet (no raw value equals it)
+#: a knob not read yet (no text equals it)
 _UNREAD = object()
 #: the types of the parsed values a knob keeps (see `Knob`)
 _KEPT_TYPES = (type(None), bool, int, float, str)
-#: os.environ's own mapping, bytes to bytes on POSIX (None elsewhere), and the
-#: `os.environ` it belongs to. Every realize reads a few knobs, and `os.environ.get`
-#: encodes the name and decodes the value on each call (about 1 us a knob); `os.environ`
-#: keeps this dict in step with every change made through it, so reading it is reading
-#: the environment as `os.environ` sees it (while `os.environ` is that object: a
-#: replaced one is read through its `get`)
-_ENVIRON_BYTES: dict[bytes, bytes] | None = (
-    os.environ._data if os.name == "posix" and isinstance(getattr(os.environ, "_data", None), dict)  # type: ignore[attr-defined]
-    else None)
-_ENVIRON = os.environ if _ENVIRON_BYTES is not None else None
 
 
 @dataclass(frozen=True)
@@ -57,31 +47,24 @@ class Knob(Generic[T]):
     name: str
     parse: Callable[[str | None], T]
     doc: str
-    #: the latest raw value read (bytes on POSIX, else the text) and the value it parsed
-    #: to, one tuple replaced whole so that threads never pair one's text with another's value
+    #: the latest text read and the value it parsed to, one tuple replaced whole so
+    #: that threads never pair one's text with another's value
     _parsed: tuple[Any, Any] = field(default=(_UNREAD, None), compare=False, repr=False)
-    _key: bytes = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_key", os.fsencode(self.name))
 
     def get(self) -> T:
         overrides = _overrides.get()
         if overrides and self.name in overrides:
             return overrides[self.name]
-        environ = os.environ
-        raw: bytes | str | None = (_ENVIRON_BYTES.get(self._key)  # type: ignore[union-attr]
-                                   if environ is _ENVIRON else environ.get(self.name))
+        text = os.environ.get(self.name)
         last, value = self._parsed
-        if raw == last:
+        if text == last:
             return value
-        text = raw if raw is None or isinstance(raw, str) else os.fsdecode(raw)
         try:
             value = self.parse(text)
         except ValueError as err:  # the parser says what it takes; name the variable
             raise ValueError(f"{self.name}={text!r}: {err}") from None
         if type(value) in _KEPT_TYPES:  # a list (CC, CFLAGS) is the caller's to change
-            object.__setattr__(self, "_parsed", (raw, value))
+            object.__setattr__(self, "_parsed", (text, value))
         return value
 
 
