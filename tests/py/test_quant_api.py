@@ -100,6 +100,25 @@ def test_the_plan_holds_packed_bytes_only():
     assert len(plan.kernels) == 1
 
 
+@pytest.mark.parametrize("fmt", ["q4_1", "q8_0", "int4"])
+def test_a_prompt_matmul_decodes_each_panel_once_with_the_same_bits(fmt):
+    """x @ W.T over 96 rows (a prompt's projection): the kernel decodes each panel of
+    W's columns once into a stack buffer that the register tiles read (`pack` of the
+    decoded value); in strict float order its result has the bits of the naive
+    schedule, which decodes every weight where it multiplies it."""
+    w = RNG.standard_normal((96, 256)).astype(np.float32)
+    q = quantize_weight(w, fmt)
+    x = RNG.standard_normal((96, 256)).astype(np.float32)
+    with uopc.settings.override(UOPC_STRICT=True):
+        packed = (Tensor(x) @ q.T).numpy()
+        plan, _ = default_engine().last
+        assert "pack = 1" in str(plan.kernels[0].schedule), plan.kernels[0].schedule
+        with uopc.settings.override(OPT=0):
+            naive = (Tensor(x) @ q.T).numpy()
+    assert packed.tobytes() == naive.tobytes()
+    np.testing.assert_allclose(packed, x @ q.numpy().T, rtol=1e-4, atol=1e-4)
+
+
 def test_a_row_gathered_from_a_quantized_table_is_computed_once_not_per_output():
     """A decode step: the row of a quantized embedding, normalized, feeds a matvec over
     many outputs (a tied head). The small value is staged like any other (one kernel

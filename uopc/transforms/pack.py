@@ -6,13 +6,24 @@ of what the block reads from it, made before that loop.
 The index arithmetic of the load is copied into a nest over the loops it depends on,
 reduce loops outermost, which stores into the copy (at most `PACK_BYTES`; a bigger
 operand is read as it is).
+
+What is copied is the largest value computed from the load alone that the block reads
+alike: the load, then its only user while that is scalar arithmetic whose other
+operands the block's rows also read alike (constants, index arithmetic, loads of other
+inputs). A dequantized weight is decoded from its packed word, scale and offset by a
+chain of such ops: its panel holds the decoded f32 values, decoded once per panel
+instead of once per register tile of rows, and the rows' reduce loops read them as a
+plain matmul reads B (the ops and their order per element are the same, so are the
+values).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import FixedBitwidthType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from uopc.transforms.loops import INDEX, block_of, constant_of, constant_ub, insert_const, terminator
@@ -31,13 +42,15 @@ def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
     order = {op: k for k, op in enumerate(nest.walk())}
     copies: dict[tuple[SSAValue, ...], SSAValue] = {}
     for load in [op for op in nest.walk() if isinstance(op, memref.LoadOp)]:
+        if load.parent is None:
+            continue  # erased: part of a value packed already
         src = load.memref
-        if not (isinstance(src, BlockArgument) and src in args) or src in written:
+        if not _unwritten_input(src, args, written):
             continue
         chain = _loops_between(load, nest)
         if chain is None or not any(loop.iter_args for loop in chain):
             continue  # not read in a reduce loop, or under a loop of another kind
-        sliced = _index_slice(load, nest, order)
+        value, sliced = _grown(load, nest, order, args, written)
         if sliced is None:
             continue
         ops, leaves = sliced
@@ -50,17 +63,67 @@ def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
                 or any(a in inner_args for a in leaves - {loop.body.block.args[0] for loop in ivs})):
             continue  # read differently per element of `nest`, a scalar, or by an accumulator
         shape = [constant_ub(loop) for loop in ivs]
-        elt = src.type.get_element_type()
+        elt = value.type
+        assert isinstance(elt, FixedBitwidthType)  # a loaded or computed scalar
         if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
             continue
-        key = (src, *load.indices)
+        key = (src, *load.indices) if value is load.res else (value,)
         if key not in copies:
-            copies[key] = _packed_copy(nest, src, load, ops, ivs, shape)
+            copies[key] = _packed_copy(nest, value, ops, ivs, shape)
         new = memref.LoadOp.get(copies[key], [loop.body.block.args[0] for loop in ivs])
-        block_of(load).insert_op_before(new, load)
-        load.results[0].replace_all_uses_with(new.results[0])
-        load.detach()
-        load.erase()
+        owner = value.owner
+        assert isinstance(owner, Operation)  # a load's or an arith op's result
+        block_of(owner).insert_op_before(new, owner)
+        value.replace_all_uses_with(new.results[0])
+        _erase_unused(owner)
+
+
+def _unwritten_input(src: SSAValue, args: Sequence[SSAValue], written: set[SSAValue]) -> bool:
+    """Is `src` a kernel input that the kernel never writes, or a constant table?"""
+    if isinstance(src.owner, memref.GetGlobalOp):
+        return True
+    return isinstance(src, BlockArgument) and src in args and src not in written
+
+
+def _grown(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int],
+           args: Sequence[SSAValue], written: set[SSAValue]
+           ) -> tuple[SSAValue, tuple[list[Operation], set[SSAValue]] | None]:
+    """The value to copy for `load` (module docstring) and its slice (`_slice`)."""
+    value: SSAValue = load.res
+    sliced = _slice(value, nest, order, args, written)
+    while sliced is not None and value.has_one_use():
+        user = next(iter(value.uses)).operation
+        if user.regions or user.dialect_name() != "arith" or len(user.results) != 1 \
+                or user.parent is not load.parent \
+                or not isinstance(user.results[0].type, FixedBitwidthType):
+            break  # not scalar arithmetic on numbers (an index goes on to a load)
+        wider = _slice(user.results[0], nest, order, args, written)
+        if wider is None or nest.body.block.args[0] in wider[1] \
+                or any(not _is_induction_variable(a) for a in wider[1]):
+            break  # a row's value, or an accumulator: the copy would differ per row
+        value, sliced = user.results[0], wider
+    return value, sliced
+
+
+def _is_induction_variable(value: SSAValue) -> bool:
+    """Is `value` the induction variable of an scf.for (not one of its iter args)?"""
+    if not isinstance(value, BlockArgument):
+        return False
+    loop = value.block.parent_op()
+    return isinstance(loop, scf.ForOp) and value is loop.body.block.args[0]
+
+
+def _erase_unused(op: Operation) -> None:
+    """Erase `op`, then each op whose results nothing reads any more because of it."""
+    stack = [op]
+    while stack:
+        top = stack.pop()
+        if top.parent is None or any(r.uses for r in top.results):
+            continue
+        operands = [o.owner for o in top.operands if isinstance(o.owner, Operation)]
+        top.detach()
+        top.erase()
+        stack.extend(operands)
 
 
 def _loops_between(op: Operation, nest: scf.ForOp) -> list[scf.ForOp] | None:
@@ -77,13 +140,15 @@ def _loops_between(op: Operation, nest: scf.ForOp) -> list[scf.ForOp] | None:
     return chain[::-1]
 
 
-def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int]
-                 ) -> tuple[list[Operation], set[SSAValue]] | None:
-    """The ops inside `nest` that compute the load's indices (in program order) and the
-    block arguments they start from; None when one of them is not scalar arithmetic."""
+def _slice(value: SSAValue, nest: scf.ForOp, order: dict[Operation, int],
+           args: Sequence[SSAValue], written: set[SSAValue]
+           ) -> tuple[list[Operation], set[SSAValue]] | None:
+    """The ops inside `nest` that compute `value` (in program order) and the block
+    arguments they start from; None when one of them is neither scalar arithmetic nor a
+    load of an input the kernel never writes."""
     ops: set[Operation] = set()
     leaves: set[SSAValue] = set()
-    stack = list(load.indices)
+    stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, BlockArgument):
@@ -95,18 +160,23 @@ def _index_slice(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, in
         assert isinstance(op, Operation)  # not a block argument: an op's result
         if op in ops or not nest.is_ancestor(op):
             continue
-        if op.regions or op.dialect_name() != "arith":
+        if isinstance(op, memref.LoadOp):
+            if not _unwritten_input(op.memref, args, written):
+                return None
+            stack.extend(op.indices)
+        elif op.regions or op.dialect_name() != "arith":
             return None
+        else:
+            stack.extend(op.operands)
         ops.add(op)
-        stack.extend(op.operands)
     return sorted(ops, key=order.__getitem__), leaves
 
 
-def _packed_copy(nest: scf.ForOp, src: SSAValue[memref.MemRefType], load: memref.LoadOp,
-                 ops: list[Operation], ivs: list[scf.ForOp], shape: list[int]) -> SSAValue:
+def _packed_copy(nest: scf.ForOp, value: SSAValue, ops: list[Operation], ivs: list[scf.ForOp],
+                 shape: list[int]) -> SSAValue:
     """A stack buffer of `shape`, filled before `nest` by a loop nest over `ivs`' ranges
-    with what `load` reads at each of their iterations."""
-    buf = memref.AllocaOp.get(src.type.get_element_type(), shape=shape)
+    with `value` (computed by `ops`) at each of their iterations."""
+    buf = memref.AllocaOp.get(value.type, shape=shape)
     block_of(nest).insert_op_before(buf, nest)
     zero, one = insert_const(nest, 0), insert_const(nest, 1)
     mapping: dict[SSAValue, SSAValue] = {}
@@ -120,11 +190,10 @@ def _packed_copy(nest: scf.ForOp, src: SSAValue[memref.MemRefType], load: memref
             where.insert_op_before(copy, terminator(where))
         where = body
         mapping[loop.body.block.args[0]] = body.args[0]
-    assert where is not None  # the load depends on at least one loop of `ivs`
+    assert where is not None  # the value depends on at least one loop of `ivs`
     for op in ops:
         where.insert_op_before(op.clone(value_mapper=mapping), terminator(where))
-    value = memref.LoadOp.get(src, [mapping.get(v, v) for v in load.indices])
-    where.insert_op_before(value, terminator(where))
-    where.insert_op_before(memref.StoreOp.get(value, buf, [mapping[loop.body.block.args[0]]
-                                                           for loop in ivs]), terminator(where))
+    where.insert_op_before(memref.StoreOp.get(mapping.get(value, value), buf,
+                                              [mapping[loop.body.block.args[0]] for loop in ivs]),
+                           terminator(where))
     return buf.memref
