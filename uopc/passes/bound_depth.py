@@ -4,35 +4,58 @@ The first stage of `uop-kernelize` (SPEC §7). Fusion puts every op between two
 materialization points into one kernel, so a deep traced program (thousands of chained
 elementwise ops) would make one kernel whose body later stages walk and whose C
 expression the compiler parses, both recursively. On every plan function this pass
-counts, for each uop op, the fused ops on its longest chain back to a buffer, and
-materializes (inserts a `uop.contiguous` after) every op whose count reaches
-`max-depth`, which restarts the count. A reduce is not cut here: it is a buffer already.
+counts, for each uop op, the fused ops on its longest chain back to a buffer, and when
+an op's count reaches `max-depth` materializes (inserts a `uop.contiguous` after) the
+value on that chain with the fewest elements, the latest of them on a tie (the op
+itself on a chain of equal shapes), which restarts the count. A reduce is not cut
+here: it is a buffer already.
+
+The fewest elements: the chain that reaches the depth may end inside a contraction (a
+transformer's residual stream, one add per block, fused into the next projection's
+x * W), where the op itself is the N x K product: stored, it would be N x K writes and
+reads instead of N (SmolLM2's prompt stored 64x576x576 and 64x1536x576 products in its
+last blocks, a fifth of the prefill's time); the residual value before the broadcast is
+the cut that costs least.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from xdsl.ir import Block, SSAValue
 
-from uopc.passes.kernel_graph import KernelizeStage, is_buffer, is_uop, materialize
+from uopc.passes.kernel_graph import KernelizeStage, is_buffer, is_uop, materialize, shape_of
 from uopc.passes.options import check_option
 from uopc.uopdialect.ops import ContiguousOp, ReduceOp
 
 
 def bound_depth(block: Block, max_depth: int) -> None:
-    """Materialize every `max_depth`-th op of long fused chains, so that no kernel nests
-    deeper than that (later stages walk kernel bodies, and C compilers parse expressions)."""
+    """Cut long fused chains (see the module docstring), so that no kernel nests deeper
+    than `max_depth` (later stages walk kernel bodies, and C compilers parse expressions)."""
     depth: dict[SSAValue, int] = {}
-    for op in list(block.ops):
+    # per value: the cut its chain would take, as (elements, -visit, value), least first
+    cut: dict[SSAValue, tuple[int, int, SSAValue]] = {}
+    visit = 0
+    op = block.first_op
+    while op is not None:
         if not is_uop(op) or isinstance(op, ContiguousOp):
+            op = op.next_op
             continue
+        visit += 1
         result = op.results[0]
-        depth[result] = 1 + max((depth.get(v, 0) for v in op.operands
-                                 if not is_buffer(v)), default=0)
+        chained = [v for v in op.operands if not is_buffer(v) and v in depth]
+        deepest = max(chained, key=depth.__getitem__, default=None)
+        depth[result] = 1 + (depth[deepest] if deepest is not None else 0)
+        own = (math.prod(shape_of(result)), -visit, result)
+        cut[result] = min(own, cut[deepest], key=lambda c: c[:2]) if deepest is not None \
+            else own
         if depth[result] >= max_depth and not isinstance(op, ReduceOp):
-            materialize(result)
+            # the chain starts afresh after the copy: ops after it are counted again
+            op = materialize(cut[result][2]).next_op
+            continue
+        op = op.next_op
 
 
 @dataclass(frozen=True)
