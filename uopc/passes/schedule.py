@@ -40,7 +40,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   kernel that decodes quantized weights packs the decoded values (`pack` copies the
   value computed from a load, not the load): each panel is decoded once, where the
   register tile decoded each weight again for every tile of rows (SmolLM2's prompt,
-  64x576 @ a Q4_1 1536x576 on 2 cores: 23.0 -> 2.1 ms; Q8_0 9.4 -> 2.5 ms);
+  64x576 @ a Q4_1 1536x576 on 2 cores: 23.0 -> 2.1 ms; Q8_0 9.4 -> 2.5 ms), from more
+  rows than one register tile holds on;
 - **matrix-vector products** (one looped output axis: decode's x @ W.T, M = 1): when
   an operand broadcast along that axis (x) meets one laid out with the reduced axis
   innermost (a weight stored (out, in), or packed codes along the reduction), each
@@ -527,9 +528,16 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
     """The cache tile of a register-tiled kernel (see the module docstring), or () for
     none."""
     tiled = [a for a in shape.looped if upcast[a] > 1]
-    if len(tiled) != 2 or not shape.plain \
-            or shape.out[tiled[0]] < MIN_PANEL_ROWS or shape.out[tiled[1]] % upcast[tiled[1]]:
+    if len(tiled) != 2 or not shape.plain or shape.out[tiled[1]] % upcast[tiled[1]]:
         return ()  # (panels must divide their axis)
+    # a decoded panel pays once two register tiles of rows share it: the decode it saves
+    # costs more than the copy (1536x576 Q4_1 on 2 cores, 4 rows 1.74 -> 0.68 ms, 16 rows
+    # 4.86 -> 0.78 ms); a plain copy needs more rows to pay
+    if shape.out[tiled[0]] < (upcast[tiled[0]] + 1 if shape.decodes else MIN_PANEL_ROWS):
+        return ()
+    if shape.decodes and len(shape.looped) > 2:
+        return ()  # a loop above the rows may hold computations, which tile refuses (a
+        #          quantized GPT on a batch of 2 x 8 tokens)
     outer, inner = tiled
     tile = [0] * len(shape.out)
     tile[inner] = upcast[inner]

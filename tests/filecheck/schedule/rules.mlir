@@ -304,6 +304,46 @@ func.func @matvec_int4(%x: tensor<1x576xf32>, %words: tensor<1536x72xi32>, %pos:
   func.return %r : tensor<1536xf32>
 }
 
+// A matmul over int4 weights with more rows than one register tile (a short prompt's
+// projection, 4 rows): cache-tiled with a packed panel, which holds the decoded values
+// (decoded once per panel, not once per tile of rows); 3 rows, one tile, decode in place.
+// CHECK-LABEL: func.func @prompt_int4
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1>}
+// CHECK-LABEL: func.func @tile_int4
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, fma = 1>}
+func.func @prompt_int4(%x: tensor<4x576xf32>, %words: tensor<1536x72xi32>, %pos: tensor<8xi32>) -> tensor<4x1536xf32> attributes {uop.kernel} {
+  %xr = uop.reshape %x : tensor<4x576xf32> -> tensor<4x1x576xf32>
+  %xe = uop.expand %xr : tensor<4x1x576xf32> -> tensor<4x1536x576xf32>
+  %wr = uop.reshape %words : tensor<1536x72xi32> -> tensor<1536x72x1xi32>
+  %we = uop.expand %wr : tensor<1536x72x1xi32> -> tensor<1536x72x8xi32>
+  %w = uop.reshape %we : tensor<1536x72x8xi32> -> tensor<1536x576xi32>
+  %pr = uop.reshape %pos : tensor<8xi32> -> tensor<1x1x8xi32>
+  %pe = uop.expand %pr : tensor<1x1x8xi32> -> tensor<1536x72x8xi32>
+  %p = uop.reshape %pe : tensor<1536x72x8xi32> -> tensor<1536x576xi32>
+  %codes = uop.decode int4 %w, %p : tensor<1536x576xi32> -> tensor<1536x576xf32>
+  %cr = uop.reshape %codes : tensor<1536x576xf32> -> tensor<1x1536x576xf32>
+  %ce = uop.expand %cr : tensor<1x1536x576xf32> -> tensor<4x1536x576xf32>
+  %prod = uop.mul %xe, %ce : tensor<4x1536x576xf32>
+  %r = uop.reduce add %prod axes [2] : tensor<4x1536x576xf32> -> tensor<4x1536xf32>
+  func.return %r : tensor<4x1536xf32>
+}
+func.func @tile_int4(%x: tensor<3x576xf32>, %words: tensor<1536x72xi32>, %pos: tensor<8xi32>) -> tensor<3x1536xf32> attributes {uop.kernel} {
+  %xr = uop.reshape %x : tensor<3x576xf32> -> tensor<3x1x576xf32>
+  %xe = uop.expand %xr : tensor<3x1x576xf32> -> tensor<3x1536x576xf32>
+  %wr = uop.reshape %words : tensor<1536x72xi32> -> tensor<1536x72x1xi32>
+  %we = uop.expand %wr : tensor<1536x72x1xi32> -> tensor<1536x72x8xi32>
+  %w = uop.reshape %we : tensor<1536x72x8xi32> -> tensor<1536x576xi32>
+  %pr = uop.reshape %pos : tensor<8xi32> -> tensor<1x1x8xi32>
+  %pe = uop.expand %pr : tensor<1x1x8xi32> -> tensor<1536x72x8xi32>
+  %p = uop.reshape %pe : tensor<1536x72x8xi32> -> tensor<1536x576xi32>
+  %codes = uop.decode int4 %w, %p : tensor<1536x576xi32> -> tensor<1536x576xf32>
+  %cr = uop.reshape %codes : tensor<1536x576xf32> -> tensor<1x1536x576xf32>
+  %ce = uop.expand %cr : tensor<1x1536x576xf32> -> tensor<3x1536x576xf32>
+  %prod = uop.mul %xe, %ce : tensor<3x1536x576xf32>
+  %r = uop.reduce add %prod axes [2] : tensor<3x1536x576xf32> -> tensor<3x1536xf32>
+  func.return %r : tensor<3x1536xf32>
+}
+
 // A transposing copy (attention's K -> K^T: the innermost output axis reads K with a
 // stride of 64, the other axis contiguously) runs in 16 x 16 cache tiles of its two axes;
 // a permuted copy that keeps the innermost axis contiguous, and one whose axes the
