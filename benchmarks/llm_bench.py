@@ -35,8 +35,11 @@ llamacpp SmolLM2 beside llama.cpp (llama-cpp-python, a benchmark-only dependency
 
              CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
                -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
-               -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF" \
-               pip install --no-cache-dir llama-cpp-python
+               -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
+               -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" \
+               CMAKE_BUILD_PARALLEL_LEVEL=2 pip install --no-cache-dir llama-cpp-python
+
+         (about 55 minutes on 2 cores, 140 compile steps, beside other work).
 
          (on an AVX-512 machine -DGGML_AVX512=ON, and the VNNI/BF16 options it has).
 Weight bytes: the stored (packed) bytes per format and the f32 bytes the models use.
