@@ -128,7 +128,8 @@ class Algebra(Generic[A]):
         self.form = form
         #: whether remainders lose common factors too, (g*y + s) mod d = (y mod d/g)*g + s:
         #: rangeify's unflatten needs it (the remainder then recombines with a quotient of
-        #: y); on ops it costs a multiply, so uop-symbolic turns it off
+        #: y), and so does uop-symbolic after a lane split, where it costs a multiply and
+        #: keeps the lane variable linear (a contiguous read instead of a gather)
         self.factor_remainders = factor_remainders
 
     # ---- linear arithmetic ------------------------------------------------------------

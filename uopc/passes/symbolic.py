@@ -198,7 +198,7 @@ class SymbolicRules(RewritePattern):
         """The algebra of forms that wrap at `width` bits."""
         found = self._algebras.get(width)
         if found is None:
-            found = self._algebras[width] = Algebra(self._atoms, width, factor_remainders=False)
+            found = self._algebras[width] = Algebra(self._atoms, width)
         return found
 
     def _simplify(self, v: IntOp, emit: Emitter) -> tuple[str, SSAValue | None]:

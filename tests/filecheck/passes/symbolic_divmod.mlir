@@ -184,3 +184,40 @@ func.func @nested_recombination(%x: tensor<4xi32>) -> tensor<4xi32> {
   %y = uop.add %s, %low : tensor<4xi32>
   func.return %y : tensor<4xi32>
 }
+
+// -----
+
+// A remainder loses a common factor of its dividend's terms: a lane loop's element
+// e = 32*y + 8*p read through a view that splits it by 64, 64*(e floordiv 64) + e rem 64,
+// becomes 64*(y floordiv 2) + 32*(y rem 2) + 8*p: the lane variable p stays linear (the
+// lanes read x contiguously) where e rem 64 hid it (the o projection of a grouped-query
+// decode gathered its x: 330 -> 70 us a call in SmolLM2).
+// CHECK-LABEL: func.func @remainder_factor
+// CHECK:         %[[Q:.*]] = arith.floordivsi %y, %c2 : index
+// CHECK-NEXT:    %[[R:.*]] = arith.remsi %y, %c2 : index
+// CHECK:         arith.muli %[[R]], %c32 : index
+// CHECK:         arith.muli %p, %c8 : index
+// CHECK-NOT:     arith.remsi
+// CHECK:         memref.store
+func.func @remainder_factor(%m: memref<8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c18 = arith.constant 18 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  scf.for %y = %c0 to %c18 step %c1 {
+    scf.for %p = %c0 to %c4 step %c1 {
+      %y32 = arith.muli %y, %c32 : index
+      %p8 = arith.muli %p, %c8 : index
+      %e = arith.addi %y32, %p8 : index
+      %q = arith.floordivsi %e, %c64 : index
+      %q64 = arith.muli %q, %c64 : index
+      %r = arith.remsi %e, %c64 : index
+      %back = arith.addi %q64, %r : index
+      memref.store %back, %m[%c0] : memref<8xindex>
+    }
+  }
+  func.return
+}
