@@ -91,6 +91,19 @@ def override(**values: Any) -> Iterator[None]:
         _overrides.reset(token)
 
 
+def in_force() -> dict[str, Any]:
+    """The value in force of every knob that reads well now, by variable name: pass it to
+    `override` in work that runs later (a background build) so that it sees the settings of
+    the moment it was started, not what the environment says when it runs."""
+    values = {}
+    for name, knob in KNOBS.items():
+        try:
+            values[name] = knob.get()
+        except ValueError:  # left to raise where it is read, naming the variable
+            pass
+    return values
+
+
 def _switch(text: str | None) -> bool:
     """On when set to 1."""
     return text == "1"

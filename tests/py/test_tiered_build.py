@@ -4,6 +4,9 @@ progress lines a long compile prints on stderr (`uopc.runtime.progress`)."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -60,6 +63,31 @@ def test_a_tiered_plan_computes_the_same_bits_before_and_after_the_swap(cache, m
     assert len(libraries) == 2
     path, pending = compiler.build_tiered(program.source, program.unit.sections)
     assert pending is None and path in libraries
+
+
+def test_an_optimized_build_lands_in_the_cache_of_its_quick_build(cache, monkeypatch):
+    """The background build keeps the settings of the moment it started: a caller that
+    points UOPC_CACHE elsewhere meanwhile (the next test of a process) gets nothing of it."""
+    monkeypatch.setattr(compiler, "TIER_MIN_CHARS", 0)
+    header = "#include <stdint.h>\n"
+    parts = ("int f(void) { return 1; }\n", "int g(void) { return 2; }\n")
+    source = header + "".join(parts)
+    release = threading.Event()
+    with compiler._optimizer_lock:  # the builder thread, kept busy until released
+        if compiler._optimizer is None:
+            compiler._optimizer = ThreadPoolExecutor(max_workers=1)
+        blocker = compiler._optimizer.submit(release.wait)
+    try:
+        quick, pending = compiler.build_tiered(source, (header, *parts))
+        assert pending is not None
+        monkeypatch.setenv("UOPC_CACHE", str(cache.parent / "elsewhere"))
+    finally:
+        release.set()
+    blocker.result()
+    optimized = pending.result()
+    assert optimized.parent.parent == quick.parent.parent == cache
+    assert optimized.exists() and optimized != quick
+    assert not (cache.parent / "elsewhere").exists()
 
 
 def test_small_units_and_user_flags_build_once(cache, monkeypatch):

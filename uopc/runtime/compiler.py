@@ -62,7 +62,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from uopc import cpu, settings
 from uopc.runtime import progress
@@ -430,9 +430,10 @@ _optimizer_lock = threading.Lock()
 _pending: set[Future[Path]] = set()
 
 
-def _optimized_build(source: str, sections: Sequence[str]) -> Path:
+def _optimized_build(source: str, sections: Sequence[str], knobs: dict[str, Any]) -> Path:
     _background_build.set(True)  # this thread's context is a copy: nothing leaks out
-    return build_library(source, sections)
+    with settings.override(**knobs):
+        return build_library(source, sections)
 
 
 def build_tiered(source: str, sections: Sequence[str] = ()) -> tuple[Path, Future[Path] | None]:
@@ -450,9 +451,11 @@ def build_tiered(source: str, sections: Sequence[str] = ()) -> tuple[Path, Futur
     with _optimizer_lock:
         if _optimizer is None:
             _optimizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uopc-optimize")
-        # the settings in force here (overrides are context variables) hold there too
+        # the settings in force here hold there too, the environment's included: a
+        # build that runs after the caller changed UOPC_CACHE (the next test, say) must
+        # still land in the cache whose quick library it replaces
         future = _optimizer.submit(contextvars.copy_context().run, _optimized_build,
-                                   source, tuple(sections))
+                                   source, tuple(sections), settings.in_force())
     _pending.add(future)
     future.add_done_callback(_pending.discard)
     return quick, future
