@@ -265,8 +265,13 @@ def test_schedule_values_and_attribute_round_trip():
     assert s.upcast == (4, 16) and s.factor(2) == 1
     assert s.to_attr().schedule == s
     assert str(s) == "upcast = [4, 16], unroll = 2, thread = 0"
-    with pytest.raises(ValueError, match="upcast factors, unroll and split must be >= 1"):
+    with pytest.raises(ValueError, match="upcast factors, unroll, split and steps must be >= 1"):
         Schedule((0,))
+    lanes = Schedule((8,), thread=0, split=8, lanes=1, steps=4)
+    assert str(lanes) == "upcast = [8], thread = 0, split = 8, lanes = 1, steps = 4"
+    assert lanes.to_attr().schedule == lanes
+    with pytest.raises(ValueError, match="steps = 4 counts the steps of a lane loop"):
+        Schedule(split=8, steps=4)
 
 
 @pytest.mark.parametrize("opt", ["0", "1"])
@@ -614,7 +619,8 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     """x @ W.T with W stored (out, in) (a decode step's linear layers, f32 or quantized):
     each row's sum runs in partial sums, within f32 rounding of float64; with decoded
     weights 8 outputs share each load of x (100 outputs leave a remainder of 4 after the
-    tile) and the partial sums are vector lanes over packed words, f32 rows run one by
+    tile) and the partial sums are vector lanes, over packed words of 8-bit codes, over
+    the codes of one word of 4-bit codes (a block's words in steps); f32 rows run one by
     one."""
     import uopc
 
@@ -622,9 +628,10 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     weight = Tensor(w) if fmt is None else uopc.quantize_weight(w, fmt)
     dense = w if fmt is None else weight.numpy()
     x, out, schedule = _matvec_kernel(weight.T, 320)
-    # decoded: the split's partial sums are lanes of one word's codes, 32 codes a step
+    # decoded: 32 codes a block, its words' codes in lanes, or its words in lanes
     lanes = {None: "", "int8": "split = 8, lanes = 4", "q8_0": "split = 8, lanes = 4",
-             "q4_1": "split = 4, lanes = 8", "e2m1": "split = 4, lanes = 8"}[fmt]
+             "q4_1": "split = 8, lanes = 1, steps = 4",
+             "e2m1": "split = 8, lanes = 1, steps = 4"}[fmt]
     assert schedule == ("split = 8, lanes = 1" if fmt is None else f"upcast = [1, 1, 8], {lanes}"), schedule
     want = x.astype(np.float64) @ dense.T.astype(np.float64)
     bound = 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ np.abs(dense.T).astype(np.float64))

@@ -67,6 +67,9 @@ def test_a_damaged_tuning_file_counts_as_empty(tmp_path):
     assert cache.get("anything") is None
     cache.put("k", Schedule((2,), thread=0), 1e-3)
     assert TuningCache(path).get("k") == Schedule((2,), thread=0)
+    steps = Schedule((8,), thread=0, split=8, lanes=1, steps=4)
+    cache.put("lanes", steps, 1e-3)
+    assert TuningCache(path).get("lanes") == steps
     path.write_text('{"k": {"upcast": [0], "unroll": 1, "thread": null}}')
     assert TuningCache(path).get("k") is None  # an invalid schedule is searched again
 

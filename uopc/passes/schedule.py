@@ -47,9 +47,11 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   innermost (a weight stored (out, in), or packed codes along the reduction), each
   output's reduction reads contiguous memory into `SPLIT` partial sums (vector lanes),
   and threads split the outputs. A kernel decoding packed weights computes
-  `MATVEC_ROWS` outputs together, sharing each load of x among them, and its partial
-  sums are `lanes` of one packed word's codes each, `LANE_ELEMENTS` elements a step
-  (the lanes then load consecutive words, which share one block scale); an f32 one
+  `MATVEC_ROWS` outputs together, sharing each load of x among them, its partial sums
+  vector lanes over `LANE_ELEMENTS` elements a block (which share one block scale):
+  with words of at least `CODE_LANES` codes a lane per code of one word, the words of
+  a block in steps (`steps`), else a lane per word of the block, each folding its
+  word's codes (`lanes`); an f32 one
   computes one output at a time, so that each thread streams one row after another
   (the C compiler vectorizes a shared tile of jammed copies across its rows, gathering
   every element), its partial sums lanes of one element. Either way the lane loop
@@ -143,11 +145,18 @@ APPROXIMATED = (uop.ExpOp, uop.Exp2Op, uop.TanhOp)
 #: that way and 13 GB/s with 8 shared rows (SmolLM2's f32 decode 44 -> 39 ms/token), and
 #: GPT-2's 50257x64 head ran 2x slower with 4 or 8
 MATVEC_ROWS = 8
-#: the elements one step of a decoding matvec's lanes covers (its split times the codes
-#: of a word): the blocks of the GGUF and MX formats and the default group, so that the
-#: lanes share one block scale (a scale index that changes within a step is not affine
-#: in the lane: the C compiler leaves the loop scalar)
+#: the elements one block of a decoding matvec's lanes covers: the blocks of the GGUF
+#: and MX formats and the default group, so that the lanes share one block scale (a
+#: scale index that changes within a block is not affine in the lane: the C compiler
+#: leaves the loop scalar)
 LANE_ELEMENTS = 32
+#: a decoding matvec whose words hold at least this many codes has a lane per code of a
+#: word (split = codes, lanes = 1, steps = the words of a block): each lane shifts its
+#: code out of one word and reads the next element of x, where lanes over consecutive
+#: words (split = words, lanes = codes) read x LANE_ELEMENTS / codes apart. 4-bit
+#: codes, one core, Q4_1 1536x576: 157 -> 90 us a call; 8-bit codes (4 a word, half a
+#: vector of f32 lanes) ran 1.5x slower that way
+CODE_LANES = 8
 
 
 @dataclass(frozen=True)
@@ -584,12 +593,16 @@ def _matvec(shape: KernelShape, cores: int) -> Schedule | None:
     # f32 rows: one element a lane (SmolLM2's f32 decode 34.3-35.0 -> 30.5-31.2 ms/token
     # against jammed partial sums)
     split, lanes = SPLIT, 1
+    steps = 1
     if shape.decodes:
         upcast[axis] = min(MATVEC_ROWS, shape.out[axis])
-        split, lanes = max(2, LANE_ELEMENTS // shape.word_codes), shape.word_codes
+        if shape.word_codes >= CODE_LANES:
+            split, lanes, steps = shape.word_codes, 1, LANE_ELEMENTS // shape.word_codes
+        else:
+            split, lanes = max(2, LANE_ELEMENTS // shape.word_codes), shape.word_codes
     return Schedule(tuple(upcast) if upcast[axis] > 1 else (),
                     thread=_thread_axis(shape, upcast, cores), split=split, lanes=lanes,
-                    approx=shape.exp)
+                    steps=steps, approx=shape.exp)
 
 
 def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:

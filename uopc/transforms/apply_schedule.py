@@ -15,8 +15,8 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
 - **max keys** (`max_keys`, every schedule but the naive one): f32 max reductions on i32
   keys;
 - **fma** (`fma`): accumulators updated as `acc + x * y` by fused multiply-adds;
-- **split s**, with **lanes g** (`split`): partial accumulators for every innermost
-  reduce loop;
+- **split s**, with **lanes g** and **steps n** (`split`): partial accumulators for
+  every innermost reduce loop;
 - **unroll u** (`unroll`): the innermost reduce loops step by u (u equal to a loop's
   length unrolls it fully; a kernel without reduce loops is an error);
 - **epilogue** (`epilogue`): when the innermost output axis is upcast, its loop's
@@ -117,7 +117,10 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                     or length % schedule.split or length <= schedule.split):
                 continue
             if schedule.lanes and length % (schedule.split * schedule.lanes) == 0:
-                split_lanes(loop, schedule.split, schedule.lanes)
+                steps = schedule.steps
+                if length % (schedule.split * schedule.lanes * steps):
+                    steps = 1
+                split_lanes(loop, schedule.split, schedule.lanes, steps)
             else:
                 split(loop, schedule.split)
     if schedule.unroll > 1:

@@ -5,7 +5,9 @@ the copies jammed like an upcast). A float sum is reassociated by this; nothing 
 
 With lanes g (when s*g divides the loop) the partials are instead a stack row of s
 lanes, element k into lane (k / g) mod s: a loop over blocks of s*g elements around a
-lane loop, lane p folding its g consecutive elements in order (`split_lanes`). The C
+lane loop, lane p folding its g consecutive elements in order (`split_lanes`); with
+steps n a block holds n*s*g elements, the lane loop in a loop of n steps, so that what
+the whole block reads alike (a packed weight's block scale) is loaded once a block. The C
 compiler's loop vectorizer makes each op of the lane loop one vector op; the jammed
 copies of a register tile over packed weights were instead packed across the tile's rows
 by its SLP vectorizer, from scalar loads. Each block first prefetches (`memref.prefetch`)
@@ -109,18 +111,21 @@ def _counted_loop(count: int, body: Block) -> list[Operation]:
     return [lb, ub, step, scf.ForOp(lb.result, ub.result, step.result, [], body)]
 
 
-def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
+def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> None:
     """Accumulate reduce loop `loop` into `parts` partial results held in a stack row,
     element k into partial (k // group) mod parts, combined in order after the loop.
 
-    The loop becomes a loop over blocks of parts * group elements around a lane loop
-    over the partials: lane p loads its partial, folds its `group` elements of the block
-    into it in order (the body copied `group` times) and stores it back. Nothing is
-    jammed across lanes, so the C compiler's loop vectorizer makes the lane loop one
-    vector operation per body op, with the partials one vector; the jammed form of
-    `split` is left to its SLP vectorizer, which may pack a register tile's copies
-    instead (across rows, gathering every element). With `group` the codes one word
-    of packed weights holds, the lanes load consecutive words."""
+    The loop becomes a loop over blocks of steps * parts * group elements around (a
+    loop over the `steps` steps of a block around) a lane loop over the partials: lane
+    p loads its partial, folds its `group` elements of the step into it in order (the
+    body copied `group` times) and stores it back. Nothing is jammed across lanes, so
+    the C compiler's loop vectorizer makes the lane loop one vector operation per body
+    op, with the partials one vector; the jammed form of `split` is left to its SLP
+    vectorizer, which may pack a register tile's copies instead (across rows, gathering
+    every element). With `group` the codes one word of packed weights holds, the lanes
+    load consecutive words; with group 1 and `parts` those codes, the lanes decode the
+    codes of one word and read consecutive elements of the other operand, and `steps`
+    words make a block whose scale loads leave the step loop."""
     combiner = split_combiner(loop)
     assert combiner is not None, "split only loops that split_combiner accepts"
     old = loop.body.block
@@ -135,9 +140,18 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
     lane = Block(arg_types=[INDEX])
     blocks = Block(arg_types=[INDEX])
     blocks.args[0].name_hint = old.args[0].name_hint
-    # element (b * parts + p) * group + q: the forms whose divisions by `group` and by a
-    # divisor of it simplify (the word of a packed code, its shift)
-    block_start = arith.MuliOp(blocks.args[0], index_const(lane, parts))
+    # the step loop's body, or the block's own when a block is one step
+    step_body = Block(arg_types=[INDEX]) if steps > 1 else blocks
+    step: SSAValue = blocks.args[0]
+    if steps > 1:
+        step_start = arith.MuliOp(blocks.args[0], index_const(lane, steps))
+        step_index = arith.AddiOp(step_start.result, step_body.args[0])
+        lane.add_ops([step_start, step_index])
+        step = step_index.result
+    # element ((b * steps + t) * parts + p) * group + q: the forms whose divisions by
+    # `group`, by a divisor of it and by the block's elements simplify (the word of a
+    # packed code, its shift, its block scale)
+    block_start = arith.MuliOp(step, index_const(lane, parts))
     lane.add_op(block_start)
     element = arith.AddiOp(block_start.result, lane.args[0])
     lane.add_op(element)
@@ -153,9 +167,12 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int) -> None:
         yielded = terminator(old).operands[0]
         value = m.get(yielded, yielded)
     lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
-    _prefetch_stream(lane, blocks, parts)
-    blocks.add_ops([*_counted_loop(parts, lane), scf.YieldOp()])
-    for op in _counted_loop(constant_ub(loop) // (parts * group), blocks):
+    _prefetch_stream(lane, blocks, (steps * parts * group, constant_ub(loop)),
+                     {step_body.args[0]: index_const(blocks, 0)} if steps > 1 else {})
+    step_body.add_ops([*_counted_loop(parts, lane), scf.YieldOp()])
+    if steps > 1:
+        blocks.add_ops([*_counted_loop(steps, step_body), scf.YieldOp()])
+    for op in _counted_loop(constant_ub(loop) // (steps * parts * group), blocks):
         outer.insert_op_before(op, loop)
     partials = []
     for p in range(parts):
@@ -191,21 +208,26 @@ def _memref_bytes(t: memref.MemRefType) -> int:
     return math.prod(t.get_shape()) * _element_bits(t) // 8
 
 
-def _prefetch_stream(lane: Block, blocks: Block, parts: int) -> None:
+def _prefetch_stream(lane: Block, blocks: Block, block_of_loop: tuple[int, int],
+                     first: dict[SSAValue, SSAValue]) -> None:
     """Prefetch, once per block and `PREFETCH_BYTES` ahead, what lane loop `lane` reads
     from the largest kernel argument it reads (a matvec's weight row): the address its
-    first load of it reads in lane 0 of a later block, assuming the lanes read one
-    element each per block. The hardware prefetcher alone left a decoding matvec
-    waiting on its rows."""
+    first load of it reads in lane 0 of a later block (`first`: the other loop
+    variables the address depends on, at their first value). `block_of_loop`: the
+    elements of one block and of the whole reduction, which spans the argument's
+    innermost axis (a row of weights, or of the words packing it). The hardware
+    prefetcher alone left a decoding matvec waiting on its rows."""
     loads = [op for op in lane.ops if isinstance(op, memref.LoadOp)
              and _kernel_argument(op.memref)]
     if not loads:
         return
     load = max(loads, key=lambda op: _memref_bytes(_memref_type(op.memref)))
-    width = parts * _element_bits(_memref_type(load.memref)) // 8
+    stream = _memref_type(load.memref)
+    elements, length = block_of_loop
+    width = max(1, elements * stream.get_shape()[-1] // length) * _element_bits(stream) // 8
     ahead = arith.AddiOp(blocks.args[0], index_const(blocks, -(-PREFETCH_BYTES // width)))
     blocks.add_op(ahead)
-    mapping: dict[SSAValue, SSAValue] = {blocks.args[0]: ahead.result,
+    mapping: dict[SSAValue, SSAValue] = {**first, blocks.args[0]: ahead.result,
                                          lane.args[0]: index_const(blocks, 0)}
     needed = set(load.indices)
     for op in reversed(list(lane.ops)[:list(lane.ops).index(load)]):

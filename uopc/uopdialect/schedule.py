@@ -53,6 +53,11 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   weights holds, the lanes read consecutive words (see `uop-apply-schedule`). Like
   `split`, it reassociates float sums; s*g must divide the loop's length, or the loop
   is split as `split` alone says.
+- `steps = n` (with `lanes`): each block holds n steps of s*g elements, the loop over
+  the partials run n times in a row, so that what the whole block reads alike (the
+  block scale of packed weights, when s*g*n elements make one block) is read once per
+  block. The elements each lane folds, and their order, are those of `lanes` alone;
+  s*g*n must divide the loop's length, or the blocks hold one step.
 
 No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums, `fma` and
 `approx`, a schedule never changes a result: upcast and unroll copy computations without reordering any sum,
@@ -77,7 +82,8 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from uopc.uopdialect.contract import SCHEDULE_ATTR
 
 #: the fields of `#uop.schedule<...>`
-FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "tile", "pack", "approx", "fma")
+FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "steps", "tile", "pack", "approx",
+          "fma")
 
 
 @dataclass(frozen=True)
@@ -93,18 +99,22 @@ class Schedule:
     approx: bool = False
     lanes: int = 0
     fma: bool = False
+    steps: int = 1
 
     def __post_init__(self):
         bad = [f for f in self.upcast if f < 1] + [t for t in self.tile if t < 0]
-        if bad or self.unroll < 1 or self.split < 1 or self.lanes < 0 or (
+        if bad or self.unroll < 1 or self.split < 1 or self.lanes < 0 or self.steps < 1 or (
                 self.thread is not None and self.thread < 0):
             raise ValueError(
-                f"schedule {self}: upcast factors, unroll and split must be >= 1, tile "
-                f"blocks and lanes >= 0 and thread an axis >= 0 (or None)"
+                f"schedule {self}: upcast factors, unroll, split and steps must be >= 1, "
+                f"tile blocks and lanes >= 0 and thread an axis >= 0 (or None)"
             )
         if self.lanes and self.split == 1:
             raise ValueError(f"schedule {self}: lanes = {self.lanes} lays out the partial "
                              f"results of a split; give split = s > 1 too")
+        if self.steps > 1 and not self.lanes:
+            raise ValueError(f"schedule {self}: steps = {self.steps} counts the steps of "
+                             f"a lane loop in one block; give lanes = g > 0 too")
         # trailing 1s (0s for tiles) say nothing: drop them so that equal schedules
         # compare equal
         object.__setattr__(self, "upcast", _strip(self.upcast, 1))
@@ -129,7 +139,7 @@ class Schedule:
                             IntAttr(-1 if self.thread is None else self.thread),
                             IntAttr(self.split), ArrayAttr([IntAttr(t) for t in self.tile]),
                             IntAttr(int(self.pack)), IntAttr(int(self.approx)),
-                            IntAttr(self.lanes), IntAttr(int(self.fma)))
+                            IntAttr(self.lanes), IntAttr(int(self.fma)), IntAttr(self.steps))
 
     def __str__(self) -> str:
         parts = []
@@ -143,6 +153,8 @@ class Schedule:
             parts.append(f"split = {self.split}")
         if self.lanes:
             parts.append(f"lanes = {self.lanes}")
+        if self.steps != 1:
+            parts.append(f"steps = {self.steps}")
         if self.tile:
             parts.append(f"tile = [{', '.join(map(str, self.tile))}]")
         if self.pack:
@@ -164,7 +176,7 @@ def _strip(values: tuple[int, ...], default: int) -> tuple[int, ...]:
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
     """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, lanes = g,
-    tile = [...], pack = 1, approx = 1, fma = 1>`; every field is optional."""
+    steps = n, tile = [...], pack = 1, approx = 1, fma = 1>`; every field is optional."""
 
     name = "uop.schedule"
 
@@ -177,6 +189,7 @@ class ScheduleAttr(ParametrizedAttribute):
     approx: IntAttr
     lanes: IntAttr
     fma: IntAttr
+    steps: IntAttr
 
     @property
     def schedule(self) -> Schedule:
@@ -184,7 +197,8 @@ class ScheduleAttr(ParametrizedAttribute):
         return Schedule(tuple(f.data for f in self.upcast.data), self.unroll.data,
                         None if thread < 0 else thread, self.split.data,
                         tuple(t.data for t in self.tile.data), bool(self.pack.data),
-                        bool(self.approx.data), self.lanes.data, bool(self.fma.data))
+                        bool(self.approx.data), self.lanes.data, bool(self.fma.data),
+                        self.steps.data)
 
     def verify(self) -> None:
         try:
@@ -222,12 +236,12 @@ class ScheduleAttr(ParametrizedAttribute):
                                 ints.get("thread"), ints.get("split", 1),
                                 tuple(lists.get("tile", ())), bool(ints.get("pack", 0)),
                                 bool(ints.get("approx", 0)), ints.get("lanes", 0),
-                                bool(ints.get("fma", 0)))
+                                bool(ints.get("fma", 0)), ints.get("steps", 1))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
         return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack,
-                attr.approx, attr.lanes, attr.fma)
+                attr.approx, attr.lanes, attr.fma, attr.steps)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")

@@ -8,14 +8,14 @@ func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop
 
 // -----
 
-// expected-error@+1 {{#uop.schedule: schedule upcast = [2, 0]: upcast factors, unroll and split must be >= 1, tile blocks and lanes >= 0 and thread an axis >= 0 (or None)}}
+// expected-error@+1 {{#uop.schedule: schedule upcast = [2, 0]: upcast factors, unroll, split and steps must be >= 1, tile blocks and lanes >= 0 and thread an axis >= 0 (or None)}}
 func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<upcast = [2, 0]>} {
   func.return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error@+1 {{Expected one of 'approx', 'fma', 'lanes', 'pack', 'split', 'thread', 'tile', 'unroll', 'upcast' in #uop.schedule}}
+// expected-error@+1 {{Expected one of 'approx', 'fma', 'lanes', 'pack', 'split', 'steps', 'thread', 'tile', 'unroll', 'upcast' in #uop.schedule}}
 func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<vector = 4>} {
   func.return %x : tensor<4xf32>
 }
@@ -29,7 +29,7 @@ func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop
 
 // -----
 
-// expected-error@+1 {{#uop.schedule: schedule tile = [-2]: upcast factors, unroll and split must be >= 1, tile blocks and lanes >= 0 and thread an axis >= 0 (or None)}}
+// expected-error@+1 {{#uop.schedule: schedule tile = [-2]: upcast factors, unroll, split and steps must be >= 1, tile blocks and lanes >= 0 and thread an axis >= 0 (or None)}}
 func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<tile = [-2]>} {
   func.return %x : tensor<4xf32>
 }

@@ -1,6 +1,6 @@
 // RUN: uopc-opt %s -p uop-kernelize | filecheck %s --check-prefix=KERNEL
 // RUN: uopc-opt %s -p 'uop-kernelize{layout="output"}' | filecheck %s --check-prefix=KERNEL
-// RUN: uopc-opt %s -p 'uop-fold,uop-symbolic,cse,uop-kernelize{layout="output"},uop-schedule,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,cse' | filecheck %s --check-prefix=LOOPS
+// RUN: uopc-opt %s -p 'uop-fold,uop-symbolic,cse,uop-kernelize{layout="output"},uop-schedule{cpu="avx2"},uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,cse' | filecheck %s --check-prefix=LOOPS
 
 // x @ W.T with W (64, 32) in int4 (two codes a byte, as 64x4 i32 words) and f32 scales per
 // group of 16: one kernel reads the packed words and the scales and decodes inline. The

@@ -287,9 +287,10 @@ func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos
   func.return %r : tensor<1536xf32>
 }
 
-// int4 weights (8 codes a word): 4 lanes of 8 codes, again 32 elements a step.
+// int4 weights (8 codes a word): a lane per code of a word, 8 lanes, the 4 words of a
+// 32-element block in steps (x read contiguously, the block scale once a block).
 // CHECK-LABEL: func.func @matvec_int4
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 4, lanes = 8>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 1, steps = 4>}
 func.func @matvec_int4(%x: tensor<1x576xf32>, %words: tensor<1536x72xi32>, %pos: tensor<8xi32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %wr = uop.reshape %words : tensor<1536x72xi32> -> tensor<1536x72x1xi32>

@@ -1,0 +1,50 @@
+// split 4, lanes 1, steps 2 (uop-apply-schedule, then the cleanups of uop-to-loops) on a
+// sum over 32 elements of x times a scale per block of 8: each block of the reduction
+// runs 2 steps of the lane loop (4 lanes, one element each), so a block covers the 8
+// elements one scale holds. The scale's index ((b * 2 + t) * 4 + p) floordiv 8
+// simplifies to b and its load leaves the step loop: one load a block, not one a step.
+// Lane p still folds elements p, p + 4, p + 8, ... in order, as lanes alone would.
+// RUN: uopc-opt %s -p uop-to-loops | filecheck %s
+
+// CHECK-LABEL: func.func @lane_steps
+// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<4xf32>
+// CHECK:           memref.store %{{.*}}, %[[ROW]]
+// CHECK:         scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           memref.prefetch
+// CHECK:           %[[SCALE:.*]] = memref.load %{{.*}}[%{{.*}}, %[[B]]] : memref<2x4xf32>
+// CHECK-NEXT:      scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NOT:         memref<2x4xf32>
+// CHECK:             scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NOT:           memref<2x4xf32>
+// CHECK:               %[[ACC:.*]] = memref.load %[[ROW]][%[[P]]] : memref<4xf32>
+// CHECK:               %[[X:.*]] = memref.load %{{.*}} : memref<2x32xf32>
+// CHECK-NEXT:          %[[M:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// CHECK-NEXT:          %[[SUM:.*]] = arith.addf %[[ACC]], %[[M]] : f32
+// CHECK-NEXT:          memref.store %[[SUM]], %[[ROW]][%[[P]]] : memref<4xf32>
+// CHECK:         func.return
+func.func @lane_steps(%x: tensor<2x32xf32>, %s: tensor<2x4xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4, lanes = 1, steps = 2>} {
+  %sr = uop.reshape %s : tensor<2x4xf32> -> tensor<2x4x1xf32>
+  %se = uop.expand %sr : tensor<2x4x1xf32> -> tensor<2x4x8xf32>
+  %sb = uop.reshape %se : tensor<2x4x8xf32> -> tensor<2x32xf32>
+  %m = uop.mul %x, %sb : tensor<2x32xf32>
+  %r = uop.reduce add %m axes [1] : tensor<2x32xf32> -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+
+// steps 3 does not divide the 4 blocks of 8 elements: blocks of one step (4 elements).
+// CHECK-LABEL: func.func @lane_steps_fallback
+// CHECK:         %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK:         memref.alloca() : memref<4xf32>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[EIGHT]] step %{{.*}} {
+// CHECK-NOT:       scf.for
+// CHECK:           memref.load %{{.*}} : memref<2x4xf32>
+// CHECK-NEXT:      scf.for
+// CHECK:         func.return
+func.func @lane_steps_fallback(%x: tensor<2x32xf32>, %s: tensor<2x4xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4, lanes = 1, steps = 3>} {
+  %sr = uop.reshape %s : tensor<2x4xf32> -> tensor<2x4x1xf32>
+  %se = uop.expand %sr : tensor<2x4x1xf32> -> tensor<2x4x8xf32>
+  %sb = uop.reshape %se : tensor<2x4x8xf32> -> tensor<2x32xf32>
+  %m = uop.mul %x, %sb : tensor<2x32xf32>
+  %r = uop.reduce add %m axes [1] : tensor<2x32xf32> -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
