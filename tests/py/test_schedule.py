@@ -631,7 +631,7 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     # decoded: 32 codes a block, its words' codes in lanes, or its words in lanes
     lanes = {None: "", "int8": "split = 8, lanes = 4", "q8_0": "split = 8, lanes = 4",
              "q4_1": "split = 8, lanes = 1, steps = 4",
-             "e2m1": "split = 8, lanes = 1, steps = 4"}[fmt]
+             "e2m1": "split = 8, lanes = 1, steps = 4"}[fmt] + ", fma = 1"
     assert schedule == ("split = 8, lanes = 1" if fmt is None else f"upcast = [1, 1, 8], {lanes}"), schedule
     want = x.astype(np.float64) @ dense.T.astype(np.float64)
     bound = 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ np.abs(dense.T).astype(np.float64))

@@ -51,7 +51,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   vector lanes over `LANE_ELEMENTS` elements a block (which share one block scale):
   with words of at least `CODE_LANES` codes a lane per code of one word, the words of
   a block in steps (`steps`), else a lane per word of the block, each folding its
-  word's codes (`lanes`); an f32 one
+  word's codes (`lanes`), every lane accumulating by fused multiply-adds (`fma`:
+  Q4_1 1536x576 on one core 90 -> 80 us); an f32 one
   computes one output at a time, so that each thread streams one row after another
   (the C compiler vectorizes a shared tile of jammed copies across its rows, gathering
   every element), its partial sums lanes of one element. Either way the lane loop
@@ -602,7 +603,7 @@ def _matvec(shape: KernelShape, cores: int) -> Schedule | None:
             split, lanes = max(2, LANE_ELEMENTS // shape.word_codes), shape.word_codes
     return Schedule(tuple(upcast) if upcast[axis] > 1 else (),
                     thread=_thread_axis(shape, upcast, cores), split=split, lanes=lanes,
-                    steps=steps, approx=shape.exp)
+                    steps=steps, approx=shape.exp, fma=shape.decodes)
 
 
 def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:

@@ -21,6 +21,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FixedBitwidthType, FloatAttr, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -37,23 +38,32 @@ _SPLITTABLE: dict[type[Operation], tuple[float, ...]] = {
 _Combiner = arith.FloatingPointLikeBinaryOperation | arith.SignlessIntegerBinaryOperation
 
 
-def split_combiner(loop: scf.ForOp) -> _Combiner | None:
+def split_combiner(loop: scf.ForOp) -> _Combiner | mathd.FmaOp | None:
     """The op that folds each element into the loop's one accumulator, when the loop can
-    be split: one accumulator, started at the op's identity, combined by a _SPLITTABLE op."""
+    be split: one accumulator, started at the op's identity, combined by a _SPLITTABLE op
+    or added by a fused multiply-add (`math.fma x, y, acc`: a sum, whose partial sums are
+    added after the loop)."""
     if len(loop.iter_args) != 1:
         return None
     acc = loop.body.block.args[1]
     (value,) = terminator(loop.body.block).operands
     op = value.owner
-    if (not isinstance(op, _Combiner) or type(op) not in _SPLITTABLE or acc not in op.operands
-            or len(list(acc.uses)) != 1):
+    if isinstance(op, mathd.FmaOp):
+        identities: tuple[float, ...] = _SPLITTABLE[arith.AddfOp]
+        folds = op.c is acc and acc not in (op.a, op.b)
+    elif isinstance(op, _Combiner) and type(op) in _SPLITTABLE:
+        identities = _SPLITTABLE[type(op)]
+        folds = acc in op.operands
+    else:
+        return None
+    if not folds or len(list(acc.uses)) != 1:
         return None
     init = loop.iter_args[0].owner
     if not isinstance(init, arith.ConstantOp):
         return None
     attr = init.value
     start = attr.value.data if isinstance(attr, (FloatAttr, IntegerAttr)) else None
-    return op if start in _SPLITTABLE[type(op)] else None
+    return op if start in identities else None
 
 
 def split(loop: scf.ForOp, parts: int) -> None:
@@ -84,15 +94,17 @@ def split(loop: scf.ForOp, parts: int) -> None:
     _replace_by_partials(loop, combiner, new, [([], r) for r in new.results])
 
 
-def _replace_by_partials(loop: scf.ForOp, combiner: _Combiner, after: Operation,
+def _replace_by_partials(loop: scf.ForOp, combiner: _Combiner | mathd.FmaOp, after: Operation,
                          partials: Sequence[tuple[Sequence[Operation], SSAValue]]) -> None:
     """Replace reduce loop `loop` by its partial results folded in order by `combiner`'s
-    op, computed after `after` (each partial with the ops that produce it)."""
+    op (an add for a fused multiply-add), computed after `after` (each partial with the
+    ops that produce it)."""
     block = block_of(loop)
+    combine_type = arith.AddfOp if isinstance(combiner, mathd.FmaOp) else type(combiner)
     total: SSAValue | None = None
     for ops, partial in partials:
         if total is not None:
-            combine = type(combiner)(total, partial)
+            combine = combine_type(total, partial)
             ops, partial = [*ops, combine], combine.results[0]
         for op in ops:
             block.insert_op_after(op, after)

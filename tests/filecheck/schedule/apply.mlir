@@ -354,3 +354,23 @@ func.func @split_lanes_fallback(%x: tensor<2x12xf32>) -> tensor<2xf32> attribute
   %r = uop.reduce add %x axes [1] : tensor<2x12xf32> -> tensor<2xf32>
   func.return %r : tensor<2xf32>
 }
+
+// fma with split 4 and lanes 2 on a dot product over 16: each lane's partial sum takes
+// its elements by fused multiply-adds (math.fma x, y, partial), and the 4 partial sums
+// are added in order after the loops (an fma's accumulator is a sum).
+// CHECK-LABEL: func.func @split_lanes_fma
+// CHECK:         %[[ROW:.*]] = memref.alloca() : memref<4xf32>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             %[[ACC:.*]] = memref.load %[[ROW]]
+// CHECK:             %[[F0:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC]] : f32
+// CHECK:             %[[F1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[F0]] : f32
+// CHECK-NEXT:        memref.store %[[F1]], %[[ROW]]
+// CHECK-COUNT-3: arith.addf
+// CHECK-NOT:     math.fma
+// CHECK:         func.return
+func.func @split_lanes_fma(%x: tensor<2x16xf32>, %y: tensor<2x16xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4, lanes = 2, fma = 1>} {
+  %m = uop.mul %x, %y : tensor<2x16xf32>
+  %r = uop.reduce add %m axes [1] : tensor<2x16xf32> -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}

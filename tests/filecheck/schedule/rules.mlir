@@ -264,9 +264,10 @@ func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> te
 // The same product over int8 weights decoded in the kernel (4 codes an i32 word, a
 // scale per 32): 8 outputs share each load of x, and the split's 8 partial sums are
 // vector lanes taking the 4 codes of one word each, so that the lanes read 8
-// consecutive words (32 elements, one block scale). Strict float order: no split.
+// consecutive words (32 elements, one block scale), each lane accumulating by fused
+// multiply-adds. Strict float order: no split, no fma.
 // CHECK-LABEL: func.func @matvec_int8
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 4>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 4, fma = 1>}
 // STRICT-LABEL: func.func @matvec_int8
 // STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
 func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos: tensor<4xi32>, %scales: tensor<1536x18xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
@@ -290,7 +291,7 @@ func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos
 // int4 weights (8 codes a word): a lane per code of a word, 8 lanes, the 4 words of a
 // 32-element block in steps (x read contiguously, the block scale once a block).
 // CHECK-LABEL: func.func @matvec_int4
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 1, steps = 4>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 1, steps = 4, fma = 1>}
 func.func @matvec_int4(%x: tensor<1x576xf32>, %words: tensor<1536x72xi32>, %pos: tensor<8xi32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %wr = uop.reshape %words : tensor<1536x72xi32> -> tensor<1536x72x1xi32>
