@@ -61,6 +61,26 @@ def test_a_second_engine_runs_the_stored_plan_without_passes(cache, monkeypatch)
         second.realize(_graph(scale=0.25))
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "i8", "ui8", "i1", "f64"])
+def test_a_stored_plan_takes_inputs_of_every_element_type(cache, monkeypatch, dtype):
+    """The stored buffers keep their element types: bf16 (which numpy spells as raw
+    bytes, '<V2') is still ml_dtypes' bfloat16 when a second engine loads the plan."""
+    from uopc.uopdialect.dtypes import DTYPES
+
+    values = np.arange(6).reshape(2, 3).astype(DTYPES[dtype].numpy)
+
+    def graph():
+        return [(Tensor(values).float() * 2).uop]
+
+    want = Engine().realize(graph())
+    monkeypatch.setattr(Engine, "_compile_module", _no_passes)
+    monkeypatch.setattr(engine_module, "build_module", _no_passes)
+    second = Engine()
+    (got,) = second.realize(graph())
+    assert second.plans[next(iter(second.plans))].stored
+    assert np.array_equal(got, want[0])
+
+
 def test_a_new_process_loads_the_plan(cache):
     script = textwrap.dedent("""
         import numpy as np

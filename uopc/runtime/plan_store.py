@@ -59,11 +59,13 @@ from uopc.runtime.cache_trust import (
 from uopc.runtime.compiler import cache_dir
 from uopc.runtime.plan import KernelInfo, MemoryPlan
 from uopc.runtime.program import BufferSpec, Program, Signature
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES
 from uopc.uopdialect.opinfo import OpInfo
 from uopc.uopdialect.shapes import Sig
 
-#: the layout of a stored plan; a change makes older entries misses (2: key and seal)
-FORMAT = 2
+#: the layout of a stored plan; a change makes older entries misses (2: key and seal;
+#: 3: buffers' element types by uopc's names)
+FORMAT = 3
 
 
 class _Unstable(Exception):
@@ -128,7 +130,13 @@ def _sig(s: Sig) -> list:
 
 
 def _buffer(b: BufferSpec) -> list:
-    return [list(b.shape), b.dtype.str]
+    # uopc's name of the element type: numpy spells bf16 '<V2', which reads back as raw
+    # bytes, not as ml_dtypes' bfloat16
+    return [list(b.shape), BY_NUMPY[b.dtype].name]
+
+
+def _buffer_spec(shape: list, dtype: str) -> BufferSpec:
+    return BufferSpec(tuple(shape), DTYPES[dtype].numpy)
 
 
 def save(key: str, program: Program, kernels: Sequence[KernelInfo]) -> None:
@@ -199,8 +207,8 @@ def load(key: str, backend: Backend) -> tuple[Program, list[KernelInfo]] | None:
         cuts = np.cumsum([0, *data["sections"]]).tolist()
         sections = tuple(source[a:b] for a, b in zip(cuts, cuts[1:]))
         signature = Signature(
-            tuple(BufferSpec(tuple(s), np.dtype(d)) for s, d in data["outputs"]),
-            tuple(BufferSpec(tuple(s), np.dtype(d)) for s, d in data["inputs"]),
+            tuple(_buffer_spec(s, d) for s, d in data["outputs"]),
+            tuple(_buffer_spec(s, d) for s, d in data["inputs"]),
             data["arena_bytes"],
             MemoryPlan(data["memory"][0], tuple(data["memory"][1]), data["memory"][2]))
         kernels = [KernelInfo(name, Sig(tuple(out[0]), out[1]),
