@@ -122,6 +122,12 @@ MIN_ROW_THREAD_WORK = 1 << 22
 LONG_REDUCE = 1024
 #: the shortest reduction worth a register tile
 MIN_TILE_REDUCE = 16
+#: the most columns of the register tile of a kernel that computes rows apart (not
+#: `plain`: a fused softmax over attention scores): its row loops are jammed by the
+#: tile's columns too (`uop-apply-schedule`), an exp per score, and AVX-512's 3x64 tile
+#: made the char-GPT's fused attention backward 7x slower than 3x32 (1.88 against
+#: 0.26 ms on a 2-core Zen 4: 6,000 lines of C in one loop body)
+ROW_TILE_COLUMNS = 32
 MODES = ("rules", "none")
 #: reductions at least this long, without a register tile, accumulate into SPLIT
 #: partial results (a float sum reassociates: not under strict float order)
@@ -612,6 +618,8 @@ def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
     if shape.reduce >= MIN_TILE_REDUCE:
         rows, columns = register_tile(cpu, shape.element_bytes, shape.reduce)
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
+        if not shape.plain:
+            columns = min(columns, ROW_TILE_COLUMNS)
         if tiled:
             upcast[tiled[-1]] = _tile_factor(shape.out[tiled[-1]], columns)
         if len(tiled) == 2:

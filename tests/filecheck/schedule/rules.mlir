@@ -374,3 +374,28 @@ func.func @transpose_odd(%0: tensor<40x24xf32>) -> tensor<24x40xf32> attributes 
   %2 = uop.contiguous %1 : tensor<24x40xf32>
   func.return %2 : tensor<24x40xf32>
 }
+
+// A fused softmax over attention scores (P = exp2(S - rowmax S), S = Q K^T): the row
+// max is computed apart from the output's index space (the kernel is not plain), so its
+// row loops are jammed by the register tile's columns too; their width stays 32 on
+// AVX-512 as on AVX2 (3x32, not 3x64: an exp per jammed score).
+// CHECK-LABEL: func.func @softmax_scores
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, approx = 1, fma = 1>}
+// AVX512-LABEL: func.func @softmax_scores
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, approx = 1, fma = 1>}
+func.func @softmax_scores(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
+  %qr = uop.reshape %q : tensor<64x16xf32> -> tensor<64x1x16xf32>
+  %qe = uop.expand %qr : tensor<64x1x16xf32> -> tensor<64x64x16xf32>
+  %kr = uop.reshape %k : tensor<64x16xf32> -> tensor<1x64x16xf32>
+  %ke = uop.expand %kr : tensor<1x64x16xf32> -> tensor<64x64x16xf32>
+  %p = uop.mul %qe, %ke : tensor<64x64x16xf32>
+  %s = uop.reduce add %p axes [2] : tensor<64x64x16xf32> -> tensor<64x64xf32>
+  %m = uop.reduce max %s axes [1] : tensor<64x64xf32> -> tensor<64xf32>
+  %mr = uop.reshape %m : tensor<64xf32> -> tensor<64x1xf32>
+  %me = uop.expand %mr : tensor<64x1xf32> -> tensor<64x64xf32>
+  %neg = uop.const dense<-1.0> : tensor<64x64xf32>
+  %nm = uop.mul %me, %neg : tensor<64x64xf32>
+  %d = uop.add %s, %nm : tensor<64x64xf32>
+  %e = uop.exp2 %d : tensor<64x64xf32>
+  func.return %e : tensor<64x64xf32>
+}
