@@ -3,8 +3,10 @@
 SPEC §7. The pass runs five stages, each a pass of its own that `uopc-opt -p` runs and
 FileCheck tests alone, in this order, with the options given to it:
 
-1. `uop-bound-depth{max-depth}`: a chain of more than `max-depth` fused ops is cut into
-   kernels of at most that depth (deep traced programs stay lowerable and compilable);
+1. `uop-bound-depth{max-depth max-reads}`: a chain of more than `max-depth` fused ops
+   (or reading more than `max-reads` buffers) is cut into kernels within those bounds
+   (deep traced programs stay lowerable and compilable; a residual stream is not
+   recomputed from every block's output by every kernel after it);
 2. `uop-stage-broadcasts{broadcast-limit}`: a computed value that an expand
    broadcasts widely is materialized, so that fusion never recomputes it once per copy;
 3. `uop-layout-copies{layout min-copy-reads}`: a reduce's broadcast operand is copied
@@ -49,6 +51,8 @@ class KernelizePass(ModulePass):
     layout: str = LayoutCopiesPass.layout
     #: uop-bound-depth's max-depth
     max_depth: int = BoundDepthPass.max_depth
+    #: uop-bound-depth's max-reads
+    max_reads: int = BoundDepthPass.max_reads
     #: uop-cut-kernels' epilogue
     epilogue: bool = CutKernelsPass.epilogue
     #: uop-cut-kernels' fuse_reduces (reduce fusion, SPEC §8)
@@ -62,7 +66,7 @@ class KernelizePass(ModulePass):
 
     def stages(self) -> tuple[ModulePass, ...]:
         return (
-            BoundDepthPass(self.max_depth),
+            BoundDepthPass(self.max_depth, self.max_reads),
             StageBroadcastsPass(self.broadcast_limit),
             LayoutCopiesPass(self.layout, self.min_copy_reads),
             MergeReduceAxesPass(),
