@@ -69,12 +69,11 @@ def bound_depth(block: Block, max_depth: int, max_reads: int = 1 << 30) -> None:
             read |= {v} if is_buffer(v) else reads.get(v, frozenset())
         reads[result] = frozenset(read)
         at = None  # the value to materialize, if any
-        if isinstance(op, ReduceOp):
-            pass
-        elif depth[result] >= max_depth:
-            at = cut[result][2]
-        elif len(read) > max_reads and deepest is not None:
-            at = cut[deepest][2]  # before this op: its own kernel reads within the bound
+        if not isinstance(op, ReduceOp):  # a reduce is a buffer already
+            if depth[result] >= max_depth:
+                at = cut[result][2]
+            elif len(read) > max_reads and deepest is not None:
+                at = cut[deepest][2]  # before this op: its own kernel stays within bound
         if at is not None:
             # the chain starts afresh after the copy: ops after it are counted again
             op = materialize(at).next_op
