@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from uopc import Tensor
+from uopc import Tensor, settings
 from uopc.runtime import engine
 from uopc.runtime.engine import Engine, cached_bytes
 
@@ -18,7 +18,7 @@ from uopc.runtime.engine import Engine, cached_bytes
 COMPILE_LOOP = """
 import os
 import numpy as np
-from uopc import Tensor
+from uopc import Tensor, settings
 from uopc.runtime import engine
 
 def rss_mb():
@@ -65,3 +65,36 @@ def test_plan_cache_is_bounded_in_bytes(monkeypatch):
         assert eng.plan_bytes <= eng.max_bytes
         assert eng.plan_bytes == sum(cached_bytes(k, p) for k, p in eng.plans.items())
     assert 2 <= len(eng.plans) <= 3 and eng.compiles == 10
+
+
+def test_the_collector_pauses_inside_a_compile_and_runs_again_after(monkeypatch):
+    import gc
+
+    from uopc.passes import gc_frozen
+
+    seen = []
+    compile_module = Engine._compile_module
+
+    def recording(self, module):
+        seen.append(gc.isenabled())
+        return compile_module(self, module)
+
+    monkeypatch.setattr(Engine, "_compile_module", recording)
+    monkeypatch.setattr(engine, "_ENGINE", Engine())
+    assert gc.isenabled()
+    with settings.override(UOPC_PLAN_STORE=False):  # compiled here, not loaded
+        np.testing.assert_array_equal((Tensor(np.arange(5, dtype=np.float32)) + 7).numpy(),
+                                      np.arange(5) + 7)
+    assert seen == [False] and gc.isenabled()
+    with gc_frozen():
+        with gc_frozen():  # nested: still paused when the inner block ends
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # the caller's choice is kept
+    try:
+        with gc_frozen():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
