@@ -99,6 +99,42 @@ def test_small_units_and_user_flags_build_once(cache, monkeypatch):
     assert compiler.build_tiered(header + source, (header, source))[1] is None  # $CFLAGS
 
 
+def test_a_unit_whose_quick_run_costs_more_than_it_saves_builds_once(cache, monkeypatch):
+    monkeypatch.setattr(compiler, "TIER_MIN_CHARS", 0)
+    header = "#include <stdint.h>\n"
+    parts = ("int f(void) { return 1; }\n", "int g(void) { return 2; }\n")
+    source = header + "".join(parts)
+    saved_seconds = len(source) * compiler.QUICK_SAVES_PER_CHAR
+    # a run at -O0 taking half the gcc time the quick tier saves: two tiers; twice: one
+    cheap = int(0.5 * saved_seconds * compiler.QUICK_FLOPS_PER_SECOND)
+    assert compiler.tiers_apply(source, (header, *parts), cheap)
+    assert compiler.tiers_apply(source, (header, *parts))  # work not known: two tiers
+    assert not compiler.tiers_apply(source, (header, *parts), 4 * cheap)
+    assert compiler.build_tiered(source, (header, *parts), 4 * cheap)[1] is None
+
+
+def test_the_engine_gives_the_build_its_plans_work(cache, monkeypatch):
+    from uopc.runtime import c_backend
+
+    seen = []
+    build_tiered = compiler.build_tiered
+
+    def recording(source, sections=(), flops=0):
+        seen.append(flops)
+        return build_tiered(source, sections, flops)
+
+    monkeypatch.setattr(c_backend, "build_tiered", recording)
+    monkeypatch.setenv("UOPC_PLAN_STORE", "1")  # off for the rest of the suite (conftest)
+    engine = Engine()
+    _step(engine)  # compiled (the cache is new), then stored
+    plan, _ = engine.last
+    assert not plan.stored
+    assert seen == [sum(k.flops for k in plan.kernels)] and seen[0] > 16 * 12 * 5
+    again = Engine()
+    _step(again)  # the stored plan: its library is loaded through the same build
+    assert again.last[0].stored and seen[1] == seen[0]
+
+
 def test_a_long_compile_reports_its_stages(cache, monkeypatch, capsys):
     monkeypatch.setenv("UOPC_PROGRESS", "1")
     monkeypatch.setenv("UOPC_CC_JOBS", "2")

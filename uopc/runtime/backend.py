@@ -53,6 +53,9 @@ class SourceUnit:
     #: `text` cut into a header and parts that each compile after it alone (C: see
     #: `CEmitter.sections`), so that a big unit builds in parallel; empty: one unit
     sections: tuple[str, ...] = ()
+    #: the ALU work of one run of its entry (its kernels' `KernelInfo.flops`), 0 when
+    #: not known: what running a quick build first would cost (`build_tiered`)
+    flops: int = 0
 
 
 class Library(ABC):

@@ -144,7 +144,7 @@ class CBackend(Backend):
     def load(self, unit: SourceUnit) -> CLibrary:
         ffi = cffi.FFI()
         ffi.cdef(unit.declarations)
-        path, optimized = build_tiered(unit.text, unit.sections)
+        path, optimized = build_tiered(unit.text, unit.sections, unit.flops)
         _keep_openmp_runtime()
         library = CLibrary(ffi, _dlopen(ffi, path))
         if optimized is not None:

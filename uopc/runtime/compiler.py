@@ -33,7 +33,9 @@
   each other only through their prototypes, and no kernel is inlined into another
   across units: floating-point results do not depend on inlining).
 - Tiered builds (`build_tiered`): a big unit (at least `TIER_MIN_CHARS`, split into
-  sections) whose optimized library is not cached yet is first built at -O0
+  sections) whose optimized library is not cached yet, and whose run at -O0 is
+  expected to take less than the gcc time -O0 saves (`QUICK_FLOPS_PER_SECOND`,
+  `QUICK_SAVES_PER_CHAR`: an LLM's prefill is not), is first built at -O0
   (`quick_cflags`: the default flags but the optimization level, a fifth of -O2's gcc
   time on a char-GPT training step) and loaded at once, while the optimized build runs in
   a background thread (under `nice`) and is swapped in when it is ready. Every flag
@@ -97,6 +99,15 @@ PARALLEL_MIN_CHARS = 64 * 1024
 #: MNIST training step's 89 kB took 0.91 s of gcc CPU at -O2 and 0.33 s at -O0, the
 #: char-GPT step's 1 MB 14.0 s and 2.5 s (2-core EPYC, loaded)
 TIER_MIN_CHARS = 64 * 1024
+#: the cost model that keeps a unit whose quick build would run longer than it saves in
+#: one tier: -O0 code computes about this many FLOPs a second (`SourceUnit.flops`;
+#: measured on a 2-core Zen 4: a char-GPT training step's 0.8 GFLOP in 1.05 s, SmolLM2's
+#: 14-token prefill's 3.6 GFLOP in 5.2-5.7 s), and the quick build saves about this
+#: many seconds of gcc a character of C against -O2 (the same: 3.4 MB, 8.1 -> 3.7 s;
+#: 2.0 MB, 6.0 -> 2.6 s, two compilers at once). Both move with the machine, their
+#: ratio much less. The prefill's first token took 14.5 s in two tiers, 12.3 in one.
+QUICK_FLOPS_PER_SECOND = 0.7e9
+QUICK_SAVES_PER_CHAR = 1.5e-6
 
 
 class CompileError(RuntimeError):
@@ -416,9 +427,11 @@ def compile_into(source: str, path: Path, units: Sequence[str] | None = None) ->
                 os.unlink(leftover)
 
 
-def tiers_apply(source: str, sections: Sequence[str]) -> bool:
-    """Whether `source` builds in two tiers (see the module docstring)."""
+def tiers_apply(source: str, sections: Sequence[str], flops: int = 0) -> bool:
+    """Whether `source`, whose run computes `flops` (0: not known), builds in two tiers
+    (see the module docstring)."""
     return (len(source) >= TIER_MIN_CHARS and len(sections) > 1
+            and flops / QUICK_FLOPS_PER_SECOND < len(source) * QUICK_SAVES_PER_CHAR
             and settings.CFLAGS.get() is None and settings.TIERED.get()
             # what times kernels (a measured search, DEBUG=2's rates) times the optimized
             and settings.OPT.get() != 2 and settings.DEBUG.get() < 2)
@@ -436,10 +449,12 @@ def _optimized_build(source: str, sections: Sequence[str], knobs: dict[str, Any]
         return build_library(source, sections)
 
 
-def build_tiered(source: str, sections: Sequence[str] = ()) -> tuple[Path, Future[Path] | None]:
-    """The library to load now for `source`, and the future of its optimized library
-    when the one to load now is the quick tier (None: it is the optimized one already)."""
-    if not tiers_apply(source, sections) or entry_is_intact(library_path(source)):
+def build_tiered(source: str, sections: Sequence[str] = (), flops: int = 0
+                 ) -> tuple[Path, Future[Path] | None]:
+    """The library to load now for `source` (whose run computes `flops`, 0: not known),
+    and the future of its optimized library when the one to load now is the quick tier
+    (None: it is the optimized one already)."""
+    if not tiers_apply(source, sections, flops) or entry_is_intact(library_path(source)):
         return build_library(source, sections), None
     token = _build_flags.set(quick_cflags())
     try:

@@ -308,7 +308,8 @@ class Engine:
         if shown is not None:
             shown.what = f"compiling a plan of {len(kernels)} kernel{'' if len(kernels) == 1 else 's'}"
             shown.note("kernels scheduled")
-        (program,) = load_entries(module, ["main"], self.backend, self._ctx)
+        (program,) = load_entries(module, ["main"], self.backend, self._ctx,
+                                  flops=sum(k.flops for k in kernels))
         return program, kernels, search
 
 

@@ -214,7 +214,8 @@ def load(key: str, backend: Backend) -> tuple[Program, list[KernelInfo]] | None:
         kernels = [KernelInfo(name, Sig(tuple(out[0]), out[1]),
                               tuple(Sig(tuple(s), d) for s, d in inputs), ops, flops, schedule)
                    for name, out, inputs, ops, flops, schedule in data["kernels"]]
-        unit = SourceUnit(source, data["declarations"], (), sections)
+        unit = SourceUnit(source, data["declarations"], (), sections,
+                          sum(k.flops for k in kernels))
         entry = data["entry"]
     except (KeyError, TypeError, ValueError):
         return None

@@ -34,7 +34,7 @@ import math
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
@@ -407,14 +407,15 @@ def sample_inputs(sigs: Sequence[Sig], rng: np.random.Generator) -> list[np.ndar
 
 
 def load_entries(module: ModuleOp, entries: Sequence[str | None], backend: Backend,
-                 ctx: Context | None = None) -> list[Program]:
+                 ctx: Context | None = None, flops: int = 0) -> list[Program]:
     """One Program per entry function of `module`, from one library: runs the loop stage
     of `backend.stages()` (`uop-to-loops` and the backend's tail) on `module` in place
     (its kernels may be lowered in worker processes instead, `lower_and_emit`), then the
     backend emits, builds and loads it. `module` holds scheduled kernels (see
-    `uopc.runtime.driver`) or loop-level functions."""
+    `uopc.runtime.driver`) or loop-level functions; `flops` is the ALU work of a run
+    when the caller knows it (`SourceUnit.flops`)."""
     names = [find_entry(module, entry).sym_name.data for entry in entries]
-    unit = lower_and_emit(module, backend, ctx)
+    unit = replace(lower_and_emit(module, backend, ctx), flops=flops)
     progress.note(f"loops lowered, {backend.name} source emitted, {len(unit.text) // 1000} kB")
     start = time.perf_counter()
     library = backend.load(unit)
