@@ -9,6 +9,8 @@ checked against float64 within f32 rounding, and strict mode never chooses it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -211,10 +213,14 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     # A (m x k) is read along the rows i with the reduction innermost; B (k x n) is not
     assert mm == KernelShape((64, 32), 48, frozenset({0, 1}),
                              inner_reduce_axes=frozenset({0}))
-    # 64 rows reuse each packed 32-column panel of B (a 3x32 tile on AVX2, its
-    # multiply-adds fused); 64*32*48 element operations are too few for threads
-    assert rules(mm) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
-    assert rules(mm, strict=True) == Schedule((3, 32), tile=(0, 32), pack=True)
+    # a 3x32 tile on AVX2, its multiply-adds fused; its one 32-column panel is B as B
+    # holds it (each row's 32 columns contiguous): no cache tile, no copy; 64*32*48
+    # element operations are too few for threads
+    assert rules(mm) == Schedule((3, 32), fma=True)
+    assert rules(mm, strict=True) == Schedule((3, 32))
+    # one panel of a B read with the reduction innermost (x @ W.T): packing transposes it
+    wt = replace(mm, inner_reduce_axes=frozenset({0, 1}))
+    assert rules(wt) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
     big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 128, 128, False)))[0])
     assert rules(big) == Schedule((3, 32), thread=1, tile=(0, 32), pack=True, fma=True)
     # fewer rows: no panels, threads on the rows
@@ -251,7 +257,9 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     # a weight gradient's reduction over a reshape (batch x sequence) is a matmul's
     wgrad = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 32)))[0])
     assert wgrad == KernelShape((64, 32), 32, frozenset({0, 1}))
-    assert rules(wgrad) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
+    assert rules(wgrad) == Schedule((3, 32), fma=True)  # one panel, as dY holds it
+    wide = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 64)))[0])
+    assert rules(wide) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
     odd = kernel_shape(kernels_of(kernel_module(weight_gradient_text(2, 16, 9, 65)))[0])
     assert rules(odd) == Schedule((3, 32), fma=True)
     # a column sum reads rows contiguously along its output: 16 columns at a time

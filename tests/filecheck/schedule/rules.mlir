@@ -16,11 +16,12 @@
 // whole 64 columns; up to 3x128: 24 zmm accumulators), its multiply-adds fused except
 // under strict order; 64 rows reuse each panel of B's columns, which is packed (a
 // 64-deep panel of 32 f32 columns is 8 KiB, within the L2 cache); 2 panels are too few
-// to split among 2 threads.
+// to split among 2 threads. AVX-512's one panel of all 64 columns is B as B holds it:
+// no cache tile and no copy, and the threads split the rows.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1>}
 // AVX512-LABEL: func.func @matmul
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 64], tile = [0, 64], pack = 1, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 64], thread = 0, fma = 1>}
 // STRICT-LABEL: func.func @matmul
 // STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1>}
 // NONE-LABEL:  func.func @matmul
