@@ -666,3 +666,30 @@ func.func @main(%x: tensor<1x64xf32>, %w: tensor<200x64xf32>) -> tensor<200xf32>
     assert shape.inner_reduce_axes == frozenset({0}) and 0 in shape.shared_axes
     assert rules(shape) == Schedule(split=8, lanes=1)
     assert rules(shape, strict=True).split == 1
+
+
+def test_short_reductions_tile_when_the_naive_loop_reads_b_strided():
+    # A @ B with K < MIN_TILE_REDUCE: the naive loop vectorizes along B's contiguous
+    # columns, no tile; x @ W.T (W read along the reduction) tiles from K = 2
+    plain = KernelShape((128, 128), 4, frozenset({0, 1}), inner_reduce_axes=frozenset({0}))
+    assert rules(plain) == Schedule()
+    assert rules(replace(plain, reduce=8)) == Schedule((3, 32), tile=(0, 32), pack=True,
+                                                       fma=True)
+    strided = replace(plain, inner_reduce_axes=frozenset({0, 1}))
+    assert rules(strided).upcast == (3, 32) and rules(replace(strided, reduce=2)).upcast
+    assert rules(replace(strided, reduce=1)) == Schedule()  # nothing reduced
+
+
+@pytest.mark.parametrize("k", [2, 3, 8, 10])
+def test_short_reductions_compute_what_numpy_computes(k):
+    from uopc import Tensor
+
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((37, k)).astype(np.float32)
+    w = rng.standard_normal((70, k)).astype(np.float32)
+    got = (Tensor(a) @ Tensor(w).T).numpy()
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w.T.astype(np.float64),
+                               rtol=1e-5, atol=1e-5)
+    got = (Tensor(a) @ Tensor(w.T.copy())).numpy()
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w.T.astype(np.float64),
+                               rtol=1e-5, atol=1e-5)

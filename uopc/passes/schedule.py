@@ -5,14 +5,15 @@ Runs after `uop-kernelize`. Each `func.func` marked `uop.kernel` that has no
 set by the runtime's measured search) is kept. `mode=none` gives every kernel the naive
 schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 
-- **register tile**: a kernel whose reduction (of at least `MIN_TILE_REDUCE` elements)
-  multiplies by a float operand broadcast along an output axis and varying along a
-  reduced axis (A@B: A along j, B along i; seen through the reshapes and permutes of
-  the reduction's source, as when a weight gradient reduces batch x sequence merged
-  into one axis) upcasts those axes, the innermost by up to C and the next by up to R
-  (columns: `_tile_factor`, the whole axis when no longer, the largest power-of-two
-  divisor of the axis, or C and a remainder loop; rows: the whole axis or R and a
-  remainder loop): the copies along one axis share the broadcast operand's loads.
+- **register tile**: a kernel whose reduction (of at least `MIN_TILE_REDUCE` elements,
+  or of 2 when it reads B along the reduction: `_reduce_tiles`) multiplies by a float
+  operand broadcast along an output axis and varying along a reduced axis (A@B: A along
+  j, B along i; seen through the reshapes and permutes of the reduction's source, as
+  when a weight gradient reduces batch x sequence merged into one axis) upcasts those
+  axes, the innermost by up to C and the next by up to R (columns: `_tile_factor`, the
+  whole axis when no longer, the largest power-of-two divisor of the axis, or C and a
+  remainder loop; rows: the whole axis or R and a remainder loop): the copies along one
+  axis share the broadcast operand's loads.
   R x C is sized from the CPU (`register_tile`, `uopc.cpu`): C a multiple of the vector
   lanes; for a reduction of at least `LONG_REDUCE` elements the accumulators, B's
   vectors and one broadcast value of A in the vector registers, with the fewest loads
@@ -123,8 +124,11 @@ MIN_ROW_THREAD_WORK = 1 << 22
 #: the reductions from which a register tile keeps B's vectors in registers
 #: (`register_tile`)
 LONG_REDUCE = 1024
-#: the shortest reduction worth a register tile
-MIN_TILE_REDUCE = 16
+#: the shortest reduction worth a register tile (`_reduce_tiles`): a shorter one that
+#: reads B along the output's columns vectorizes in the naive loop (128x128 outputs on
+#: AVX-512, DEBUG=2: K = 2 1.9 us naive against 3.1 tiled, K = 4 2.9 and 2.9, K = 8 8.1
+#: and 5.2, K = 12 11.4 and 6.9)
+MIN_TILE_REDUCE = 8
 #: the most columns of the register tile of a kernel that computes rows apart (not
 #: `plain`: a fused softmax over attention scores): its row loops are jammed by the
 #: tile's columns too (`uop-apply-schedule`), an exp per score, and AVX-512's 3x64 tile
@@ -618,10 +622,20 @@ def _matvec(shape: KernelShape, cores: int) -> Schedule | None:
                     steps=steps, approx=shape.exp, fma=shape.decodes)
 
 
+def _reduce_tiles(shape: KernelShape) -> bool:
+    """Is the reduction long enough for a register tile? From `MIN_TILE_REDUCE` on, and
+    from 2 when it reads B along the reduction (x @ W.T), which the naive loop reads
+    strided along the output's columns (128x128 outputs: K = 2 17.7 us naive against
+    2.6 tiled, K = 10 49-90 against 11-13: the MNIST MLP's dY @ W2^T)."""
+    if shape.reduce >= MIN_TILE_REDUCE:
+        return True
+    return shape.reduce >= 2 and bool(shape.looped) and shape.looped[-1] in shape.inner_reduce_axes
+
+
 def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
     """The upcast of the register tile rule (module docstring): all 1s for none."""
     upcast = [1] * len(shape.out)
-    if shape.reduce >= MIN_TILE_REDUCE:
+    if _reduce_tiles(shape):
         rows, columns = register_tile(cpu, shape.element_bytes, shape.reduce)
         tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
         if not shape.plain:
@@ -671,7 +685,7 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
     chosen = rules(shape, strict, cpu)
     found = [Schedule(), chosen]
     tiled = [a for a in shape.looped if a in shape.shared_axes][-2:]
-    if shape.reduce >= MIN_TILE_REDUCE and tiled:
+    if _reduce_tiles(shape) and tiled:
         inner = tiled[-1]
         outer = tiled[0] if len(tiled) == 2 else None
         rows, columns = register_tile(cpu, shape.element_bytes, shape.reduce)

@@ -400,3 +400,31 @@ func.func @softmax_scores(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>) -> tenso
   %e = uop.exp2 %d : tensor<64x64xf32>
   func.return %e : tensor<64x64xf32>
 }
+
+// Short reductions (K = 4, under MIN_TILE_REDUCE = 8): x @ W with W stored (k, n) reads
+// W's columns contiguously in the naive loop, which vectorizes along them: no tile;
+// x @ W.T with W stored (n, k) reads W along the reduction, strided along the columns
+// (the naive loop measured 7x slower): a register tile from K = 2 on.
+// CHECK-LABEL: func.func @short_k
+// CHECK-SAME:    uop.schedule = #uop.schedule<>}
+// CHECK-LABEL: func.func @short_k_transposed
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1>}
+func.func @short_k(%x: tensor<64x4xf32>, %w: tensor<4x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
+  %xr = uop.reshape %x : tensor<64x4xf32> -> tensor<64x1x4xf32>
+  %xe = uop.expand %xr : tensor<64x1x4xf32> -> tensor<64x64x4xf32>
+  %wt = uop.permute %w perm [1, 0] : tensor<4x64xf32> -> tensor<64x4xf32>
+  %wr = uop.reshape %wt : tensor<64x4xf32> -> tensor<1x64x4xf32>
+  %we = uop.expand %wr : tensor<1x64x4xf32> -> tensor<64x64x4xf32>
+  %p = uop.mul %xe, %we : tensor<64x64x4xf32>
+  %r = uop.reduce add %p axes [2] : tensor<64x64x4xf32> -> tensor<64x64xf32>
+  func.return %r : tensor<64x64xf32>
+}
+func.func @short_k_transposed(%x: tensor<64x4xf32>, %w: tensor<64x4xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
+  %xr = uop.reshape %x : tensor<64x4xf32> -> tensor<64x1x4xf32>
+  %xe = uop.expand %xr : tensor<64x1x4xf32> -> tensor<64x64x4xf32>
+  %wr = uop.reshape %w : tensor<64x4xf32> -> tensor<1x64x4xf32>
+  %we = uop.expand %wr : tensor<1x64x4xf32> -> tensor<64x64x4xf32>
+  %p = uop.mul %xe, %we : tensor<64x64x4xf32>
+  %r = uop.reduce add %p axes [2] : tensor<64x64x4xf32> -> tensor<64x64xf32>
+  func.return %r : tensor<64x64xf32>
+}
