@@ -693,3 +693,18 @@ def test_short_reductions_compute_what_numpy_computes(k):
     got = (Tensor(a) @ Tensor(w.T.copy())).numpy()
     np.testing.assert_allclose(got, a.astype(np.float64) @ w.T.astype(np.float64),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_a_tile_whose_copies_would_read_a_factor_strided_is_dropped_for_a_split():
+    # 16 rows of x @ W.T (or a LayerNorm backward's row sums): too few rows for a packed
+    # panel, so the tile's copies along the columns would gather W's rows
+    rows = KernelShape((16, 64), 64, frozenset({0, 1}), inner_reduce_axes=frozenset({0, 1}))
+    assert rules(rows) == Schedule(split=8)
+    # strict order splits nothing: the tile is what vectorizes there
+    assert rules(rows, strict=True).upcast == (3, 32)
+    # B stored (k, n): the copies read it contiguously, the tile stays
+    assert rules(replace(rows, inner_reduce_axes=frozenset({0}))).upcast == (3, 32)
+    # with 64 rows the panel is packed (laid out along the columns): the tile stays
+    assert rules(replace(rows, out=(64, 64))).pack
+    # a fused row kernel (attention's scores: K laid out by uop-layout-copies) keeps it
+    assert rules(replace(rows, plain=False)).upcast == (3, 32)

@@ -650,6 +650,23 @@ def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
     return upcast
 
 
+def _strided_copies(shape: KernelShape, upcast: list[int], tile: tuple[int, ...]) -> bool:
+    """Would the register tile `upcast` (with cache tile `tile`) read a factor strided
+    across its copies? Its inner axis reads a factor along the reduction (x @ W.T: W's
+    rows; a LayerNorm backward's row sums: each output's own row) and no packed panel
+    lays those rows out along the axis: the copies gather where a split reduction reads
+    each row contiguously (not under strict float order, which splits nothing: there the
+    tile is what vectorizes; DEBUG=2 on AVX-512: 14x576 @ W.T 1536x576 1276 -> 335 us,
+    48x256 @ W.T 64x256 214 -> 50, 16x64 @ W.T 192x64 17.6 -> 14.4, 32x64 @ W.T 64x64 7.4
+    -> 10.1; the char-GPT's five 16x64 LayerNorm row sums 647 -> 68 us together). A
+    kernel that decodes keeps its tile (decoded weights have rules of their own), as does
+    one computing rows apart (attention's fused scores: `uop-layout-copies` lays K out for
+    its tile)."""
+    if shape.decodes or not shape.plain or tile or not any(f > 1 for f in upcast):
+        return False
+    return max(a for a, f in enumerate(upcast) if f > 1) in shape.inner_reduce_axes
+
+
 def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> Schedule:
     """The schedule the rules of the module docstring give a kernel of this shape on
     `cpu` (default: `uopc.cpu.host()`)."""
@@ -659,10 +676,12 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
         return matvec
     upcast = _register_upcast(shape, cpu)
     approx = shape.exp and not strict
+    tile = _cache_tile(shape, upcast, _row_block(shape, cpu)) if any(f > 1 for f in upcast) else ()
+    if not strict and _strided_copies(shape, upcast, tile):
+        upcast = [1] * len(shape.out)
     if any(f > 1 for f in upcast):
         # a matmul's tile (a column sum's has no multiply to fuse)
         fma = cpu.fma and not strict and any(upcast[a] > 1 for a in shape.shared_axes)
-        tile = _cache_tile(shape, upcast, _row_block(shape, cpu))
         return replace(_tiled(shape, upcast, tile, cpu.cores, pack=bool(tile) and _fits_l2(
             shape, upcast, cpu)), approx=approx, fma=fma)
     parts = 1 if strict else row_split(shape.reduce, SPLIT, MIN_SPLIT_REDUCE)

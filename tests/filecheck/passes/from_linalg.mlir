@@ -1,6 +1,6 @@
 // RUN: uopc-opt %s --split-input-file -p uop-from-linalg | filecheck %s
 // RUN: uopc-opt %S/inputs/linalg_mlp.mlir -p uop-from-linalg | filecheck %s --check-prefix=MLP
-// RUN: uopc-opt %S/inputs/linalg_mlp.mlir -p uop-from-linalg,uop-to-kernels,uop-schedule,uop-to-loops -t c | filecheck %s --check-prefix=C
+// RUN: uopc-opt %S/inputs/linalg_mlp.mlir -p 'uop-from-linalg,uop-to-kernels,uop-schedule{mode=none},uop-to-loops' -t c | filecheck %s --check-prefix=C
 
 // inputs/linalg_mlp.mlir: matmul is a broadcast multiply and a sum over k; its fill(0.0) init is the
 // sum's own start value, so nothing is added to it. Bias, relu, row sum follow.
@@ -24,7 +24,7 @@
 
 // the engine's pipeline without reduce fusion compiles it: a matmul kernel, then bias,
 // relu and the row sum fused into one reduce kernel (by default the row sum fuses the
-// matmul in too: one kernel)
+// matmul in too: one kernel); naive loops (schedule/ tests what the rules choose)
 // C-LABEL: void k0(float* restrict out, const float* restrict a1, const float* restrict a2) {
 // C:         for (int64_t [[K:i[0-9]+]] = 0; [[K]] < 8; [[K]] += 1) {
 // C:           const float [[P:v[0-9]+]] = {{v[0-9]+}} * {{v[0-9]+}};

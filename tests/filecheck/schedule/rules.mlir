@@ -96,9 +96,23 @@ func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {
 
 // An odd-sized matmul: its 10 columns are one tile of 10 (no more than 32); 9 rows get
 // 3 (the tile's rows, here without a remainder; 10 rows would get 3 and a remainder row).
+// The same with B stored (n, k), x @ W.T: too few rows for a packed panel, so the tile's
+// copies would read W's rows strided: no tile (a split needs 64 elements).
 // CHECK-LABEL: func.func @odd
 // CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
-func.func @odd(%a: tensor<9x20xf32>, %b: tensor<1x10x20xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
+// CHECK-LABEL: func.func @odd_transposed
+// CHECK-SAME:    uop.schedule = #uop.schedule<>}
+func.func @odd(%a: tensor<9x20xf32>, %b: tensor<20x10xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
+  %a3 = uop.reshape %a : tensor<9x20xf32> -> tensor<9x1x20xf32>
+  %ae = uop.expand %a3 : tensor<9x1x20xf32> -> tensor<9x10x20xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<20x10xf32> -> tensor<10x20xf32>
+  %b3 = uop.reshape %bt : tensor<10x20xf32> -> tensor<1x10x20xf32>
+  %be = uop.expand %b3 : tensor<1x10x20xf32> -> tensor<9x10x20xf32>
+  %p = uop.mul %ae, %be : tensor<9x10x20xf32>
+  %r = uop.reduce add %p axes [2] : tensor<9x10x20xf32> -> tensor<9x10xf32>
+  func.return %r : tensor<9x10xf32>
+}
+func.func @odd_transposed(%a: tensor<9x20xf32>, %b: tensor<1x10x20xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %a : tensor<9x20xf32> -> tensor<9x1x20xf32>
   %ae = uop.expand %a3 : tensor<9x1x20xf32> -> tensor<9x10x20xf32>
   %be = uop.expand %b : tensor<1x10x20xf32> -> tensor<9x10x20xf32>
