@@ -708,3 +708,15 @@ def test_a_tile_whose_copies_would_read_a_factor_strided_is_dropped_for_a_split(
     assert rules(replace(rows, out=(64, 64))).pack
     # a fused row kernel (attention's scores: K laid out by uop-layout-copies) keeps it
     assert rules(replace(rows, plain=False)).upcast == (3, 32)
+
+
+def test_a_tile_spans_whole_vectors_past_the_first():
+    from uopc.passes.schedule import _tile_factor
+
+    # AVX-512's 16 f32 lanes, up to 128 columns: 65 = 64 + a remainder loop of 1; 200:
+    # 128 and a remainder (its largest power-of-two divisor, 8, is too narrow)
+    assert [_tile_factor(n, 128, 16) for n in (10, 16, 24, 65, 100, 128, 200)] == [
+        10, 16, 16, 64, 96, 128, 128]
+    # AVX2's 8 lanes, up to 32 columns (10 logits: 8 and a remainder of 2)
+    assert [_tile_factor(n, 32, 8) for n in (6, 10, 65, 96)] == [6, 8, 32, 32]
+    assert _tile_factor(10, 16) == 10  # no lanes given: the whole short axis

@@ -94,12 +94,15 @@ func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {
   func.return %y : tensor<262147xf32>
 }
 
-// An odd-sized matmul: its 10 columns are one tile of 10 (no more than 32); 9 rows get
-// 3 (the tile's rows, here without a remainder; 10 rows would get 3 and a remainder row).
+// An odd-sized matmul: its 10 columns are one vector of 8 and a remainder loop of 2
+// (whole vectors; AVX-512's 16 lanes: one tile of 10); 9 rows get 3 (the tile's rows,
+// here without a remainder; 10 rows would get 3 and a remainder row).
 // The same with B stored (n, k), x @ W.T: too few rows for a packed panel, so the tile's
 // copies would read W's rows strided: no tile (a split needs 64 elements).
 // CHECK-LABEL: func.func @odd
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 8], fma = 1>}
+// AVX512-LABEL: func.func @odd(
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
 // CHECK-LABEL: func.func @odd_transposed
 // CHECK-SAME:    uop.schedule = #uop.schedule<>}
 func.func @odd(%a: tensor<9x20xf32>, %b: tensor<20x10xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
