@@ -5,8 +5,9 @@
 Each workload runs through the Tensor API on a cached plan (trace, lookup, native call,
 output: what a user's loop pays), on inputs made by `uopc.from_numpy` and read back by
 `.numpy()` (neither copies, as torch.from_numpy does not), next to numpy and to torch
-eager with 1 and 2 threads (when torch is importable). The contenders run interleaved, round after round,
-in one process; each reports its median, and the table gives uopc's time relative to
+eager with 1 and 2 threads (when torch is importable). The contenders take turns, round
+after round, in one process, each a batch of back-to-back calls (`measure`); each
+reports its median call, and the table gives uopc's time relative to
 the best peer of each kind (ratio > 1: uopc is slower). The CPU, the load average and
 the BLAS kernel numpy runs (OpenBLAS without core-type overrides, see bench_env.py) are
 printed first: on a shared machine, read ratios, not absolute times.
@@ -168,8 +169,20 @@ def workloads(quick: bool, torch):
     })
 
 
+#: the seconds of back-to-back calls a contender runs per round (`measure`)
+BATCH_SECONDS = 0.05
+
+
 def measure(contenders: dict, repeat: int, torch) -> dict[str, float]:
-    """Median seconds per contender, runs interleaved; torch runs once per thread count."""
+    """Median seconds per call per contender; torch runs once per thread count.
+
+    The contenders take turns, round after round, each running a batch of back-to-back
+    calls (about `BATCH_SECONDS`, at least 2) of which the calls after the first are
+    timed: the first wakes the contender's own thread pool while the previous
+    contender's pool goes quiet. Calls timed one at a time, each after another library's
+    call, measured the hand-over between three thread pools sharing the cores (uopc's
+    OpenMP threads, torch's, OpenBLAS's spinning workers): a 1024 GEMM took 24 ms that
+    way and 10.2-10.4 ms in a loop of its own."""
     runs = {}
     for name, fn in contenders.items():
         if fn is None:
@@ -180,17 +193,23 @@ def measure(contenders: dict, repeat: int, torch) -> dict[str, float]:
         else:
             runs[name] = (fn, None)
     times: dict[str, list[float]] = {name: [] for name in runs}
-    for _name, (fn, threads) in runs.items():  # warm up: compile, caches, first touch
+    calls: dict[str, int] = {}
+    for name, (fn, threads) in runs.items():  # warm up: compile, caches, first touch
         if threads:
             torch.set_num_threads(threads)
         fn()
+        start = time.perf_counter()
+        fn()
+        calls[name] = max(2, min(100, int(BATCH_SECONDS / (time.perf_counter() - start))))
     for _ in range(repeat):
         for name, (fn, threads) in runs.items():
             if threads:
                 torch.set_num_threads(threads)
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+            fn()  # not timed: wakes this contender's threads
+            for _ in range(calls[name] - 1):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
