@@ -23,7 +23,10 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   multiply-adds are fused (`fma`) where the CPU has FMA. A mask broadcast over batch
   and heads
   (bool, or a float added to the scores) shares no such load, nor does a row value
-  broadcast along the reduced axis;
+  broadcast along the reduced axis. Outside strict order, a plain tile whose copies
+  would read a factor strided (its inner axis reads along the reduction and no packed
+  panel lays that out: x @ W.T on fewer than `MIN_PANEL_ROWS` rows, a LayerNorm
+  backward's row sums) gives way to a split reduction (`_strided_copies`);
 - **column sums**: a kernel without that tile whose reduction (as long) reads a kernel
   argument contiguously along the innermost output axis (a bias gradient: the sum of
   dY's rows) upcasts that axis by up to 16: the copies' loads of one row are adjacent
