@@ -686,7 +686,7 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
         return matvec
     upcast = _register_upcast(shape, cpu)
     approx = shape.exp and not strict
-    tile = _cache_tile(shape, upcast, _row_block(shape, cpu)) if any(f > 1 for f in upcast) else ()
+    tile = _cache_tile(shape, upcast, _row_block(shape, cpu))  # () without a tile
     if not strict and _strided_copies(shape, upcast, tile):
         upcast = [1] * len(shape.out)
     if any(f > 1 for f in upcast):
