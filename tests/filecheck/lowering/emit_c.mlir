@@ -104,6 +104,35 @@ func.func @par(%y: memref<16xf32>, %x: memref<16xf32>) {
   func.return
 }
 
+// Index arithmetic hoisted out of a parallel loop (a register tile's columns j, j + 1)
+// is recomputed in the helper from j, not passed as a parameter of its own: there gcc
+// sees that y[j] and y[j + 1] are neighbours (and vectorizes the tile's loads).
+// CHECK: static void __attribute__((noinline)) columns_body{{[0-9]+}}(int64_t [[P:i[0-9]+]], const float* restrict x, float* restrict y, int64_t j) {
+// CHECK-NEXT:    const int64_t [[J1:v[0-9]+]] = j + 1;
+// CHECK-NEXT:    const float [[XV:v[0-9]+]] = x[[[P]]];
+// CHECK-NEXT:    y[([[P]]) * 8 + j] = [[XV]];
+// CHECK-NEXT:    y[([[P]]) * 8 + [[J1]]] = [[XV]];
+// CHECK-NEXT:  }
+// CHECK-LABEL: void columns(float* restrict y, const float* restrict x, int64_t j) {
+// CHECK-NEXT:    const int64_t {{v[0-9]+}} = j + 1;
+// CHECK-NEXT:    #pragma omp parallel for schedule(guided)
+// CHECK-NEXT:    for (int64_t [[Q:i[0-9]+]] = 0; [[Q]] < 4; [[Q]] += 1) {
+// CHECK-NEXT:      columns_body{{[0-9]+}}([[Q]], x, y, j);
+func.func @columns(%y: memref<4x8xf32>, %x: memref<4xf32>, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %j1 = arith.addi %j, %c1 : index
+  "scf.parallel"(%c0, %c4, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%p: index):
+    %xv = memref.load %x[%p] : memref<4xf32>
+    memref.store %xv, %y[%p, %j] : memref<4x8xf32>
+    memref.store %xv, %y[%p, %j1] : memref<4x8xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
 // A bool is loaded as its byte's low bit (gcc vectorizes byte loads, not C bool loads:
 // a causal mask's where), and stored as a bool.
 // CHECK-LABEL: void mask(bool* restrict o, float* restrict y, const bool* restrict m, const float* restrict x) {
