@@ -101,7 +101,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         approximate(fn)
     blocks = tile(fn, name, schedule)
     if blocks and schedule.pack:
-        pack(fn, loops[min(a for a in loops if constant_ub(loops[a][0]) > 1)][0])
+        pack(fn, [loops[a][0] for a in sorted(loops) if constant_ub(loops[a][0]) > 1])
     innermost = loops[max(loops)] if loops else []
     for loop in innermost_reduce_loops(fn):
         if is_f32_max(loop):

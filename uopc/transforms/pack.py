@@ -1,7 +1,9 @@
 """pack: inside the innermost block of a tiled nest, each load of a kernel input in a
 reduce loop whose address does not depend on the block's outermost loop with more than
 one iteration (B of A@B for every row i of a column panel) reads a contiguous stack copy
-of what the block reads from it, made before that loop.
+of what the block reads from it, made before that loop. An operand that depends on the
+outer loops (a batched matmul's B, one matrix per batch) is copied before the first loop
+inside them that it does not depend on: per batch, before the rows loop.
 
 The index arithmetic of the load is copied into a nest over the loops it depends on,
 reduce loops outermost, which stores into the copy (at most `PACK_BYTES`; a bigger
@@ -34,48 +36,63 @@ from uopc.transforms.loops import INDEX, block_of, constant_of, constant_ub, ins
 PACK_BYTES = 1 << 20
 
 
-def pack(fn: func.FuncOp, nest: scf.ForOp) -> None:
-    """Read the operands that every iteration of output loop `nest` reads alike from
-    contiguous stack copies made before it (see the module docstring)."""
+def pack(fn: func.FuncOp, nests: Sequence[scf.ForOp]) -> None:
+    """Read the operands that every iteration of an output loop reads alike from
+    contiguous stack copies made before it (see the module docstring). `nests` are the
+    block's output loops with more than one iteration, outermost first: an operand is
+    copied before the first of them it does not depend on, where the loops outside
+    that one are ones it does (a batched matmul's B, copied per batch before the rows
+    loop); never before the innermost of several (that copy would be per row of A)."""
     args = fn.body.block.args
     written = {op.memref for op in fn.walk() if isinstance(op, memref.StoreOp)}
-    order = {op: k for k, op in enumerate(nest.walk())}
+    order = {op: k for k, op in enumerate(nests[0].walk())}
     copies: dict[tuple[SSAValue, ...], SSAValue] = {}
-    for load in [op for op in nest.walk() if isinstance(op, memref.LoadOp)]:
-        if load.parent is None:
-            continue  # erased: part of a value packed already
-        src = load.memref
-        if not _unwritten_input(src, args, written):
-            continue
-        chain = _loops_between(load, nest)
-        if chain is None or not any(loop.iter_args for loop in chain):
-            continue  # not read in a reduce loop, or under a loop of another kind
-        value, sliced = _grown(load, nest, order, args, written)
-        if sliced is None:
-            continue
-        ops, leaves = sliced
-        # the copy's axes: the reduce loops' first, then the output loops': along the
-        # last axis lie the elements that an upcast's copies read side by side
-        ivs = sorted((loop for loop in chain if loop.body.block.args[0] in leaves),
-                     key=lambda loop: not loop.iter_args)
-        inner_args = {a for loop in chain for a in loop.body.block.args}
-        if (nest.body.block.args[0] in leaves or not ivs
-                or any(a in inner_args for a in leaves - {loop.body.block.args[0] for loop in ivs})):
-            continue  # read differently per element of `nest`, a scalar, or by an accumulator
-        shape = [constant_ub(loop) for loop in ivs]
-        elt = value.type
-        assert isinstance(elt, FixedBitwidthType)  # a loaded or computed scalar
-        if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
-            continue
-        key = (src, *load.indices) if value is load.res else (value,)
-        if key not in copies:
-            copies[key] = _packed_copy(nest, value, ops, ivs, shape)
-        new = memref.LoadOp.get(copies[key], [loop.body.block.args[0] for loop in ivs])
-        owner = value.owner
-        assert isinstance(owner, Operation)  # a load's or an arith op's result
-        block_of(owner).insert_op_before(new, owner)
-        value.replace_all_uses_with(new.results[0])
-        _erase_unused(owner)
+    for load in [op for op in nests[0].walk() if isinstance(op, memref.LoadOp)]:
+        if load.parent is None or not _unwritten_input(load.memref, args, written):
+            continue  # erased (part of a value packed already), or not an input
+        for nest in nests[:max(1, len(nests) - 1)]:
+            if _pack_load(load, nest, order, args, written, copies) != "depends":
+                break
+
+
+def _pack_load(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int],
+               args: Sequence[SSAValue], written: set[SSAValue],
+               copies: dict[tuple[SSAValue, ...], SSAValue]) -> str:
+    """Read `load` (and what `_grown` adds to it) from a copy made before `nest`; the
+    answer says whether it was "packed", was "skipped", or "depends" on `nest`'s
+    induction variable (the caller may try the next loop inward)."""
+    src = load.memref
+    chain = _loops_between(load, nest)
+    if chain is None or not any(loop.iter_args for loop in chain):
+        return "skipped"  # not read in a reduce loop, or under a loop of another kind
+    value, sliced = _grown(load, nest, order, args, written)
+    if sliced is None:
+        return "skipped"
+    ops, leaves = sliced
+    if nest.body.block.args[0] in leaves:
+        return "depends"
+    # the copy's axes: the reduce loops' first, then the output loops': along the last
+    # axis lie the elements that an upcast's copies read side by side
+    ivs = sorted((loop for loop in chain if loop.body.block.args[0] in leaves),
+                 key=lambda loop: not loop.iter_args)
+    inner_args = {a for loop in chain for a in loop.body.block.args}
+    if not ivs or any(a in inner_args for a in leaves - {loop.body.block.args[0] for loop in ivs}):
+        return "skipped"  # a scalar, or read by an accumulator
+    shape = [constant_ub(loop) for loop in ivs]
+    elt = value.type
+    assert isinstance(elt, FixedBitwidthType)  # a loaded or computed scalar
+    if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
+        return "skipped"
+    key = (src, *load.indices) if value is load.res else (value,)
+    if key not in copies:
+        copies[key] = _packed_copy(nest, value, ops, ivs, shape)
+    new = memref.LoadOp.get(copies[key], [loop.body.block.args[0] for loop in ivs])
+    owner = value.owner
+    assert isinstance(owner, Operation)  # a load's or an arith op's result
+    block_of(owner).insert_op_before(new, owner)
+    value.replace_all_uses_with(new.results[0])
+    _erase_unused(owner)
+    return "packed"
 
 
 def _unwritten_input(src: SSAValue, args: Sequence[SSAValue], written: set[SSAValue]) -> bool:

@@ -124,6 +124,32 @@ func.func @panels(%a: tensor<8x6xf32>, %b: tensor<6x8xf32>) -> tensor<8x8xf32> a
   func.return %r : tensor<8x8xf32>
 }
 
+// The same with a batch axis: B is one matrix per batch, so the panel is copied per
+// batch, inside the batch loop and before the rows loop (not left unpacked because the
+// outermost output loop, the batch's, changes it).
+// CHECK-LABEL: func.func @batched_panels
+// CHECK:         scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %[[FOUR:.*]] {
+// CHECK-NEXT:      scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        %[[PANEL:.*]] = memref.alloca() : memref<6x4xf32>
+// CHECK-NEXT:        scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:          scf.for %[[JJ:.*]] = %{{.*}} to %[[FOUR]] step
+// CHECK-NEXT:            %[[J:.*]] = arith.addi %[[J0]], %[[JJ]] : index
+// CHECK-NEXT:            %[[V:.*]] = memref.load %{{.*}}[%[[B]], %[[K]], %[[J]]] : memref<2x6x8xf32>
+// CHECK-NEXT:            memref.store %[[V]], %[[PANEL]][%[[K]], %[[JJ]]] : memref<6x4xf32>
+// CHECK:             scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:                 memref.load %{{.*}}[%[[B]], %[[I]], %{{.*}}] : memref<2x8x6xf32>
+// CHECK-NEXT:            memref.load %[[PANEL]][%{{.*}}, %{{.*}}] : memref<6x4xf32>
+func.func @batched_panels(%a: tensor<2x8x6xf32>, %b: tensor<2x6x8xf32>) -> tensor<2x8x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<tile = [0, 0, 4], pack = 1>} {
+  %a3 = uop.reshape %a : tensor<2x8x6xf32> -> tensor<2x8x1x6xf32>
+  %ae = uop.expand %a3 : tensor<2x8x1x6xf32> -> tensor<2x8x8x6xf32>
+  %bt = uop.permute %b perm [0, 2, 1] : tensor<2x6x8xf32> -> tensor<2x8x6xf32>
+  %b3 = uop.reshape %bt : tensor<2x8x6xf32> -> tensor<2x1x8x6xf32>
+  %be = uop.expand %b3 : tensor<2x1x8x6xf32> -> tensor<2x8x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<2x8x8x6xf32>
+  %r = uop.reduce add %p axes [3] : tensor<2x8x8x6xf32> -> tensor<2x8x8xf32>
+  func.return %r : tensor<2x8x8xf32>
+}
+
 // upcast 2 on an axis of 5: a jammed loop over the first 4 elements and a remainder
 // loop over the last one, with the body as it was.
 // CHECK-LABEL: func.func @remainder
