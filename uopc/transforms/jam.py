@@ -3,8 +3,9 @@
 Copy c maps the body's values through its own map. An op whose operands are the same in
 every copy (a load of A[i, p] when upcasting the axis j of A@B) is emitted once and
 shared; a loop whose bounds are the same in every copy (the reduce loop) becomes ONE
-loop carrying every copy's accumulators, its body jammed in turn. `upcast` and `split`
-build their bodies this way.
+loop carrying every copy's accumulators, its body jammed in turn. Shared ops come before
+the copies' own pure ops that precede them (never past a store, an allocation or a
+loop). `upcast` and `split` build their bodies this way.
 """
 
 from __future__ import annotations
@@ -28,10 +29,17 @@ def _shareable(op: Operation) -> bool:
 def jam(ops: Sequence[Operation], maps: list[dict[SSAValue, SSAValue]], block: Block) -> None:
     """Append to `block` the jammed copies of `ops`: copy c maps values through maps[c]
     (and records its results there)."""
+    # the copies' own pure ops wait until the next op that is not pure, so that the ops
+    # all copies share come first: gcc's SLP vectorizer left a register tile scalar when
+    # a copy's load of B came before the load of A that the copies share (a 3x128 tile:
+    # 384 scalar FMAs instead of 24 vector ones)
+    waiting: list[Operation] = []
     for op in ops:
         operands = [[m.get(v, v) for v in op.operands] for m in maps]
         same = all(o == operands[0] for o in operands[1:])
         if isinstance(op, scf.ForOp) and all(o[:3] == operands[0][:3] for o in operands[1:]):
+            block.add_ops(waiting)
+            waiting = []
             _jam_loop(op, operands, maps, block)
         elif same and _shareable(op):
             new = op.clone_without_regions(dict(zip(op.operands, operands[0])))
@@ -39,9 +47,14 @@ def jam(ops: Sequence[Operation], maps: list[dict[SSAValue, SSAValue]], block: B
             for m in maps:
                 m.update(zip(op.results, new.results))
         else:
-            for m in maps:
-                block.add_op(op.clone_without_regions(m) if not op.regions
-                             else op.clone(value_mapper=m))
+            copies = [op.clone_without_regions(m) if not op.regions else op.clone(value_mapper=m)
+                      for m in maps]
+            if _shareable(op):
+                waiting.extend(copies)
+            else:
+                block.add_ops([*waiting, *copies])
+                waiting = []
+    block.add_ops(waiting)
 
 
 def _jam_loop(loop: scf.ForOp, operands: list[list[SSAValue]],
