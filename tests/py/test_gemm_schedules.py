@@ -14,6 +14,7 @@ from uopc.frontend.tensor import Tensor
 from uopc.passes.schedule import kernel_shape, register_tile, rules
 from uopc.pipelines import run_pipeline
 from uopc.runtime import compile_program, parse_program
+from uopc.runtime.engine import default_engine
 from uopc.testing.ir_programs import matmul_text
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
 from uopc.uopdialect.schedule import Schedule
@@ -54,6 +55,26 @@ def test_transposed_operands_batches_and_f64_match_numpy():
     d = RNG.standard_normal((65, 70))
     e = RNG.standard_normal((70, 33))
     close_to_f64((Tensor(d) @ Tensor(e)).numpy(), d, e)
+
+
+def test_batched_products_and_a_transposed_gradient_match_numpy():
+    """Attention's products with a batch: Q K^T and P V with panels packed per batch
+    (each batch's B is its own matrix), and dV = (dO^T P)^T, whose reduce reaches the
+    output through a transpose, with a register tile (it had a split sum, 2-4x slower)."""
+    q, k, do = (RNG.standard_normal((2, 256, 64)).astype(np.float32) for _ in range(3))
+    p = RNG.standard_normal((2, 256, 256)).astype(np.float32)
+    got = (Tensor(q) @ Tensor(k).transpose(-2, -1)).numpy()
+    for i in range(2):
+        close_to_f64(got[i], q[i], k[i].T)
+    got = (Tensor(p) @ Tensor(k)).numpy()
+    for i in range(2):
+        close_to_f64(got[i], p[i], k[i])
+    got = (Tensor(do).transpose(-2, -1) @ Tensor(p)).transpose(-2, -1).numpy()
+    plan, _ = default_engine().last
+    (info,) = plan.kernels
+    assert "upcast" in info.schedule, info.schedule
+    for i in range(2):
+        close_to_f64(got[i], p[i].T, do[i])
 
 
 def schedule_and_run(text: str, inputs, **knobs):

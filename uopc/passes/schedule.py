@@ -242,8 +242,14 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
         reduce = max(reduce, math.prod(src[a] for a in axes))
         result = sig_of(op.result.type).shape
         kept = [a for a in range(len(src)) if a not in axes]
+        permuted = None if result == out else _permuted_to_output(op, kernel)
         if result == out:
             outer: list[Label] = list(range(len(out)))
+        elif permuted is not None:
+            # the output is the reduction's index space, its axes in another order (a
+            # gradient's transpose: dK of attention): result axis a is output axis
+            # permuted.index(a)
+            outer = [permuted.index(a) for a in range(len(result))]
         elif _reshaped_to_output(op, kernel):
             # a matmul whose rows a reshape splits in the output (torch-mlir's linear on a
             # 3-d input: collapse, matmul, bias, expand): its axes through the reshape
@@ -302,6 +308,27 @@ def _transposes(kernel: func.FuncOp, out: tuple[int, ...]) -> bool:
                     and any(abs(strides[a]) == 1 for a in looped[:-1]):
                 return True
     return False
+
+
+def _permuted_to_output(reduce: uop.ReduceOp, kernel: func.FuncOp) -> list[int] | None:
+    """The permutation (output axis i is result axis perm[i]) by which `reduce`'s result
+    becomes the kernel's output, through permutes and same-shape elementwise ops, each
+    value read once; None when it reaches the output otherwise (identity when directly)."""
+    value: SSAValue = reduce.result
+    perm = list(range(len(sig_of(value.type).shape)))
+    while True:
+        uses = list(value.uses)
+        if len(uses) != 1:
+            return None
+        user = uses[0].operation
+        if isinstance(user, func.ReturnOp):
+            return perm if user.parent_op() is kernel else None
+        if isinstance(user, uop.PermuteOp):
+            perm = [perm[p] for p in user.ints("perm")]
+        elif not (isinstance(user, uop.UopOp) and user.INFO.elementwise
+                  and sig_of(user.results[0].type).shape == sig_of(value.type).shape):
+            return None
+        value = user.results[0]
 
 
 def _reshaped_to_output(reduce: uop.ReduceOp, kernel: func.FuncOp) -> bool:

@@ -445,3 +445,23 @@ func.func @short_k_transposed(%x: tensor<64x4xf32>, %w: tensor<64x4xf32>) -> ten
   %r = uop.reduce add %p axes [2] : tensor<64x64x4xf32> -> tensor<64x64xf32>
   func.return %r : tensor<64x64xf32>
 }
+
+// A gradient whose reduce reaches the output through a transpose (dV = (dO^T P)^T of
+// attention: a sum over the query rows of (b, c, j), returned as (b, j, c)) is a matmul
+// of the output's axes all the same: a register tile, its rows along j, its columns
+// along c (the naive nest's split sum ran 2-4x slower); on AVX2 its 32-column panels of
+// dO are packed per batch.
+// CHECK-LABEL: func.func @transposed_gradient
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 1, tile = [0, 0, 32], pack = 1, fma = 1>}
+// AVX512-LABEL: func.func @transposed_gradient
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 64], thread = 1, fma = 1>}
+func.func @transposed_gradient(%do: tensor<2x256x64xf32>, %p: tensor<2x256x256xf32>) -> tensor<2x256x64xf32> attributes {uop.kernel} {
+  %dr = uop.reshape %do : tensor<2x256x64xf32> -> tensor<2x256x64x1xf32>
+  %de = uop.expand %dr : tensor<2x256x64x1xf32> -> tensor<2x256x64x256xf32>
+  %pr = uop.reshape %p : tensor<2x256x256xf32> -> tensor<2x256x1x256xf32>
+  %pe = uop.expand %pr : tensor<2x256x1x256xf32> -> tensor<2x256x64x256xf32>
+  %m = uop.mul %de, %pe : tensor<2x256x64x256xf32>
+  %s = uop.reduce add %m axes [1] : tensor<2x256x64x256xf32> -> tensor<2x64x256xf32>
+  %t = uop.permute %s perm [0, 2, 1] : tensor<2x64x256xf32> -> tensor<2x256x64xf32>
+  func.return %t : tensor<2x256x64xf32>
+}
