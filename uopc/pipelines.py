@@ -54,6 +54,7 @@ PASSES: dict[str, str] = {
     "uop-kernelize": "uopc.passes.kernelize.KernelizePass",
     "uop-bound-depth": "uopc.passes.bound_depth.BoundDepthPass",
     "uop-stage-broadcasts": "uopc.passes.stage_broadcasts.StageBroadcastsPass",
+    "uop-permute-reduces": "uopc.passes.permute_reduces.PermuteReducesPass",
     "uop-layout-copies": "uopc.passes.layout_copies.LayoutCopiesPass",
     "uop-merge-reduce-axes": "uopc.passes.merge_reduce_axes.MergeReduceAxesPass",
     "uop-cut-kernels": "uopc.passes.cut_kernels.CutKernelsPass",
@@ -84,17 +85,19 @@ PIPELINES: dict[str, str] = {
     # operands are copied to make the innermost output axis contiguous ("reduce", the
     # pass's SPEC §7 default, measured 6x slower on x @ W)
     "uop-to-kernels": 'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
-                      'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels',
+                      'uop-permute-reduces,uop-layout-copies{layout="output"},'
+                      'uop-merge-reduce-axes,uop-cut-kernels',
     # the same with reduce fusion (SPEC §8): reduces are computed inside their consumers'
     # kernels (a softmax is one kernel; attention writes nothing N x N)
     "uop-to-fused-kernels":
         'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
-        'uop-layout-copies{layout="output"},uop-merge-reduce-axes,uop-cut-kernels{fuse_reduces=true}',
+        'uop-permute-reduces,uop-layout-copies{layout="output"},uop-merge-reduce-axes,'
+        'uop-cut-kernels{fuse_reduces=true}',
     # reduce fusion where each fused reduce is still computed once (uopc.passes.fusion_rule):
     # the default compile on CPUs
     "uop-to-rule-fused-kernels":
         'uop-simplify,uop-fresh-results,uop-bound-depth,uop-stage-broadcasts,'
-        'uop-layout-copies{layout="output"},uop-merge-reduce-axes,'
+        'uop-permute-reduces,uop-layout-copies{layout="output"},uop-merge-reduce-axes,'
         'uop-cut-kernels{fuse_reduces_by_rule=true}',
     # tensors to loops on memrefs (SPEC §3): rangeify already emits affine, hoisted index
     # math; uop-symbolic (integer algebra inside scf.for), dce, licm and cse clean up the

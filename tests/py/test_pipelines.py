@@ -36,8 +36,8 @@ from uopc.uopdialect.ops import OP
 from uopc.uopdialect.shapes import Sig
 
 ENGINE_PIPELINE = ('uop-inline,uop-fold,uop-symbolic,cse,uop-fresh-results,uop-bound-depth,'
-                   'uop-stage-broadcasts,uop-layout-copies{layout="output"},uop-merge-reduce-axes,'
-                   'uop-cut-kernels{fuse_reduces_by_rule=true},'
+                   'uop-stage-broadcasts,uop-permute-reduces,uop-layout-copies{layout="output"},'
+                   'uop-merge-reduce-axes,uop-cut-kernels{fuse_reduces_by_rule=true},'
                    'uop-schedule,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse')
 
 SOFTMAX = """

@@ -1,6 +1,6 @@
 """`uop-kernelize`: cut a tensor program into fused kernels and a plan that calls them.
 
-SPEC §7. The pass runs five stages, each a pass of its own that `uopc-opt -p` runs and
+SPEC §7. The pass runs six stages, each a pass of its own that `uopc-opt -p` runs and
 FileCheck tests alone, in this order, with the options given to it:
 
 1. `uop-bound-depth{max-depth max-reads}`: a chain of more than `max-depth` fused ops
@@ -9,10 +9,13 @@ FileCheck tests alone, in this order, with the options given to it:
    recomputed from every block's output by every kernel after it);
 2. `uop-stage-broadcasts{broadcast-limit}`: a computed value that an expand
    broadcasts widely is materialized, so that fusion never recomputes it once per copy;
-3. `uop-layout-copies{layout min-copy-reads}`: a reduce's broadcast operand is copied
+3. `uop-permute-reduces`: a permute of a reduce's result becomes a permute of its
+   source, where the reduce still reads contiguously (a weight gradient is computed in
+   the weight's layout, not transposed for its readers);
+4. `uop-layout-copies{layout min-copy-reads}`: a reduce's broadcast operand is copied
    into the layout the reduce's loop reads contiguously;
-4. `uop-merge-reduce-axes`: each run of adjacent reduced axes becomes one axis;
-5. `uop-cut-kernels{epilogue fuse_reduces}`: every function is cut at its
+5. `uop-merge-reduce-axes`: each run of adjacent reduced axes becomes one axis;
+6. `uop-cut-kernels{epilogue fuse_reduces}`: every function is cut at its
    materialization points, each kernel outlined as a `func.func` marked `uop.kernel`, and
    the function becomes the plan of `func.call`s.
 
@@ -35,6 +38,7 @@ from uopc.passes.cut_kernels import CutKernelsPass
 from uopc.passes.kernel_graph import plan_functions
 from uopc.passes.layout_copies import MIN_COPY_READS, LayoutCopiesPass
 from uopc.passes.merge_reduce_axes import MergeReduceAxesPass
+from uopc.passes.permute_reduces import PermuteReducesPass
 from uopc.passes.stage_broadcasts import StageBroadcastsPass
 
 
@@ -68,6 +72,7 @@ class KernelizePass(ModulePass):
         return (
             BoundDepthPass(self.max_depth, self.max_reads),
             StageBroadcastsPass(self.broadcast_limit),
+            PermuteReducesPass(),
             LayoutCopiesPass(self.layout, self.min_copy_reads),
             MergeReduceAxesPass(),
             CutKernelsPass(self.epilogue, self.fuse_reduces),

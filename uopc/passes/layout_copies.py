@@ -1,6 +1,6 @@
 """`uop-layout-copies`: copy a reduce's broadcast operand into the layout its loop reads.
 
-The third stage of `uop-kernelize` (SPEC §7). A reduce's broadcast operand (the B of
+The fourth stage of `uop-kernelize` (SPEC §7). A reduce's broadcast operand (the B of
 A@B) is read once per output row, so the axis its reads walk must be contiguous in
 memory for the kernel to vectorize. With `layout=reduce` an operand whose innermost
 reduced axis is strided in memory is first copied to a temporary in which that axis is

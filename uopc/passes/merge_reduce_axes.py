@@ -1,6 +1,6 @@
 """`uop-merge-reduce-axes`: reduce each run of adjacent reduced axes as one axis.
 
-The fourth stage of `uop-kernelize` (SPEC §7). A reduce over adjacent axes (a weight
+The fifth stage of `uop-kernelize` (SPEC §7). A reduce over adjacent axes (a weight
 gradient summed over batch and time) becomes a reshape that merges each run of them
 into one axis, followed by a reduce over the merged axes. The sum visits the same
 elements in the same row-major order, so results are bit-identical; the lowered kernel
