@@ -17,7 +17,8 @@ relu(a*2+1)*3 on 16M floats (numpy with out=), the integer chain max(a*3+7, 0) /
 int64 values (PyTorch's default integer type), row softmax and LayerNorm on 4096x1024, single-head
 attention softmax(QK^T/8)V with N=1024, d=64 (torch: scaled_dot_product_attention),
 softmax, LayerNorm and attention also without reduce fusion ("unfused" rows: by default
-a compile fuses the reduces `uopc.passes.fusion_rule` picks, all of these three), and
+a compile fuses the reduces `uopc.passes.fusion_rule` picks, all of these three), causal
+attention's training step (forward and backward: dQ, dK, dV; 12 N^2 d FLOPs counted), and
 the forward pass of the 784-128-10 MLP on a batch of 128 (GFLOP/s). `--quick` uses
 smaller sizes (GEMM 512, f64 GEMM 256, 4M elements, 1024x1024 rows, N=256).
 OPT (0, 1, 2) selects uopc's schedules as everywhere else.
@@ -158,6 +159,37 @@ def workloads(quick: bool, torch):
             "torch": (lambda: torch.nn.functional.scaled_dot_product_attention(
                 tq[None], tk[None], tv[None])) if torch else None,
         })
+
+    # training's view of attention: causal, forward and backward (dQ, dK, dV) in one step
+    do = f32(seq, 64)
+    causal = np.triu(np.full((seq, seq), -np.inf, np.float32), 1)
+    tdo = torch.from_numpy(do) if torch else None
+
+    def np_attention_backward():
+        s = q @ k.T / 8 + causal
+        e = np.exp(s - s.max(-1, keepdims=True))
+        p = e / e.sum(-1, keepdims=True)
+        dp = do @ v.T
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) / 8
+        return ds @ k, ds.T @ q, p.T @ do
+
+    def uopc_attention_backward():
+        tensors = [from_numpy(t).requires_grad_() for t in (q, k, v)]
+        out = tensors[0].scaled_dot_product_attention(tensors[1], tensors[2], is_causal=True)
+        (out * from_numpy(do)).sum().backward()
+        return [t.grad.numpy() for t in tensors]
+
+    def torch_attention_backward():
+        tensors = [t[None].clone().requires_grad_() for t in (tq, tk, tv)]
+        out = torch.nn.functional.scaled_dot_product_attention(*tensors, is_causal=True)
+        (out * tdo).sum().backward()
+        return [t.grad for t in tensors]
+
+    yield (f"attention fwd+bwd {seq}x64 causal", 12 * seq * seq * 64, {
+        "uopc": uopc_attention_backward,
+        "numpy": np_attention_backward,
+        "torch": torch_attention_backward if torch else None,
+    })
 
     xb, w1, b1, w2, b2 = f32(128, 784), f32(784, 128), f32(128), f32(128, 10), f32(10)
     tm = [torch.from_numpy(t) for t in (xb, w1, b1, w2, b2)] if torch else None

@@ -94,6 +94,17 @@ def test_detach_stops_gradient():
     np.testing.assert_allclose(w.grad.numpy(), [1.0, 2.0])
 
 
+def test_requires_grad_sets_the_flag_in_place_and_returns_the_tensor():
+    from uopc import from_numpy
+
+    a = np.array([1.0, -2.0, 3.0], np.float32)
+    x = from_numpy(a)
+    assert x.requires_grad_() is x and x.requires_grad
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a)
+    assert not x.requires_grad_(False).requires_grad
+
+
 def test_gradients_accumulate_and_unused_params_get_zero():
     w = Tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
     unused = Tensor(np.ones((2, 2), np.float32), requires_grad=True)

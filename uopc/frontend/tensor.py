@@ -216,6 +216,12 @@ class Tensor(Activations, Functional, Indexing, Losses, Shaping, Spatial):
         self._requires_grad = bool(flag)
         self._mark_leaf()
 
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set `requires_grad` in place and return this tensor (PyTorch's spelling for
+        `from_numpy(a).requires_grad_()`)."""
+        self.requires_grad = requires_grad
+        return self
+
     def _mark_leaf(self) -> None:
         """Record on the node that this tensor is a requires_grad leaf of that value, which
         is how `backward()` without a parameter list finds the tensors it fills."""
