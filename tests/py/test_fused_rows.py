@@ -77,6 +77,14 @@ def test_attention_values_and_gradients_match_torch(mask_kind):
         np.testing.assert_allclose(mine.grad.numpy(), theirs.grad, rtol=1e-3, atol=1e-4)
 
 
+def test_a_causal_mask_is_made_once_per_shape_and_shared_read_only():
+    from uopc.frontend.functional import _causal_keep
+
+    keep = _causal_keep(5, 7)
+    assert keep is _causal_keep(5, 7) and not keep.flags.writeable
+    np.testing.assert_array_equal(keep, np.tril(np.ones((5, 7), np.bool_)))
+
+
 def test_strict_default_plan_equals_unfused_with_gradients(monkeypatch):
     monkeypatch.setenv("UOPC_STRICT", "1")
     q, k, v, _ = _attention_case("causal")
