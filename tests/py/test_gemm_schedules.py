@@ -75,6 +75,11 @@ def test_batched_products_and_a_transposed_gradient_match_numpy():
     assert "upcast" in info.schedule, info.schedule
     for i in range(2):
         close_to_f64(got[i], p[i].T, do[i])
+    # rows of 1024 floats: each reduce step reads a page further, prefetched ahead
+    wide = RNG.standard_normal((2, 40, 1024)).astype(np.float32)
+    got = (Tensor(wide).transpose(-2, -1) @ Tensor(do[:, :40])).numpy()
+    for i in range(2):
+        close_to_f64(got[i], wide[i].T, do[i, :40])
 
 
 def schedule_and_run(text: str, inputs, **knobs):

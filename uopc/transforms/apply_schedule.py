@@ -28,6 +28,9 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
 - **upcast f on axis k** (`upcast`, outermost axis first): f jammed copies of the body;
 - **sink loads** (`sink_loads`, when an output axis is upcast): in each innermost reduce
   loop, every load moves to just before its first user (one register of A a row);
+- **prefetch rows** (`prefetch_rows`, when an output axis is upcast): in each innermost
+  reduce loop, a load that steps a page or more per iteration (A of A^T @ B) is
+  prefetched rows ahead;
 - **thread k** (`thread`): the loop over axis k becomes an `scf.parallel`.
 
 Apart from split sums and fused multiply-adds, every element is still computed by
@@ -61,6 +64,7 @@ from uopc.transforms.loops import (
 )
 from uopc.transforms.max_keys import is_f32_max, max_keys
 from uopc.transforms.pack import pack
+from uopc.transforms.prefetch_rows import prefetch_rows
 from uopc.transforms.row_in_output import rows_in_outputs
 from uopc.transforms.sink_loads import sink_loads
 from uopc.transforms.split import split, split_combiner, split_lanes
@@ -163,6 +167,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     if any(f > 1 for f in schedule.upcast):
         for loop in innermost_reduce_loops(fn):
             sink_loads(loop)
+            prefetch_rows(loop)
     if schedule.thread in blocks:
         thread(blocks[schedule.thread])
     elif schedule.thread is not None:

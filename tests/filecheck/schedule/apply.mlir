@@ -150,6 +150,28 @@ func.func @batched_panels(%a: tensor<2x8x6xf32>, %b: tensor<2x6x8xf32>) -> tenso
   func.return %r : tensor<2x8x8xf32>
 }
 
+// A^T @ B (attention's P^T dO): each iteration of the reduce loop reads the next row
+// of P, 4 KiB further, a new page the hardware prefetchers do not follow; the row 16
+// iterations ahead is prefetched, once for the tile's rows j and j + 1 (one cache
+// line), not for dO (16 bytes a row).
+// CHECK-LABEL: func.func @transposed_rows
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NEXT:      %[[AHEAD:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[K]], %[[AHEAD]] : index
+// CHECK-NEXT:      memref.prefetch %p[%{{.*}}, %[[NEXT]], %{{.*}}], read, locality<3>, data : memref<2x8x1024xf32>
+// CHECK-NEXT:      memref.load %p[%{{.*}}, %[[K]], %{{.*}}] : memref<2x8x1024xf32>
+// CHECK-NOT:       memref.prefetch
+// CHECK:           scf.yield
+func.func @transposed_rows(%p: tensor<2x8x1024xf32>, %d: tensor<2x8x4xf32>) -> tensor<2x1024x4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 2, 4]>} {
+  %pr = uop.reshape %p : tensor<2x8x1024xf32> -> tensor<2x8x1024x1xf32>
+  %pe = uop.expand %pr : tensor<2x8x1024x1xf32> -> tensor<2x8x1024x4xf32>
+  %dr = uop.reshape %d : tensor<2x8x4xf32> -> tensor<2x8x1x4xf32>
+  %de = uop.expand %dr : tensor<2x8x1x4xf32> -> tensor<2x8x1024x4xf32>
+  %m = uop.mul %pe, %de : tensor<2x8x1024x4xf32>
+  %r = uop.reduce add %m axes [1] : tensor<2x8x1024x4xf32> -> tensor<2x1024x4xf32>
+  func.return %r : tensor<2x1024x4xf32>
+}
+
 // upcast 2 on an axis of 5: a jammed loop over the first 4 elements and a remainder
 // loop over the last one, with the body as it was.
 // CHECK-LABEL: func.func @remainder
