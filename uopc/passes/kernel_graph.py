@@ -16,12 +16,13 @@ removes.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
@@ -146,6 +147,21 @@ class KernelizeStage(ModulePass):
 
     def rewrite(self, block: Block) -> None:
         raise NotImplementedError
+
+
+class PatternStage(KernelizeStage):
+    """A kernelize stage that walks one rewrite pattern over each plan function's body."""
+
+    #: whether the walker applies the pattern again to what it rewrote
+    recursive: ClassVar[bool] = False
+
+    def pattern(self) -> RewritePattern:
+        raise NotImplementedError
+
+    def rewrite(self, block: Block) -> None:
+        region = block.parent_region()
+        assert region is not None  # a plan function's body
+        PatternRewriteWalker(self.pattern(), apply_recursively=self.recursive).rewrite_region(region)
 
 
 def _check_straight_line(fn: func.FuncOp, pass_name: str) -> None:

@@ -13,16 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.ir import Block
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from uopc.passes.kernel_graph import KernelizeStage, shape_of
+from uopc.passes.kernel_graph import PatternStage, shape_of
 from uopc.uopdialect.ops import ReduceOp, ReshapeOp
 from uopc.uopdialect.shapes import Sig
 from uopc.uopdialect.types import sig_of
@@ -72,12 +66,10 @@ class MergeAdjacentReduceAxes(RewritePattern):
 
 
 @dataclass(frozen=True)
-class MergeReduceAxesPass(KernelizeStage):
+class MergeReduceAxesPass(PatternStage):
     """Merge runs of adjacent reduced axes into one (see the module docstring)."""
 
     name = "uop-merge-reduce-axes"
 
-    def rewrite(self, block: Block) -> None:
-        region = block.parent_region()
-        assert region is not None  # a plan function's body
-        PatternRewriteWalker(MergeAdjacentReduceAxes(), apply_recursively=False).rewrite_region(region)
+    def pattern(self) -> RewritePattern:
+        return MergeAdjacentReduceAxes()

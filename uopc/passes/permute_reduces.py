@@ -23,16 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from uopc.passes.kernel_graph import KernelizeStage, shape_of
+from uopc.passes.kernel_graph import PatternStage, shape_of
 from uopc.passes.strides import contiguous_strides, view_strides
 from uopc.uopdialect.ops import ConstOp, DecodeOp, PermuteOp, ReduceOp, UopOp
 
@@ -99,12 +94,11 @@ class PermuteBeforeReduce(RewritePattern):
 
 
 @dataclass(frozen=True)
-class PermuteReducesPass(KernelizeStage):
+class PermuteReducesPass(PatternStage):
     """Move each permute of a reduce's result onto its source (see the module docstring)."""
 
     name = "uop-permute-reduces"
+    recursive = True  # a chain of permutes moves one at a time
 
-    def rewrite(self, block: Block) -> None:
-        region = block.parent_region()
-        assert region is not None  # a plan function's body
-        PatternRewriteWalker(PermuteBeforeReduce()).rewrite_region(region)
+    def pattern(self) -> RewritePattern:
+        return PermuteBeforeReduce()
