@@ -51,38 +51,38 @@ def pack(fn: func.FuncOp, nests: Sequence[scf.ForOp]) -> None:
         if load.parent is None or not _unwritten_input(load.memref, args, written):
             continue  # erased (part of a value packed already), or not an input
         for nest in nests[:max(1, len(nests) - 1)]:
-            if _pack_load(load, nest, order, args, written, copies) != "depends":
+            if not _pack_load(load, nest, order, args, written, copies):
                 break
 
 
 def _pack_load(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int],
                args: Sequence[SSAValue], written: set[SSAValue],
-               copies: dict[tuple[SSAValue, ...], SSAValue]) -> str:
-    """Read `load` (and what `_grown` adds to it) from a copy made before `nest`; the
-    answer says whether it was "packed", was "skipped", or "depends" on `nest`'s
-    induction variable (the caller may try the next loop inward)."""
+               copies: dict[tuple[SSAValue, ...], SSAValue]) -> bool:
+    """Read `load` (and what `_grown` adds to it) from a copy made before `nest`, where
+    it can be; True when it depends on `nest`'s induction variable (the caller may try
+    the next loop inward), False when it was packed or cannot be."""
     src = load.memref
     chain = _loops_between(load, nest)
     if chain is None or not any(loop.iter_args for loop in chain):
-        return "skipped"  # not read in a reduce loop, or under a loop of another kind
+        return False  # not read in a reduce loop, or under a loop of another kind
     value, sliced = _grown(load, nest, order, args, written)
     if sliced is None:
-        return "skipped"
+        return False
     ops, leaves = sliced
     if nest.body.block.args[0] in leaves:
-        return "depends"
+        return True
     # the copy's axes: the reduce loops' first, then the output loops': along the last
     # axis lie the elements that an upcast's copies read side by side
     ivs = sorted((loop for loop in chain if loop.body.block.args[0] in leaves),
                  key=lambda loop: not loop.iter_args)
     inner_args = {a for loop in chain for a in loop.body.block.args}
     if not ivs or any(a in inner_args for a in leaves - {loop.body.block.args[0] for loop in ivs}):
-        return "skipped"  # a scalar, or read by an accumulator
+        return False  # a scalar, or read by an accumulator
     shape = [constant_ub(loop) for loop in ivs]
     elt = value.type
     assert isinstance(elt, FixedBitwidthType)  # a loaded or computed scalar
     if math.prod(shape) * max(elt.bitwidth // 8, 1) > PACK_BYTES:
-        return "skipped"
+        return False
     key = (src, *load.indices) if value is load.res else (value,)
     if key not in copies:
         copies[key] = _packed_copy(nest, value, ops, ivs, shape)
@@ -92,7 +92,7 @@ def _pack_load(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int]
     block_of(owner).insert_op_before(new, owner)
     value.replace_all_uses_with(new.results[0])
     _erase_unused(owner)
-    return "packed"
+    return False
 
 
 def _unwritten_input(src: SSAValue, args: Sequence[SSAValue], written: set[SSAValue]) -> bool:
