@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from uopc.passes.kernel_graph import PatternStage, shape_of
-from uopc.passes.strides import contiguous_strides, view_strides
-from uopc.uopdialect.ops import ConstOp, DecodeOp, PermuteOp, ReduceOp, UopOp
+from uopc.passes.strides import source_strides
+from uopc.uopdialect.ops import PermuteOp, ReduceOp
 
 
 def source_permutation(rank: int, axes: list[int], perm: list[int]) -> list[int]:
@@ -44,23 +43,10 @@ def source_permutation(rank: int, axes: list[int], perm: list[int]) -> list[int]
 
 
 def reads_contiguously(reduce: ReduceOp, axis: int) -> bool:
-    """Does `reduce` read each value under its elementwise source tree (a function
-    argument or a computed buffer, seen through its chain of views; a decoded weight as
-    decoded) one element apart along source axis `axis`, or the same element?"""
-    stack: list[tuple[SSAValue, list[Operation]]] = [(reduce.src, [])]
-    while stack:
-        value, chain = stack.pop()
-        op = value.owner
-        if isinstance(op, UopOp) and op.INFO.movement:
-            stack.append((op.operands[0], [op, *chain]))
-        elif isinstance(op, UopOp) and op.INFO.elementwise and not isinstance(op, DecodeOp):
-            stack.extend((v, chain) for v in op.operands)
-        elif not isinstance(op, ConstOp):
-            shape = shape_of(value)
-            strides = view_strides(shape, contiguous_strides(shape), chain)
-            if strides is None or abs(strides[axis]) > 1:
-                return False
-    return True
+    """Does `reduce` read each value under its elementwise source tree
+    (`source_strides`) one element apart along source axis `axis`, or the same element?"""
+    return all(strides is not None and abs(strides[axis]) <= 1
+               for strides in source_strides(reduce))
 
 
 class PermuteBeforeReduce(RewritePattern):

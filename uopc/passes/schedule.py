@@ -110,7 +110,7 @@ from xdsl.passes import ModulePass
 from uopc.cpu import Cpu, host
 from uopc.passes.options import check_option
 from uopc.passes.reduce_rules import row_split
-from uopc.passes.strides import contiguous_strides, view_strides
+from uopc.passes.strides import contiguous_strides, source_strides, view_strides
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
 from uopc.uopdialect.quant_formats import CODES
@@ -387,20 +387,7 @@ def _inner_reduce_axes(reduce: uop.ReduceOp) -> set[int]:
         return set()
     kept = [a for a in range(len(src)) if a != axes[0]]
     found: set[int] = set()
-    stack: list[tuple[SSAValue, list[Operation]]] = [(reduce.src, [])]
-    while stack:
-        value, chain = stack.pop()
-        op = value.owner
-        if isinstance(op, uop.UopOp) and op.INFO.movement:
-            stack.append((op.operands[0], [op, *chain]))
-            continue
-        if isinstance(op, uop.UopOp) and op.INFO.elementwise and not isinstance(op, uop.DecodeOp):
-            stack.extend((v, chain) for v in op.operands)
-            continue
-        if isinstance(op, uop.ConstOp):
-            continue  # a splat: no memory read
-        shape = sig_of(value.type).shape
-        strides = view_strides(shape, contiguous_strides(shape), chain)
+    for strides in source_strides(reduce):
         if strides is not None and strides[axes[0]] == 1:
             found.update(kept.index(a) for a in kept if strides[a] != 0 and src[a] > 1)
     return found

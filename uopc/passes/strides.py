@@ -11,11 +11,20 @@ not (every read would divide and take remainders).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
-from uopc.uopdialect.ops import ExpandOp, FlipOp, PermuteOp, ReshapeOp
+from uopc.uopdialect.ops import (
+    ConstOp,
+    DecodeOp,
+    ExpandOp,
+    FlipOp,
+    PermuteOp,
+    ReduceOp,
+    ReshapeOp,
+    UopOp,
+)
 from uopc.uopdialect.types import sig_of
 
 
@@ -86,3 +95,21 @@ def view_strides(shape: Sequence[int], strides: Sequence[int],
             strides = reshaped
         shape = out
     return strides
+
+
+def source_strides(reduce: ReduceOp) -> Iterator[tuple[int, ...] | None]:
+    """The strides, in the index space of `reduce`'s source, with which it reads each value
+    under its elementwise source tree: a kernel input or computed buffer seen through its
+    chain of views, a decoded weight as decoded (`uop.decode`: its codes lie along its
+    rows); splat constants read no memory. None where a view is not affine."""
+    stack: list[tuple[SSAValue, list[Operation]]] = [(reduce.src, [])]
+    while stack:
+        value, chain = stack.pop()
+        op = value.owner
+        if isinstance(op, UopOp) and op.INFO.movement:
+            stack.append((op.operands[0], [op, *chain]))
+        elif isinstance(op, UopOp) and op.INFO.elementwise and not isinstance(op, DecodeOp):
+            stack.extend((v, chain) for v in op.operands)
+        elif not isinstance(op, ConstOp):
+            shape = sig_of(value.type).shape
+            yield view_strides(shape, contiguous_strides(shape), chain)
