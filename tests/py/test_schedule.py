@@ -625,22 +625,23 @@ def _matvec_kernel(weight: Tensor, k: int):
 @pytest.mark.parametrize("fmt", [None, "int8", "q8_0", "q4_1", "e2m1"])
 def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     """x @ W.T with W stored (out, in) (a decode step's linear layers, f32 or quantized):
-    each row's sum runs in partial sums, within f32 rounding of float64; with decoded
-    weights 8 outputs share each load of x (100 outputs leave a remainder of 4 after the
-    tile) and the partial sums are vector lanes, over packed words of 8-bit codes, over
-    the codes of one word of 4-bit codes (a block's words in steps); f32 rows run one by
-    one."""
+    each row's sum runs in partial sums, within f32 rounding of float64; with 4-bit
+    codes 8 outputs share each load of x (100 outputs leave a remainder of 4 after the
+    tile) and the partial sums are vector lanes over the codes of one word (a block's
+    words in steps); 8-bit codes, a byte each, are a lane per element of a 32-element
+    block, and they and f32 rows run one output at a time."""
     import uopc
 
     w = RNG.standard_normal((100, 320)).astype(np.float32)
     weight = Tensor(w) if fmt is None else uopc.quantize_weight(w, fmt)
     dense = w if fmt is None else weight.numpy()
     x, out, schedule = _matvec_kernel(weight.T, 320)
-    # decoded: 32 codes a block, its words' codes in lanes, or its words in lanes
-    lanes = {None: "", "int8": "split = 8, lanes = 4", "q8_0": "split = 8, lanes = 4",
-             "q4_1": "split = 8, lanes = 1, steps = 4",
-             "e2m1": "split = 8, lanes = 1, steps = 4"}[fmt] + ", fma = 1"
-    assert schedule == ("split = 8, lanes = 1" if fmt is None else f"upcast = [1, 1, 8], {lanes}"), schedule
+    expected = {None: "split = 8, lanes = 1",
+                "int8": "split = 32, lanes = 1, fma = 1",
+                "q8_0": "split = 32, lanes = 1, fma = 1",
+                "q4_1": "upcast = [1, 1, 8], split = 8, lanes = 1, steps = 4, fma = 1",
+                "e2m1": "upcast = [1, 1, 8], split = 8, lanes = 1, steps = 4, fma = 1"}[fmt]
+    assert schedule == expected, schedule
     want = x.astype(np.float64) @ dense.T.astype(np.float64)
     bound = 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ np.abs(dense.T).astype(np.float64))
     assert (np.abs(out - want) <= bound).all()

@@ -6,8 +6,9 @@ matrix, computed from graph inputs that hold only packed storage (see
 little-endian words; rows padded to whole words; 4-bit GGUF blocks repacked in element
 order), the block scales, and a small pattern of code positions. Its graph is
 `uop.decode` of the words broadcast over the codes they hold, times the scales broadcast
-over their blocks; codes that are an element type of their own (f16, bf16) are instead a
-tensor of that type cast to f32, which is the same value and needs no decode. All are
+over their blocks; codes that are an element type of their own (f16, bf16, and the 8-bit
+integers of int8 and q8_0) are instead a tensor of that type cast to f32, which is the
+same value and needs no decode. All are
 elementwise and movement ops, so kernelize fuses them into whatever reads the weight
 (`x @ qw.T`, a `Linear`, an `Embedding` gather) and the kernel decodes bytes inline; no
 f32 copy of the weight is made (kernelize never stages or copies a decoded weight). Activations stay f32.
@@ -28,7 +29,7 @@ import numpy as np
 
 from uopc.frontend.nn import Linear, Sequential
 from uopc.frontend.tensor import Tensor
-from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES, FLOAT_DTYPES
+from uopc.uopdialect.dtypes import BY_NUMPY, DTYPES
 from uopc.uopdialect.graph import UOp
 from uopc.uopdialect.ops import OP
 from uopc.uopdialect.quant_formats import Format, Packed, QuantError, get_format, pack_codes
@@ -61,9 +62,15 @@ def _decoded(data: np.ndarray, code: str, bits: int, count: int) -> Tensor:
     return values if n * per == count else values.shrink(((0, rows), (0, count)))
 
 
+#: the codes that are values of an element type of their own, by code name: read as a
+#: tensor of that type, cast to f32 (the same value; no `uop.decode`). 8-bit integers
+#: are widened by one vector instruction where a decode takes four shifts and masks
+CODE_TYPES = {"f16": "f16", "bf16": "bf16", "int8": "i8"}
+
+
 def _as_floats(data: np.ndarray, dtype: str, count: int) -> Tensor:
-    """The first `count` 16-bit float codes of each row of little-endian bytes `data`,
-    as a tensor of their own element type cast to f32 (rows, count)."""
+    """The first `count` codes of element type `dtype` of each row of little-endian
+    bytes `data`, as a tensor of that type cast to f32 (rows, count)."""
     rows = data.shape[0]
     values = np.ascontiguousarray(data).view(DTYPES[dtype].numpy.newbyteorder("<"))
     return Tensor(values.reshape(rows, -1)[:, :count].astype(DTYPES[dtype].numpy)).float()
@@ -86,7 +93,8 @@ def dequantized(packed: Packed) -> Tensor:
         # element order, as many bytes: consecutive elements then lie in consecutive
         # nibbles of one word, which a matvec's vector lanes read as consecutive words
         codes = pack_codes(fmt.block_codes(packed), fmt.bits)
-    values = _as_floats(codes, fmt.code.name, width) if fmt.code.name in FLOAT_DTYPES \
+    own_type = CODE_TYPES.get(fmt.code.name)
+    values = _as_floats(codes, own_type, width) if own_type \
         else _decoded(codes, fmt.code.name, fmt.bits, width)
     if fmt.offset:
         values = values + fmt.offset

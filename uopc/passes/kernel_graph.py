@@ -28,7 +28,8 @@ from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
 
 from uopc.uopdialect.contract import KERNEL_ATTR
-from uopc.uopdialect.ops import ALL_OPS, OPS, ContiguousOp, DecodeOp, ExpandOp, ReduceOp
+from uopc.uopdialect.dtypes import DTYPES
+from uopc.uopdialect.ops import ALL_OPS, OPS, ContiguousOp, ExpandOp, ReduceOp, stored_codes
 from uopc.uopdialect.types import sig_of
 
 #: discardable attribute that marks an outlined kernel function
@@ -83,7 +84,7 @@ def view_root(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
 
 def decodes(value: SSAValue) -> bool:
     """Is `value` a dequantized weight: does its fused computation decode packed storage
-    (`uop.decode`), with an f32 copy of it at least as big as the packed words decoded?
+    (`ops.stored_codes`), with an f32 copy of it at least as big as the packed storage?
     Such a value is recomputed where it is read, never staged or copied: its packed
     inputs are what quantization keeps small, and a copy would be the full-precision
     weight. A value much smaller than its packed source (a row gathered from a quantized
@@ -91,16 +92,16 @@ def decodes(value: SSAValue) -> bool:
     like any other; fused, every output of the matvec reading it would decode it again."""
     seen: set[Operation] = set()
     stack = [value]
-    packed = 0  # bytes of the packed words the decodes read
+    packed = 0  # bytes of the packed storage the decodes read
     while stack:
         v = stack.pop()
         owner = uop_owner(v)
         if owner is None or owner in seen or is_buffer(v):
             continue
         seen.add(owner)
-        if isinstance(owner, DecodeOp):
-            words, _ = view_root(owner.words)
-            packed += math.prod(shape_of(words)) * 4
+        if (codes := stored_codes(owner)) is not None:
+            storage, _ = view_root(codes[0])
+            packed += math.prod(shape_of(storage)) * DTYPES[sig_of(storage.type).dtype].itemsize
             continue
         stack.extend(owner.operands)
     return packed > 0 and math.prod(shape_of(value)) * 4 >= packed

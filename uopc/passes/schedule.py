@@ -59,7 +59,10 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   with words of at least `CODE_LANES` codes a lane per code of one word, the words of
   a block in steps (`steps`), else a lane per word of the block, each folding its
   word's codes (`lanes`), every lane accumulating by fused multiply-adds (`fma`:
-  Q4_1 1536x576 on one core 90 -> 80 us); an f32 one
+  Q4_1 1536x576 on one core 90 -> 80 us). Codes kept a byte each (int8, q8_0: a cast
+  of i8) need no shifts: one output at a time, a lane per element of a block, each
+  byte widened by the vector load (SmolLM2's tied 49152x576 Q8_0 head on 2 cores:
+  2.5-2.8 ms as 8 rows over words of 4 codes, 1.6-1.7 ms so); an f32 one
   computes one output at a time, so that each thread streams one row after another
   (the C compiler vectorizes a shared tile of jammed copies across its rows, gathering
   every element), its partial sums lanes of one element. Either way the lane loop
@@ -113,7 +116,6 @@ from uopc.passes.reduce_rules import row_split
 from uopc.passes.strides import contiguous_strides, source_strides, view_strides
 from uopc.uopdialect import ops as uop
 from uopc.uopdialect.contract import KERNEL_ATTR, SCHEDULE_ATTR
-from uopc.uopdialect.quant_formats import CODES
 from uopc.uopdialect.schedule import Schedule
 from uopc.uopdialect.types import sig_of
 
@@ -189,9 +191,10 @@ class KernelShape:
     plain: bool = True
     #: the kernel computes an f32 exp, exp2 or tanh (which `approx` computes without libm)
     exp: bool = False
-    #: the codes one i32 word holds of the quantized weights the kernel decodes
-    #: (`uop.decode`; the most when it decodes several: mxfp4's 4-bit elements, not its
-    #: e8m0 scales, one a block), 0 when it decodes none
+    #: the codes one element of packed storage holds of the quantized weights the kernel
+    #: decodes (`uop.stored_codes`: 4 or 8 an i32 word, 1 a byte of int8 codes; the most
+    #: when it decodes several: mxfp4's 4-bit elements, not its e8m0 scales, one a
+    #: block), 0 when it decodes none
     word_codes: int = 0
     #: output axes along which a reduction reads a kernel argument contiguously (its
     #: innermost axis: the columns of a column sum, a bias gradient)
@@ -232,9 +235,8 @@ def kernel_shape(kernel: func.FuncOp) -> KernelShape:
     for op in kernel.walk():
         if isinstance(op, APPROXIMATED) and sig_of(op.result.type).dtype == "f32":
             exp = True
-        if isinstance(op, uop.DecodeOp):
-            codes = 32 // CODES[op.kind_.data].bits
-            word_codes = max(word_codes, codes)
+        if (codes := uop.stored_codes(op)) is not None:
+            word_codes = max(word_codes, codes[1])
         if not isinstance(op, uop.ReduceOp):
             continue
         src = sig_of(op.src.type).shape
@@ -634,7 +636,11 @@ def _matvec(shape: KernelShape, cores: int) -> Schedule | None:
     # against jammed partial sums)
     split, lanes = SPLIT, 1
     steps = 1
-    if shape.decodes:
+    if shape.word_codes == 1:
+        # codes a byte each: a lane per element of a block, each widened from its byte
+        # by a vector load, one output at a time (as f32 rows are)
+        split, lanes = LANE_ELEMENTS, 1
+    elif shape.decodes:
         upcast[axis] = min(MATVEC_ROWS, shape.out[axis])
         if shape.word_codes >= CODE_LANES:
             split, lanes, steps = shape.word_codes, 1, LANE_ELEMENTS // shape.word_codes

@@ -1018,6 +1018,24 @@ class DecodeOp(UopOp, FoldsConstants):
         return fold_alu(self)
 
 
+#: the integer element types whose cast to a float type decodes weight codes kept one a
+#: byte (int8 and q8_0 weights: `uopc.frontend.quant`)
+BYTE_CODES = frozenset({"i8", "ui8"})
+
+
+def stored_codes(op: Operation) -> tuple[SSAValue, int] | None:
+    """Where `op` decodes quantized weight codes to floats: the packed storage it reads
+    and the codes each element of it holds. `uop.decode` reads i32 words of 32 / bits
+    codes; a cast of 8-bit integers (`BYTE_CODES`) to a float type reads bytes of one
+    code, which a vector load widens 16 or 32 at a time. None for any other op."""
+    if isinstance(op, DecodeOp):
+        return op.words, 32 // CODES[op.kind_.data].bits
+    if isinstance(op, CastOp) and sig_of(op.operands[0].type).dtype in BYTE_CODES \
+            and DTYPES[sig_of(op.result.type).dtype].is_float:
+        return op.operands[0], 1
+    return None
+
+
 # ---------------------------------------------------------------------------------------
 # movement: rangeify's index rule of each is `FunctionLowering._<name>`
 

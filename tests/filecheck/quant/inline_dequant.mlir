@@ -91,3 +91,43 @@ func.func @embedding(%hot: tensor<3x16xf32>, %words: tensor<16x4xi32>, %pos: ten
   %y = uop.reduce add %prod axes [2] : tensor<3x32x16xf32> -> tensor<3x32xf32>
   func.return %y : tensor<3x32xf32>
 }
+
+// int8 weights kept a code a byte (int8 and q8_0): the cast of the i8 codes decodes them
+// as `uop.decode` does words, so the dequantized weight is neither staged nor copied
+// for its layout (an f32 copy would be 4x the codes), and the rows' panel is decoded
+// once per panel into the stack.
+// KERNEL-LABEL: func.func @k2(%0: tensor<96x32xf32>, %1: tensor<64x32xi8>, %2: tensor<64x2xf32>) -> tensor<96x64xf32> attributes {uop.kernel} {
+// KERNEL-NOT:     uop.contiguous
+// KERNEL:         uop.cast %{{.*}} : tensor<64x32xi8> to tensor<64x32xf32>
+// KERNEL-NOT:     uop.contiguous
+// KERNEL:         uop.reduce add %{{.*}} axes [2] : tensor<96x64x32xf32> -> tensor<96x64xf32>
+// KERNEL:       func.func @linear_bytes
+// KERNEL-NEXT:    %{{.*}} = func.call @k2(%x, %codes, %scales)
+// KERNEL-NEXT:    func.return
+// LOOPS-LABEL: func.func @k2(
+// LOOPS-SAME:    memref<96x64xf32>, %{{.*}}: memref<96x32xf32>, %{{.*}}: memref<64x32xi8>, %{{.*}}: memref<64x2xf32>)
+// LOOPS-NOT:     memref<64x32xf32>
+// LOOPS-NOT:     memref<32x64xf32>
+// LOOPS:         %[[PANEL:.*]] = memref.alloca() : memref<32x32xf32>
+// LOOPS:         arith.sitofp %{{.*}} : i8 to f32
+// LOOPS:         memref.store %{{.*}}, %[[PANEL]]
+// LOOPS-NOT:     arith.sitofp
+// LOOPS:         memref.load %[[PANEL]]
+// LOOPS-NOT:     arith.sitofp
+// LOOPS-NOT:     memref<64x32xf32>
+// LOOPS-NOT:     memref<32x64xf32>
+// LOOPS:       func.func @linear_bytes
+func.func @linear_bytes(%x: tensor<96x32xf32>, %codes: tensor<64x32xi8>, %scales: tensor<64x2xf32>) -> tensor<96x64xf32> {
+  %xr = uop.reshape %x : tensor<96x32xf32> -> tensor<96x1x32xf32>
+  %xe = uop.expand %xr : tensor<96x1x32xf32> -> tensor<96x64x32xf32>
+  %c = uop.cast %codes : tensor<64x32xi8> to tensor<64x32xf32>
+  %sr = uop.reshape %scales : tensor<64x2xf32> -> tensor<64x2x1xf32>
+  %se = uop.expand %sr : tensor<64x2x1xf32> -> tensor<64x2x16xf32>
+  %s = uop.reshape %se : tensor<64x2x16xf32> -> tensor<64x32xf32>
+  %deq = uop.mul %c, %s : tensor<64x32xf32>
+  %dr = uop.reshape %deq : tensor<64x32xf32> -> tensor<1x64x32xf32>
+  %de = uop.expand %dr : tensor<1x64x32xf32> -> tensor<96x64x32xf32>
+  %prod = uop.mul %xe, %de : tensor<96x64x32xf32>
+  %y = uop.reduce add %prod axes [2] : tensor<96x64x32xf32> -> tensor<96x64xf32>
+  func.return %y : tensor<96x64xf32>
+}

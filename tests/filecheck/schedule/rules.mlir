@@ -306,6 +306,46 @@ func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos
   func.return %r : tensor<1536xf32>
 }
 
+// int8 weights kept a code a byte (what `quantize_weight` makes of int8 and q8_0): the
+// cast of i8 to f32 decodes them, and the product runs one output at a time, a lane per
+// element of a 32-element block (one block scale), each lane widened from its byte by
+// the vector load. ui8 bytes alike; an i16 cast is no decode (f32 rows' split).
+// CHECK-LABEL: func.func @matvec_bytes
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 32, lanes = 1, fma = 1>}
+// STRICT-LABEL: func.func @matvec_bytes
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
+func.func @matvec_bytes(%x: tensor<1x576xf32>, %codes: tensor<1536x576xi8>, %scales: tensor<1536x18xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
+  %c = uop.cast %codes : tensor<1536x576xi8> to tensor<1536x576xf32>
+  %sr = uop.reshape %scales : tensor<1536x18xf32> -> tensor<1536x18x1xf32>
+  %se = uop.expand %sr : tensor<1536x18x1xf32> -> tensor<1536x18x32xf32>
+  %s = uop.reshape %se : tensor<1536x18x32xf32> -> tensor<1536x576xf32>
+  %wd = uop.mul %c, %s : tensor<1536x576xf32>
+  %prod = uop.mul %xe, %wd : tensor<1536x576xf32>
+  %r = uop.reduce add %prod axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
+
+// CHECK-LABEL: func.func @matvec_unsigned_bytes
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 32, lanes = 1, fma = 1>}
+func.func @matvec_unsigned_bytes(%x: tensor<1x576xf32>, %codes: tensor<1536x576xui8>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
+  %c = uop.cast %codes : tensor<1536x576xui8> to tensor<1536x576xf32>
+  %prod = uop.mul %xe, %c : tensor<1536x576xf32>
+  %r = uop.reduce add %prod axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
+
+// CHECK-LABEL: func.func @matvec_i16
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, lanes = 1>}
+func.func @matvec_i16(%x: tensor<1x576xf32>, %codes: tensor<1536x576xi16>) -> tensor<1536xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
+  %c = uop.cast %codes : tensor<1536x576xi16> to tensor<1536x576xf32>
+  %prod = uop.mul %xe, %c : tensor<1536x576xf32>
+  %r = uop.reduce add %prod axes [1] : tensor<1536x576xf32> -> tensor<1536xf32>
+  func.return %r : tensor<1536xf32>
+}
+
 // int4 weights (8 codes a word): a lane per code of a word, 8 lanes, the 4 words of a
 // 32-element block in steps (x read contiguously, the block scale once a block).
 // CHECK-LABEL: func.func @matvec_int4
