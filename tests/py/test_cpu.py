@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from uopc import cpu, settings
-from uopc.passes.schedule import LONG_REDUCE, register_tile
+from uopc.passes.schedule import LONG_REDUCE, WIDE_LONG_REDUCE, long_reduce, register_tile
 
 CPUINFO_AVX512 = """processor\t: 0
 vendor_id\t: GenuineIntel
@@ -114,8 +114,10 @@ def test_a_bad_pass_option_is_refused_when_the_pass_is_built():
     # a long reduction: 12 ymm accumulators, B's 2 vectors and one broadcast (6 + 2
     # loads per 12 multiply-adds)
     ("avx2", LONG_REDUCE, (6, 16), (6, 8)),
-    # 24 zmm accumulators, 4 vectors of B, one broadcast (10 loads per 24)
-    ("avx512", LONG_REDUCE, (6, 64), (6, 32)),
+    # 24 zmm accumulators, 4 vectors of B, one broadcast (10 loads per 24), from a
+    # shorter reduction on with 32 registers
+    ("avx512", WIDE_LONG_REDUCE, (6, 64), (6, 32)),
+    ("avx512,registers=16", LONG_REDUCE, (6, 32), (6, 16)),
     ("vector=16", LONG_REDUCE, (6, 8), (6, 4)),
 ])
 def test_the_register_tile_fits_the_vector_registers(spec, reduce, f32, f64):
@@ -128,6 +130,7 @@ def test_the_register_tile_fits_the_vector_registers(spec, reduce, f32, f64):
         # broadcast, and one more register
         assert rows * vectors + (vectors if reduce else rows) + 1 <= machine.registers
     if reduce:
+        assert reduce == long_reduce(machine)
         assert register_tile(machine, 4, reduce - 1) != f32
 
 

@@ -94,13 +94,16 @@ def schedule_and_run(text: str, inputs, **knobs):
 
 
 def test_the_avx512_tile_runs_and_matches_numpy():
-    a = RNG.standard_normal((100, 130)).astype(np.float32)
-    b = RNG.standard_normal((130, 256)).astype(np.float32)
-    schedule, got = schedule_and_run(matmul_text(100, 130, 256, False), [a, b],
-                                     UOPC_CPU="avx512")
-    assert schedule.upcast == register_tile(cpu.PRESETS["avx512"]) and schedule.fma
-    assert schedule.pack and schedule.tile == (0, 128)
-    close_to_f64(got, a, b)
+    """AVX-512's 6x64 tile: packed 64-column panels where B overflows half the L2 cache
+    (700x512 f32, 1.4 MB), B read in place where it fits (130x256)."""
+    for k, n, tile in ((700, 512, (0, 64)), (130, 256, ())):
+        a = RNG.standard_normal((100, k)).astype(np.float32)
+        b = RNG.standard_normal((k, n)).astype(np.float32)
+        schedule, got = schedule_and_run(matmul_text(100, k, n, False), [a, b],
+                                         UOPC_CPU="avx512")
+        assert schedule.upcast == register_tile(cpu.PRESETS["avx512"], 4, k) == (6, 64)
+        assert schedule.fma and schedule.tile == tile and schedule.pack == bool(tile)
+        close_to_f64(got, a, b)
 
 
 def test_strict_fuses_nothing_and_equals_the_naive_nest_bit_for_bit():

@@ -15,11 +15,11 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   remainder loop; rows: the whole axis or R and a remainder loop): the copies along one
   axis share the broadcast operand's loads.
   R x C is sized from the CPU (`register_tile`, `uopc.cpu`): C a multiple of the vector
-  lanes; for a reduction of at least `LONG_REDUCE` elements the accumulators, B's
+  lanes; for a long reduction (`long_reduce`: `LONG_REDUCE` elements with AVX2's 16
+  ymm registers, `WIDE_LONG_REDUCE` with AVX-512's 32 zmm) the accumulators, B's
   vectors and one broadcast value of A in the vector registers, with the fewest loads
-  per multiply-add (6x16 f32 with AVX2's 16 ymm registers, 6x64 with AVX-512's 32 zmm),
-  for a shorter one as many accumulators as fit beside one broadcast per row (3x32,
-  3x128). Outside strict float order the tile's
+  per multiply-add (6x16 f32 on AVX2, 6x64 on AVX-512), for a shorter one as many
+  accumulators as fit beside one broadcast per row (3x32, 3x128). Outside strict float order the tile's
   multiply-adds are fused (`fma`) where the CPU has FMA. A mask broadcast over batch
   and heads
   (bool, or a float added to the scores) shares no such load, nor does a row value
@@ -127,8 +127,13 @@ MIN_THREAD_WORK = 1 << 18
 #: computes 2^22 multiply-adds in about 70 us on one core
 MIN_ROW_THREAD_WORK = 1 << 22
 #: the reductions from which a register tile keeps B's vectors in registers
-#: (`register_tile`)
+#: (`register_tile`) on a CPU with 16 vector registers (AVX2: the tile that reads B from
+#: memory ran 10-20% faster up to K = 784) ...
 LONG_REDUCE = 1024
+#: ... and on one with 32 (AVX-512), where 6x64 ran faster than 3x128 from K = 128 on
+#: (2-core Zen 4, OPT=2's times at 128x128 outputs: K = 192 94 against 152 us, K = 784
+#: 154-267 against 257-354 us; 512x256x512 602 against 1157 us; K = 64 either way)
+WIDE_LONG_REDUCE = 128
 #: the shortest reduction worth a register tile (`_reduce_tiles`): a shorter one that
 #: reads B along the output's columns vectorizes in the naive loop (128x128 outputs on
 #: AVX-512, DEBUG=2: K = 2 1.9 us naive against 3.1 tiled, K = 4 2.9 and 2.9, K = 8 8.1
@@ -154,6 +159,9 @@ THREAD_BLOCK = 4096
 #: the row block the measured search also tries (the rules size theirs from the L3
 #: cache: `_row_block`): 256 rows of a 2048-deep A are 2 MB
 ROW_BLOCK = 256
+#: the bytes of a panel row from which a B that fits the L2 cache is read in place,
+#: not packed (`_streams_from_l2`): four cache lines
+STREAMED_PANEL_ROW = 256
 #: the block of each of the two innermost axes of a transposing copy's cache tile
 TRANSPOSE_BLOCK = 16
 #: the f32 functions that `approx` computes by polynomials instead of libm calls
@@ -488,29 +496,35 @@ def _tile_factor(n: int, limit: int, lanes: int = 1) -> int:
     return factor // lanes * lanes if factor > lanes else factor
 
 
+def long_reduce(cpu: Cpu) -> int:
+    """The reductions from which `register_tile` keeps B's vectors in registers."""
+    return WIDE_LONG_REDUCE if cpu.registers >= 32 else LONG_REDUCE
+
+
 def register_tile(cpu: Cpu, element_bytes: int = 4, reduce: int = 0) -> tuple[int, int]:
     """(rows, columns) of a matmul's register tile on `cpu` for a reduction of `reduce`
     elements: rows x vectors accumulator registers, with a power-of-two number of vectors
     (columns that divide more axes).
 
-    A reduction of at least `LONG_REDUCE` elements gets the tile that keeps B's vectors
+    A long reduction (`long_reduce`: from `LONG_REDUCE` elements with 16 vector
+    registers, from `WIDE_LONG_REDUCE` with 32) gets the tile that keeps B's vectors
     in registers: the reduce loop loads each row's value of A just before that row's
     multiply-adds (`uopc.transforms.sink_loads`), so the accumulators, B's vectors and
     one broadcast must fit the vector registers; of the tiles with at least half the
     registers as accumulators (enough independent multiply-adds for their latency), the
     fewest loads per multiply-add win (rows + vectors over their product), then the most
     accumulators. AVX2 (16 registers): 6 rows x 2 vectors (6x16 f32, 6x8 f64, the shape
-    of BLIS's Haswell kernels); AVX-512 (32): 6 x 4 (6x64 f32; not measured: no AVX-512
-    machine here). A 1024 GEMM ran at 73-82 GFLOP/s on one znver3 core with 6x16, 59-66
-    with 3x32 (its FMAs read B from memory: 15 loads per 12 multiply-adds).
+    of BLIS's Haswell kernels); AVX-512 (32): 6 x 4 (6x64 f32). A 1024 GEMM ran at
+    73-82 GFLOP/s on one znver3 core with 6x16, 59-66 with 3x32 (its FMAs read B from
+    memory: 15 loads per 12 multiply-adds).
 
     A shorter reduction gets the widest tile whose accumulators and every row's broadcast
     fit beside one spare register (B read from memory): 3x32 on AVX2 (3x16 f64), 3x128
-    on AVX-512; with K = 64 to 784 it ran 10-20% faster than 6x16 (the MLP's 128x784x128:
-    71 against 63 GFLOP/s), with K = 2048 1.3x slower."""
+    on AVX-512; on AVX2 with K = 64 to 784 it ran 10-20% faster than 6x16 (the MLP's
+    128x784x128: 71 against 63 GFLOP/s), with K = 2048 1.3x slower."""
     lanes = cpu.lanes(element_bytes)
     best: tuple[float, int, int, int] = (-1e9, 0, 1, 1)
-    long = reduce >= LONG_REDUCE
+    long = reduce >= long_reduce(cpu)
     for vectors in (1, 2, 4, 8):
         for rows in range(1, 17):
             accumulators = rows * vectors
@@ -571,7 +585,7 @@ def _fits_l2(shape: KernelShape, upcast: list[int], cpu: Cpu) -> bool:
     return shape.reduce * upcast[inner] * shape.element_bytes <= cpu.l2
 
 
-def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOCK
+def _cache_tile(shape: KernelShape, upcast: list[int], cpu: Cpu, row_block: int = ROW_BLOCK
                 ) -> tuple[int, ...]:
     """The cache tile of a register-tiled kernel (see the module docstring), or () for
     none."""
@@ -587,8 +601,8 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
         return ()  # a loop above the rows may hold computations, which tile refuses (a
         #          quantized GPT on a batch of 2 x 8 tokens)
     outer, inner = tiled
-    if (shape.out[inner] == upcast[inner] and not shape.decodes
-            and inner not in shape.inner_reduce_axes):
+    if ((shape.out[inner] == upcast[inner] or _streams_from_l2(shape, upcast, inner, cpu))
+            and not shape.decodes and inner not in shape.inner_reduce_axes):
         return ()  # one panel whose rows B holds contiguous already: a copy of B
     tile = [0] * len(shape.out)
     tile[inner] = upcast[inner]
@@ -596,6 +610,18 @@ def _cache_tile(shape: KernelShape, upcast: list[int], row_block: int = ROW_BLOC
     if rows > row_block and rows % row_block == 0:
         tile[outer] = row_block
     return tuple(tile)
+
+
+def _streams_from_l2(shape: KernelShape, upcast: list[int], inner: int, cpu: Cpu) -> bool:
+    """Do the register tiles read B well enough where it lies: all of B (the reduction x
+    the inner tiled axis) fits half the CPU's L2 cache, and a panel's row is at least
+    `STREAMED_PANEL_ROW` bytes? Panels copied from it, a fork and join each, then cost
+    more than they save (2 Zen 4 cores, OPT=2's times: 128x784 @ 784x128 with 6x64
+    tiles, 206-209 us with 64-column panels packed, 154-161 us without; with 3x32 or
+    6x16 tiles the packed 32- and 16-column panels ran faster: 228 against 284 us and
+    204 against 249)."""
+    return (shape.reduce * shape.out[inner] * shape.element_bytes <= cpu.l2 // 2
+            and upcast[inner] * shape.element_bytes >= STREAMED_PANEL_ROW)
 
 
 def _row_block(shape: KernelShape, cpu: Cpu) -> int:
@@ -706,7 +732,7 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
         return matvec
     upcast = _register_upcast(shape, cpu)
     approx = shape.exp and not strict
-    tile = _cache_tile(shape, upcast, _row_block(shape, cpu))  # () without a tile
+    tile = _cache_tile(shape, upcast, cpu, _row_block(shape, cpu))  # () without a tile
     if not strict and _strided_copies(shape, upcast, tile):
         upcast = [1] * len(shape.out)
     if any(f > 1 for f in upcast):
@@ -742,7 +768,7 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
         # the tile of the other reduction length (`register_tile`): where the two cross
         # depends on more than K
         other = register_tile(cpu, shape.element_bytes,
-                              0 if shape.reduce >= LONG_REDUCE else LONG_REDUCE)
+                              0 if shape.reduce >= long_reduce(cpu) else long_reduce(cpu))
         shapes = [(rows, columns), other, (rows, columns // 2), (rows + 1, columns // 2),
                   (rows // 2, columns), (4, 2 * lanes), (2, 4 * lanes), (8, lanes),
                   (1, 4 * lanes)]
@@ -754,7 +780,7 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
             if outer is not None:
                 upcast[outer] = _row_factor(shape.out[outer], fo)
             for rows_block in (ROW_BLOCK, 1 << 30):  # 1 << 30: no row blocks
-                tile = _cache_tile(shape, upcast, rows_block)
+                tile = _cache_tile(shape, upcast, cpu, rows_block)
                 if tile:
                     tiled_schedule = _tiled(shape, upcast, tile, cpu.cores)
                     found.append(tiled_schedule)
