@@ -53,7 +53,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   an operand broadcast along that axis (x) meets one laid out with the reduced axis
   innermost (a weight stored (out, in), or packed codes along the reduction), each
   output's reduction reads contiguous memory into `SPLIT` partial sums (vector lanes),
-  and threads split the outputs. A kernel decoding packed weights computes
+  and threads split the outputs (from `MIN_MATVEC_THREAD_WORK` element operations: a
+  stream two cores read faster than one). A kernel decoding packed weights computes
   `MATVEC_ROWS` outputs together, sharing each load of x among them, its partial sums
   vector lanes over `LANE_ELEMENTS` elements a block (which share one block scale):
   with words of at least `CODE_LANES` codes a lane per code of one word, the words of
@@ -122,6 +123,10 @@ from uopc.uopdialect.types import sig_of
 #: element operations from which a kernel runs on several threads (about 100 us of work
 #: on one core: waking a thread costs 5-20 us on an idle machine)
 MIN_THREAD_WORK = 1 << 18
+#: the element operations from which a matrix-vector product runs on several threads:
+#: it streams its matrix, which two cores read faster than one (SmolLM2's int8 k and v
+#: projections, 192x576: 14.1 -> 10.5 us a call)
+MIN_MATVEC_THREAD_WORK = 1 << 16
 #: the element operations from which a packed matmul with too few panels for the threads
 #: splits each panel's rows among them: a fork and join per panel, and a register tile
 #: computes 2^22 multiply-adds in about 70 us on one core
@@ -545,9 +550,10 @@ def _row_factor(n: int, limit: int) -> int:
     return min(n, limit)
 
 
-def _thread_axis(shape: KernelShape, upcast: list[int], cores: int) -> int | None:
+def _thread_axis(shape: KernelShape, upcast: list[int], cores: int,
+                 min_work: int = MIN_THREAD_WORK) -> int | None:
     """The output axis the threads (one per core) split, or None (module docstring)."""
-    if shape.work < MIN_THREAD_WORK or cores < 2:
+    if shape.work < min_work or cores < 2:
         return None
     for axis in shape.looped:
         if shape.out[axis] // upcast[axis] >= 2 * cores:
@@ -673,7 +679,8 @@ def _matvec(shape: KernelShape, cores: int) -> Schedule | None:
         else:
             split, lanes = max(2, LANE_ELEMENTS // shape.word_codes), shape.word_codes
     return Schedule(tuple(upcast) if upcast[axis] > 1 else (),
-                    thread=_thread_axis(shape, upcast, cores), split=split, lanes=lanes,
+                    thread=_thread_axis(shape, upcast, cores, MIN_MATVEC_THREAD_WORK),
+                    split=split, lanes=lanes,
                     steps=steps, approx=shape.exp, fma=shape.decodes)
 
 

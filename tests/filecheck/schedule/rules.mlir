@@ -345,6 +345,20 @@ func.func @matvec_bytes(%x: tensor<1x576xf32>, %codes: tensor<1536x576xi8>, %sca
   func.return %r : tensor<1536xf32>
 }
 
+// A smaller product (192 outputs of 576: SmolLM2's k and v projections) still streams
+// its matrix on both cores.
+// CHECK-LABEL: func.func @matvec_bytes_small
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 32, lanes = 1, fma = 1>}
+// ONE-CORE-LABEL: func.func @matvec_bytes_small
+// ONE-CORE-SAME:    uop.schedule = #uop.schedule<split = 32, lanes = 1, fma = 1>}
+func.func @matvec_bytes_small(%x: tensor<1x576xf32>, %codes: tensor<192x576xi8>) -> tensor<192xf32> attributes {uop.kernel} {
+  %xe = uop.expand %x : tensor<1x576xf32> -> tensor<192x576xf32>
+  %c = uop.cast %codes : tensor<192x576xi8> to tensor<192x576xf32>
+  %prod = uop.mul %xe, %c : tensor<192x576xf32>
+  %r = uop.reduce add %prod axes [1] : tensor<192x576xf32> -> tensor<192xf32>
+  func.return %r : tensor<192xf32>
+}
+
 // CHECK-LABEL: func.func @matvec_unsigned_bytes
 // CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 32, lanes = 1, fma = 1>}
 func.func @matvec_unsigned_bytes(%x: tensor<1x576xf32>, %codes: tensor<1536x576xui8>) -> tensor<1536xf32> attributes {uop.kernel} {
