@@ -19,8 +19,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   ymm registers, `WIDE_LONG_REDUCE` with AVX-512's 32 zmm) the accumulators, B's
   vectors and one broadcast value of A in the vector registers, with the fewest loads
   per multiply-add (6x16 f32 on AVX2, 6x64 on AVX-512), for a shorter one as many
-  accumulators as fit beside one broadcast per row (3x32, 3x128). Outside strict float order the tile's
-  multiply-adds are fused (`fma`) where the CPU has FMA. A mask broadcast over batch
+  accumulators as fit beside one broadcast per row (3x32, 3x128). Outside strict float
+  order the tile's multiply-adds are fused (`fma`) where the CPU has FMA. A mask broadcast over batch
   and heads
   (bool, or a float added to the scores) shares no such load, nor does a row value
   broadcast along the reduced axis. Outside strict order, a plain tile whose copies
@@ -43,7 +43,9 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   P V, 1024x1024 @ 1024x64: 2 panels; 1.7x faster on 2 cores than one thread). One
   panel as wide as its axis is B as B holds it (unless B is read along the reduction,
   x @ W.T, where the copy transposes it): no cache tile and no copy (the MNIST MLP's
-  128x784 @ 784x128 with a 3x128 tile on AVX-512: 320-340 -> 204-218 us). A
+  128x784 @ 784x128 with a 3x128 tile on AVX-512: 320-340 -> 204-218 us); nor is a B
+  that fits half the L2 cache and whose panel rows span `STREAMED_PANEL_ROW` bytes
+  (`_streams_from_l2`: AVX-512's 64-column panels) tiled or copied. A
   kernel that decodes quantized weights packs the decoded values (`pack` copies the
   value computed from a load, not the load): each panel is decoded once, where the
   register tile decoded each weight again for every tile of rows (SmolLM2's prompt,
@@ -609,7 +611,8 @@ def _cache_tile(shape: KernelShape, upcast: list[int], cpu: Cpu, row_block: int 
     outer, inner = tiled
     if ((shape.out[inner] == upcast[inner] or _streams_from_l2(shape, upcast, inner, cpu))
             and not shape.decodes and inner not in shape.inner_reduce_axes):
-        return ()  # one panel whose rows B holds contiguous already: a copy of B
+        return ()  # one panel of B's rows as B holds them, or a B its tiles read well in
+        #          place: a copy costs more than it saves
     tile = [0] * len(shape.out)
     tile[inner] = upcast[inner]
     rows = shape.out[outer]
