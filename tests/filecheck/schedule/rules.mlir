@@ -56,6 +56,22 @@ func.func @mlp_layer(%a: tensor<128x784xf32>, %b: tensor<784x128xf32>) -> tensor
   func.return %r : tensor<128x128xf32>
 }
 
+// Its second layer, 128x128 @ 128x10: B's rows are narrower than one vector, so no
+// vectors of B to keep in registers: the short reduction's rows (3; 6x10 ran 1.5-2x
+// slower), the 10 columns whole.
+// AVX512-LABEL: func.func @mlp_head
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
+func.func @mlp_head(%a: tensor<128x128xf32>, %b: tensor<128x10xf32>) -> tensor<128x10xf32> attributes {uop.kernel} {
+  %a3 = uop.reshape %a : tensor<128x128xf32> -> tensor<128x1x128xf32>
+  %ae = uop.expand %a3 : tensor<128x1x128xf32> -> tensor<128x10x128xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<128x10xf32> -> tensor<10x128xf32>
+  %b3 = uop.reshape %bt : tensor<10x128xf32> -> tensor<1x10x128xf32>
+  %be = uop.expand %b3 : tensor<1x10x128xf32> -> tensor<128x10x128xf32>
+  %p = uop.mul %ae, %be : tensor<128x10x128xf32>
+  %r = uop.reduce add %p axes [2] : tensor<128x10x128xf32> -> tensor<128x10xf32>
+  func.return %r : tensor<128x10xf32>
+}
+
 // torch-mlir's linear on a 3-d input: collapse to rows, matmul, bias, expand the rows
 // back. The rows axis (256) is split into the output axes 0 and 1 (4x64), and along
 // axis 1 it still steps one row at a time: axes 1 and 2 get the register tile (without
