@@ -48,10 +48,8 @@ from collections.abc import Set as AbstractSet
 
 from xdsl.ir import Block, Operation, SSAValue
 
-from uopc.passes.kernel_graph import ALU_OPS, MOVEMENT, is_uop, shape_of, uop_owner
-from uopc.uopdialect.dtypes import DTYPES
+from uopc.passes.kernel_graph import ALU_OPS, MOVEMENT, bytes_of, is_uop, shape_of, uop_owner
 from uopc.uopdialect.ops import ConstOp, ContiguousOp, ExpandOp, ReduceOp
-from uopc.uopdialect.types import sig_of
 
 
 def _broadcast_axes(expand: ExpandOp) -> set[int]:
@@ -165,11 +163,6 @@ def _read_through_two_views(op: Operation, stops: AbstractSet[Operation]) -> boo
     return False
 
 
-def _bytes(value: SSAValue) -> int:
-    sig = sig_of(value.type)
-    return math.prod(sig.shape) * DTYPES[sig.dtype].numpy.itemsize
-
-
 def _outgrows_its_inputs(copy: ContiguousOp, stops: set[Operation]) -> bool:
     """Is the staged copy larger than all the memory its computation reads: the
     arguments and the values of `stops` (constants are no memory)?"""
@@ -183,10 +176,10 @@ def _outgrows_its_inputs(copy: ContiguousOp, stops: set[Operation]) -> bool:
         seen.add(value)
         owner = uop_owner(value)
         if owner is None or owner in stops:
-            read += _bytes(value)
+            read += bytes_of(value)
         elif not isinstance(owner, ConstOp):
             stack.extend(owner.operands)
-    return _bytes(copy.results[0]) > read
+    return bytes_of(copy.results[0]) > read
 
 
 def _sinks(op: Operation, cuts: set[Operation], limit: int = 2) -> set[Operation]:

@@ -82,6 +82,12 @@ def view_root(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
     return value, chain
 
 
+def bytes_of(value: SSAValue) -> int:
+    """The bytes of a tensor value's elements in a buffer."""
+    sig = sig_of(value.type)
+    return math.prod(sig.shape) * DTYPES[sig.dtype].itemsize
+
+
 def decodes(value: SSAValue) -> bool:
     """Is `value` a dequantized weight: does its fused computation decode packed storage
     (`ops.stored_codes`), with an f32 copy of it at least as big as the packed storage?
@@ -100,8 +106,7 @@ def decodes(value: SSAValue) -> bool:
             continue
         seen.add(owner)
         if (codes := stored_codes(owner)) is not None:
-            storage, _ = view_root(codes[0])
-            packed += math.prod(shape_of(storage)) * DTYPES[sig_of(storage.type).dtype].itemsize
+            packed += bytes_of(view_root(codes[0])[0])
             continue
         stack.extend(owner.operands)
     return packed > 0 and math.prod(shape_of(value)) * 4 >= packed

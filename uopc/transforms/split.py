@@ -10,11 +10,10 @@ steps n a block holds n*s*g elements, the lane loop in a loop of n steps, so tha
 the whole block reads alike (a packed weight's block scale) is loaded once a block; the
 lanes are combined by halving the row (lane l folds in lane l + s/2, then l + s/4, ...),
 a vector op per half. The C compiler's loop vectorizer makes each op of the lane loop
-one vector op; the jammed
-copies of a register tile over packed weights were instead packed across the tile's rows
-by its SLP vectorizer, from scalar loads. Each block first prefetches (`memref.prefetch`)
-what the lanes will read `PREFETCH_BYTES` ahead in the largest kernel argument they read
-(a matvec's weight row).
+one vector op; the jammed copies of a register tile over packed weights were instead
+packed across the tile's rows by its SLP vectorizer, from scalar loads. Each block first
+prefetches (`memref.prefetch`) what the lanes will read `PREFETCH_BYTES` ahead in the
+largest kernel argument they read (a matvec's weight row).
 """
 
 from __future__ import annotations
@@ -212,10 +211,10 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> None
     # ...) down to two lanes: a vector op a half, where an in-order fold is parts - 1
     # dependent scalar ones, which a matvec of short rows waited on (49152x576 int8,
     # 32 lanes: 1.54 -> 1.20 ms)
-    width = parts
+    width, combine_type = parts, _combine_type(combiner)
     while width % 2 == 0 and width > 2:
         width //= 2
-        for op in _halve(row.memref, width, _combine_type(combiner)):
+        for op in _halve(row.memref, width, combine_type):
             outer.insert_op_before(op, loop)
     partials = []
     for p in range(width):
