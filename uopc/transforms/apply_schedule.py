@@ -26,6 +26,10 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   off too, and is upcast by f after the output axes: a fused attention's row of scores
   Q K^T becomes a register tile like a matmul's;
 - **upcast f on axis k** (`upcast`, outermost axis first): f jammed copies of the body;
+  on the innermost axis, a loop that reduces nothing beside one that does (or beside
+  upcast row loops) stays a loop: its copies would share no load and no accumulator
+  (attention's backward stores dS = P * (dP - rowsum) after the tile of dP's row), and
+  the C compiler vectorizes the loop as it is;
 - **sink loads** (`sink_loads`, when an output axis is upcast): in each innermost reduce
   loop, every load moves to just before its first user (one register of A a row);
 - **prefetch rows** (`prefetch_rows`, when an output axis is upcast): in each innermost
@@ -84,6 +88,11 @@ def _reducing_rows(fn: func.FuncOp) -> list[scf.ForOp]:
             and constant_of(op.lb) == 0 and constant_of(op.step) == 1
             and constant_of(op.ub) is not None
             and any(isinstance(o, scf.ForOp) and o.iter_args for o in op.body.walk())]
+
+
+def _reduces(loop: scf.ForOp) -> bool:
+    """Does `loop`'s body compute a reduction (a loop carrying values)?"""
+    return any(isinstance(op, scf.ForOp) and op.iter_args for op in loop.body.walk())
 
 
 def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
@@ -150,15 +159,21 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     # axis rebuilds the loops inside it, and a remainder adds loops: look them up again
     # each time (the loops from 0 are the ones to upcast; a remainder starts later).
     row_factor = schedule.factor(max(loops)) if loops else 1
+    rows = _reducing_rows(fn) if row_factor > 1 else []
     if row_factor > 1:
-        for loop in [*loops[max(loops)], *_reducing_rows(fn)]:
+        for loop in [*loops[max(loops)], *rows]:
             split_epilogue(loop)
     for axis in sorted(loops):
         f = schedule.factor(axis)
         if f == 1:
             continue
-        for loop in tagged_loops(fn)[axis]:
-            if constant_of(loop.lb) == 0:
+        axis_loops = tagged_loops(fn)[axis]
+        # an innermost loop that reduces nothing beside a register tile (the rows of
+        # scores, or another loop of the axis) stays a loop: its copies would share
+        # nothing, and the C compiler vectorizes the loop itself
+        bystanders = axis == max(loops) and (rows or any(map(_reduces, axis_loops)))
+        for loop in axis_loops:
+            if constant_of(loop.lb) == 0 and not (bystanders and not _reduces(loop)):
                 trip_count(loop, f"{name}: upcast axis {axis}")
                 upcast(loop, f)
     if row_factor > 1:  # after the output axes: its copies end up side by side
