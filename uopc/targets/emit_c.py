@@ -73,6 +73,10 @@ C_KEYWORDS = frozenset(
 )
 
 
+#: a C identifier (what `assign_all` looks for in a yielded value's expression)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
 class CEmitError(ValueError):
     """The module holds something the C emitter cannot print; the message names it."""
 
@@ -451,9 +455,19 @@ class CEmitter:
         self.level -= 1
 
     def assign_all(self, targets: list[str], values: list[str], types: list[Attribute]) -> None:
+        """`targets = values` all at once. Each value that reads no target is assigned
+        straight (a register tile's accumulators, each updated from a value the body
+        computed: 384 of them in AVX-512's 6x64 tile); otherwise (a yield that swaps
+        or passes on accumulators) each value goes through a temporary first, so that
+        every assignment reads the values from before the yield."""
         if len(targets) == 1:
             if targets[0] != values[0]:
                 self.line(f"{targets[0]} = {values[0]};")
+            return
+        names = set(targets)
+        if not any(names.intersection(_IDENTIFIER.findall(v)) for v in values):
+            for target, value in zip(targets, values):
+                self.line(f"{target} = {value};")
             return
         temps = []
         for value, t in zip(values, types):

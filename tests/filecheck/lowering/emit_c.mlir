@@ -152,3 +152,40 @@ func.func @mask(%o: memref<8xi1>, %y: memref<8xf32>, %m: memref<8xi1>, %x: memre
   }
   func.return
 }
+
+// A loop carrying several values: accumulators updated from values the body computed
+// are assigned straight; a yield that passes accumulators on to each other (a swap)
+// goes through temporaries, so that each assignment reads the values from before it.
+// CHECK-LABEL: void carried(float* restrict o, const float* restrict x) {
+// CHECK:           const float [[S0:v[0-9]+]] = [[A0:acc[0-9]+]] + [[X:v[0-9]+]];
+// CHECK-NEXT:      const float [[S1:v[0-9]+]] = [[A1:acc[0-9]+]] * [[X]];
+// CHECK-NEXT:      [[A0]] = [[S0]];
+// CHECK-NEXT:      [[A1]] = [[S1]];
+// CHECK-NEXT:    }
+// CHECK:           const float [[T0:t[0-9]+]] = [[B1:acc[0-9]+]];
+// CHECK-NEXT:      const float [[T1:t[0-9]+]] = [[B0:acc[0-9]+]];
+// CHECK-NEXT:      [[B0]] = [[T0]];
+// CHECK-NEXT:      [[B1]] = [[T1]];
+// CHECK-NEXT:    }
+func.func @carried(%o: memref<4xf32>, %x: memref<3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %s, %p = scf.for %j = %c0 to %c3 step %c1 iter_args(%a0 = %zero, %a1 = %one) -> (f32, f32) {
+    %v = memref.load %x[%j] : memref<3xf32>
+    %n0 = arith.addf %a0, %v : f32
+    %n1 = arith.mulf %a1, %v : f32
+    scf.yield %n0, %n1 : f32, f32
+  }
+  %u, %w = scf.for %j = %c0 to %c3 step %c1 iter_args(%b0 = %s, %b1 = %p) -> (f32, f32) {
+    scf.yield %b1, %b0 : f32, f32
+  }
+  memref.store %s, %o[%c0] : memref<4xf32>
+  memref.store %p, %o[%c1] : memref<4xf32>
+  memref.store %u, %o[%c2] : memref<4xf32>
+  memref.store %w, %o[%c3] : memref<4xf32>
+  func.return
+}
