@@ -1,6 +1,7 @@
 """Hand-written loop programs fail cleanly instead of crashing or hanging the process.
 
 * Check mode (`compile_program(check=True)`, `uopc-run --check`): out-of-bounds accesses
+  (a vector's lanes included)
   and integer division by zero (or INT_MIN by -1) raise CheckFailure naming the op and
   the value; without it the C has no checks.
 * Check mode stops an `scf.for` that would run with a step <= 0 (never ending); a
@@ -72,6 +73,36 @@ def test_an_out_of_bounds_store_is_caught_before_it_writes():
     program = checked(COPY)
     with pytest.raises(CheckFailure, match=r"memref\.(load|store) in @main .* index 0 is 4"):
         program(np.zeros(4, np.float32), [5, 0])
+
+
+VECTOR_COPY = """
+func.func @main(%out: memref<2x8xf32>, %x: memref<2x8xf32>, %params: memref<1xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %shift64 = memref.load %params[%c0] : memref<1xi64>
+  %shift = arith.index_cast %shift64 : i64 to index
+  scf.for %i = %c0 to %c2 step %c1 {
+    %v = vector.load %x[%i, %shift] : memref<2x8xf32>, vector<4xf32>
+    vector.store %v, %out[%i, %c0] : memref<2x8xf32>, vector<4xf32>
+    vector.store %v, %out[%i, %shift] : memref<2x8xf32>, vector<4xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_a_vector_access_whose_lanes_run_past_its_row_names_the_op_and_index():
+    program = checked(VECTOR_COPY)
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    (out,) = program(x, [4])
+    np.testing.assert_array_equal(out[:, :4], x[:, 4:])
+    with pytest.raises(CheckFailure, match=r"vector\.load in @main \(op \d+\): 4 lanes from "
+                                           r"index 6 run past the innermost axis of "
+                                           r"memref<2x8xf32> \(size 8\)"):
+        program(x, [6])
+    with pytest.raises(CheckFailure, match=r"vector\.load .*: index 1 is 9, outside \[0, 8\)"):
+        program(x, [9])
 
 
 @pytest.mark.parametrize("op, t, a, b, message", [

@@ -456,7 +456,9 @@ def test_size_one_axes_get_no_loop_and_full_reduce_to_a_scalar():
     }"""
     loops = parse_program(text)
     run_pipeline(LOOP_PIPELINE, loops)  # rangeify alone: no kernel merges b's reduce axes
-    assert emit_c(loops).count("for (") == 3  # 4 outputs of a; the 2 and 3 of b's reduce
+    # the program's loops (index loops: the prelude's vector helpers loop over `int` lanes):
+    # 4 outputs of a; the 2 and 3 of b's reduce
+    assert emit_c(loops).count("for (int64_t") == 3
     x, y = f32(1, 4), f32(2, 1, 3)
     a, b = compile_text(text)(x, y)
     np.testing.assert_array_equal(a, x[0])

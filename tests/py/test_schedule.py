@@ -153,6 +153,45 @@ def test_every_candidate_schedule_gives_the_naive_result_bit_for_bit(name):
     assert tried >= 2
 
 
+#: programs whose register tiles the rules build from vectors, f32 and f64 (AVX2: 8 and 4
+#: lanes), with remainders of rows and of columns
+VECTOR_PROGRAMS = {
+    **{name: PROGRAMS[name] for name in ("matmul_bias_relu", "matmul_long_reduce",
+                                         "weight_gradient", "weight_gradient_odd")},
+    "matmul_f64": (matmul_text(13, 24, 40, False).replace("f32", "f64"), [(13, 24), (24, 40)]),
+    "matmul_remainders": (matmul_text(7, 24, 56, False), [(7, 24), (24, 56)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_PROGRAMS))
+def test_vector_tiles_give_the_scalar_tiles_result_bit_for_bit(name):
+    """`vector` changes how the copies are written, never an op or its order: every
+    candidate built from vectors equals the same schedule jammed as scalars bit for bit
+    (fused multiply-adds included), and its kernel really holds vector ops."""
+    text, shapes = VECTOR_PROGRAMS[name]
+    module = kernel_module(text)
+    dtype = np.float64 if "f64" in text else np.float32
+    inputs = [RNG.standard_normal(s).astype(dtype) for s in shapes]
+    tried = 0
+    for kernel in kernels_of(module):
+        kname = kernel.sym_name.data
+        for schedule in candidates(kernel_shape(kernel)):
+            if not schedule.vector:
+                continue
+            assert schedule.vector == (4 if dtype == np.float64 else 8)
+            vectors = run_with(module, {kname: schedule}, inputs)
+            scalars = run_with(module, {kname: replace(schedule, vector=0)}, inputs)
+            for v, sc in zip(vectors, scalars):
+                assert v.dtype == dtype and np.array_equal(v, sc), (name, str(schedule))
+            tried += 1
+    assert tried >= 1
+    lowered = module.clone()
+    for kernel in kernels_of(lowered):
+        kernel.attributes[SCHEDULE_ATTR] = rules(kernel_shape(kernel)).to_attr()
+    run_pipeline("uop-to-loops", lowered)
+    assert "vector.load" in str(lowered) and "vector.store" in str(lowered)
+
+
 def test_a_transposing_kernel_runs_in_cache_tiles_of_its_two_axes():
     (kernel,) = kernels_of(kernel_module(TRANSPOSE))
     shape = kernel_shape(kernel)
@@ -216,38 +255,38 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     # a 3x32 tile on AVX2, its multiply-adds fused; its one 32-column panel is B as B
     # holds it (each row's 32 columns contiguous): no cache tile, no copy; 64*32*48
     # element operations are too few for threads
-    assert rules(mm) == Schedule((3, 32), fma=True)
-    assert rules(mm, strict=True) == Schedule((3, 32))
+    assert rules(mm) == Schedule((3, 32), fma=True, vector=8)
+    assert rules(mm, strict=True) == Schedule((3, 32), vector=8)
     # one panel of a B read with the reduction innermost (x @ W.T): packing transposes it
     wt = replace(mm, inner_reduce_axes=frozenset({0, 1}))
-    assert rules(wt) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
+    assert rules(wt) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True, vector=8)
     big = kernel_shape(kernels_of(kernel_module(matmul_text(64, 128, 128, False)))[0])
-    assert rules(big) == Schedule((3, 32), thread=1, tile=(0, 32), pack=True, fma=True)
+    assert rules(big) == Schedule((3, 32), thread=1, tile=(0, 32), pack=True, fma=True, vector=8)
     # fewer rows: no panels, threads on the rows
     assert rules(KernelShape((32, 512), 64, frozenset({0, 1}))) == Schedule(
-        (3, 32), thread=0, fma=True)
+        (3, 32), thread=0, fma=True, vector=8)
     # long axes: as many rows a block as half the L3 cache holds (32 MiB: 2048 rows of a
     # 2048-deep A; one block of all 1024 rows); a reduction of 1024 or more: the tile
     # that keeps B in registers
     assert rules(KernelShape((4096, 1024), 2048, frozenset({0, 1}))) == Schedule(
-        (6, 16), thread=1, tile=(2048, 16), pack=True, fma=True)
+        (6, 16), thread=1, tile=(2048, 16), pack=True, fma=True, vector=8)
     assert rules(KernelShape((1024, 1024), 1024, frozenset({0, 1}))) == Schedule(
-        (6, 16), thread=1, tile=(0, 16), pack=True, fma=True)
+        (6, 16), thread=1, tile=(0, 16), pack=True, fma=True, vector=8)
     assert rules(KernelShape((1024, 1024), 1023, frozenset({0, 1}))) == Schedule(
-        (3, 32), thread=1, tile=(0, 32), pack=True, fma=True)
+        (3, 32), thread=1, tile=(0, 32), pack=True, fma=True, vector=8)
     # too few panels for two threads each (attention's P V, 64 columns): the threads
     # split each panel's rows; a one-core machine runs none
     pv = KernelShape((1024, 64), 512, frozenset({0, 1}))
-    assert rules(pv) == Schedule((3, 32), thread=0, tile=(0, 32), pack=True, fma=True)
+    assert rules(pv) == Schedule((3, 32), thread=0, tile=(0, 32), pack=True, fma=True, vector=8)
     assert rules(pv, cpu=host("avx2,cores=1")) == Schedule(
-        (3, 32), tile=(0, 32), pack=True, fma=True)
+        (3, 32), tile=(0, 32), pack=True, fma=True, vector=8)
     # the measured search times both, and the long reduction's tile
-    assert {rules(pv), Schedule((3, 32), tile=(0, 32), pack=True, fma=True),
-            Schedule((6, 16), thread=1, tile=(0, 16), pack=True, fma=True)} <= set(
+    assert {rules(pv), Schedule((3, 32), tile=(0, 32), pack=True, fma=True, vector=8),
+            Schedule((6, 16), thread=1, tile=(0, 16), pack=True, fma=True, vector=8)} <= set(
         candidates(pv))
     # a row value computed apart (reduce fusion) sits between the loops: no cache tile
     assert rules(KernelShape((64, 64), 64, frozenset({0, 1}), plain=False)) == Schedule(
-        (3, 32), thread=0, fma=True)
+        (3, 32), thread=0, fma=True, vector=8)
     # nothing is broadcast into a plain reduction: no register tile, and too small for threads
     assert rules(KernelShape((12,), 8, frozenset())) == Schedule()
     # threads need work and at least two iterations per thread
@@ -257,15 +296,15 @@ def test_rules_tile_matmuls_and_thread_big_kernels():
     # a weight gradient's reduction over a reshape (batch x sequence) is a matmul's
     wgrad = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 32)))[0])
     assert wgrad == KernelShape((64, 32), 32, frozenset({0, 1}))
-    assert rules(wgrad) == Schedule((3, 32), fma=True)  # one panel, as dY holds it
+    assert rules(wgrad) == Schedule((3, 32), fma=True, vector=8)  # one panel, as dY holds it
     wide = kernel_shape(kernels_of(kernel_module(weight_gradient_text(4, 8, 64, 64)))[0])
-    assert rules(wide) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True)
+    assert rules(wide) == Schedule((3, 32), tile=(0, 32), pack=True, fma=True, vector=8)
     odd = kernel_shape(kernels_of(kernel_module(weight_gradient_text(2, 16, 9, 65)))[0])
-    assert rules(odd) == Schedule((3, 32), fma=True)
+    assert rules(odd) == Schedule((3, 32), fma=True, vector=8)
     # a column sum reads rows contiguously along its output: 16 columns at a time
     columns = kernel_shape(kernels_of(kernel_module(COLUMN_SUM))[0])
     assert columns == KernelShape((65,), 32, frozenset(), columns=frozenset({0}))
-    assert rules(columns) == rules(columns, strict=True) == Schedule((16,))
+    assert rules(columns) == rules(columns, strict=True) == Schedule((16,), vector=8)
 
 
 def test_schedule_values_and_attribute_round_trip():
@@ -649,11 +688,11 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
 
 def test_a_matvec_over_columns_keeps_the_register_tile_and_strict_never_splits():
     """x @ W with W stored (in, out) (GPT-2's Conv1D) reads W's rows along the outputs:
-    the 32-wide register tile (4 ymm accumulators on AVX2) stays; a 64-deep f32 head
+    the 32-wide register tile (4 ymm vector accumulators on AVX2) stays; a 64-deep f32 head
     splits into lanes without shared rows; in strict float order no matvec splits."""
     w = RNG.standard_normal((320, 96)).astype(np.float32)
     _, _, schedule = _matvec_kernel(Tensor(w), 320)
-    assert schedule == "upcast = [1, 1, 32], fma = 1", schedule
+    assert schedule == "upcast = [1, 1, 32], fma = 1, vector = 8", schedule
     module = parse_program("""
 func.func @main(%x: tensor<1x64xf32>, %w: tensor<200x64xf32>) -> tensor<200xf32> {
   %xe = uop.expand %x : tensor<1x64xf32> -> tensor<200x64xf32>
@@ -675,7 +714,7 @@ def test_short_reductions_tile_when_the_naive_loop_reads_b_strided():
     plain = KernelShape((128, 128), 4, frozenset({0, 1}), inner_reduce_axes=frozenset({0}))
     assert rules(plain) == Schedule()
     assert rules(replace(plain, reduce=8)) == Schedule((3, 32), tile=(0, 32), pack=True,
-                                                       fma=True)
+                                                       fma=True, vector=8)
     strided = replace(plain, inner_reduce_axes=frozenset({0, 1}))
     assert rules(strided).upcast == (3, 32) and rules(replace(strided, reduce=2)).upcast
     assert rules(replace(strided, reduce=1)) == Schedule()  # nothing reduced

@@ -70,6 +70,9 @@ def test_a_damaged_tuning_file_counts_as_empty(tmp_path):
     steps = Schedule((8,), thread=0, split=8, lanes=1, steps=4)
     cache.put("lanes", steps, 1e-3)
     assert TuningCache(path).get("lanes") == steps
+    vectors = Schedule((3, 32), fma=True, vector=8)  # a tile of vectors stays one
+    cache.put("vectors", vectors, 1e-3)
+    assert TuningCache(path).get("vectors") == vectors
     path.write_text('{"k": {"upcast": [0], "unroll": 1, "thread": null}}')
     assert TuningCache(path).get("k") is None  # an invalid schedule is searched again
 

@@ -104,6 +104,7 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -737,6 +738,19 @@ def _strided_copies(shape: KernelShape, upcast: list[int], tile: tuple[int, ...]
     return max(a for a, f in enumerate(upcast) if f > 1) in shape.inner_reduce_axes
 
 
+def _vector_lanes(shape: KernelShape, upcast: Sequence[int], cpu: Cpu) -> int:
+    """The lanes of the vectors that the innermost output axis's upcast is built from:
+    the CPU's vector of the kernel's elements, when the factor is a multiple of it (0:
+    scalar copies). `uop-apply-schedule` jams scalar copies anyway where the body has
+    an op without a vector form."""
+    if not shape.looped:
+        return 0
+    lanes = cpu.lanes(shape.element_bytes)
+    inner = shape.looped[-1]
+    factor = upcast[inner] if inner < len(upcast) else 1
+    return lanes if lanes > 1 and factor > 1 and factor % lanes == 0 else 0
+
+
 def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> Schedule:
     """The schedule the rules of the module docstring give a kernel of this shape on
     `cpu` (default: `uopc.cpu.host()`)."""
@@ -753,7 +767,8 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
         # a matmul's tile (a column sum's has no multiply to fuse)
         fma = cpu.fma and not strict and any(upcast[a] > 1 for a in shape.shared_axes)
         return replace(_tiled(shape, upcast, tile, cpu.cores, pack=bool(tile) and _fits_l2(
-            shape, upcast, cpu)), approx=approx, fma=fma)
+            shape, upcast, cpu)), approx=approx, fma=fma,
+            vector=_vector_lanes(shape, upcast, cpu))
     parts = 1 if strict else row_split(shape.reduce, SPLIT, MIN_SPLIT_REDUCE)
     thread = _thread_axis(shape, upcast, cpu.cores)
     tile = _transpose_blocks(shape) or _thread_blocks(shape, thread, cpu.cores)
@@ -811,7 +826,8 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
     unique: list[Schedule] = []
     for s in found:
         if not s.is_naive and s is not chosen:
-            s = replace(s, approx=chosen.approx, fma=chosen.fma and bool(s.upcast))
+            s = replace(s, approx=chosen.approx, fma=chosen.fma and bool(s.upcast),
+                        vector=_vector_lanes(shape, s.upcast, cpu))
         if s not in unique:
             unique.append(s)
     return unique

@@ -28,8 +28,16 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from xdsl import traits
+from xdsl.dialects import vector
 from xdsl.ir import Operation
-from xdsl.traits import EffectInstance, MemoryEffect, NoMemoryEffect, RecursiveMemoryEffect
+from xdsl.traits import (
+    EffectInstance,
+    MemoryEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoMemoryEffect,
+    RecursiveMemoryEffect,
+)
 
 _ORIGINAL_GET_TRAIT = Operation.get_trait.__func__  # type: ignore[attr-defined]
 _ORIGINAL_TRAITS_OF_TYPE = Operation.get_traits_of_type.__func__  # type: ignore[attr-defined]
@@ -60,13 +68,18 @@ def _get_trait(cls: type[Operation], trait: Any) -> Any:
 
 #: how an op class's memory effects are found
 _UNKNOWN, _NONE, _RECURSIVE, _BY_TRAITS = range(4)
+#: the memory effects of op classes whose xDSL definitions declare none: a vector load
+#: reads and a vector store writes, as their memref counterparts say (unknown, CSE and
+#: LICM would treat them as barriers, and uopc's hoisting would give up on their loops)
+_UNDECLARED: dict[type, tuple[MemoryEffect, ...]] = {
+    vector.LoadOp: (MemoryReadEffect(),), vector.StoreOp: (MemoryWriteEffect(),)}
 _effect_rule: dict[type, tuple[int, tuple[MemoryEffect, ...]]] = {}
 
 
 def _rule_of(cls: type[Operation]) -> tuple[int, tuple[MemoryEffect, ...]]:
     found = _effect_rule.get(cls)
     if found is None:
-        effect_traits = tuple(_get_traits_of_type(cls, MemoryEffect))
+        effect_traits = tuple(_get_traits_of_type(cls, MemoryEffect)) or _UNDECLARED.get(cls, ())
         kinds = {type(t) for t in effect_traits}
         if not effect_traits:
             found = (_UNKNOWN, ())

@@ -39,7 +39,7 @@ from typing import cast
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import func, memref, vector
 from xdsl.dialects.builtin import (
     Float64Type,
     IntegerAttr,
@@ -60,6 +60,7 @@ from uopc.uopdialect.contract import (
     ARENA_ATTR,
     DTYPE_ATTR,
     OUTPUTS_ATTR,
+    may_write,
     written_args,
 )
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, FLOAT_DTYPES
@@ -204,7 +205,9 @@ def memory_plan(fn: func.FuncOp) -> MemoryPlan:
             positions = written_args(callee, follow_calls=True, memo=memo)
             written = [op.operands[k] for k in sorted(positions)]
         else:
-            written = [store.memref for store in op.walk() if isinstance(store, memref.StoreOp)]
+            written = [v for inner in op.walk()
+                       if isinstance(inner, (memref.StoreOp, vector.StoreOp))
+                       for v in may_write(inner)]
         temporaries += [views[v] for v in dict.fromkeys(written) if v in views]
     return MemoryPlan(_int_attribute(fn, ARENA_ATTR), tuple(temporaries), scratch)
 

@@ -96,7 +96,7 @@ class TuningCache:
                             entry["split"], tuple(entry.get("tile", ())),
                             bool(entry.get("pack", False)), bool(entry.get("approx", False)),
                             entry.get("lanes", 0), bool(entry.get("fma", False)),
-                            entry.get("steps", 1))
+                            entry.get("steps", 1), entry.get("vector", 0))
         except (TypeError, KeyError, ValueError):
             return None  # damaged: search again
 
@@ -106,7 +106,7 @@ class TuningCache:
                      "thread": schedule.thread, "split": schedule.split,
                      "tile": list(schedule.tile), "pack": schedule.pack,
                      "approx": schedule.approx, "lanes": schedule.lanes, "fma": schedule.fma,
-                     "steps": schedule.steps, "seconds": seconds}
+                     "steps": schedule.steps, "vector": schedule.vector, "seconds": seconds}
         sweep_stale(self.path.parent)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=temp_prefix("tuning"))
         with os.fdopen(fd, "w") as f:

@@ -41,7 +41,7 @@ from typing import IO, ClassVar
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -54,12 +54,13 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
     UnitAttr,
+    VectorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
 from uopc.passes.intrange import Bounds
-from uopc.targets.prelude import EXTRA_PRELUDE
+from uopc.targets.prelude import EXTRA_PRELUDE, VECTOR_TYPES
 from uopc.uopdialect.contract import may_write, written_args
 from uopc.uopdialect.dtypes import BY_XDSL, DTYPES, DType
 from uopc.uopdialect.locations import about, at_op
@@ -85,6 +86,8 @@ def c_type(t: Attribute) -> str:
     d = BY_XDSL.get(t)
     if d is not None:
         return d.c
+    if isinstance(t, VectorType):
+        return _vector_name(t)
     if isinstance(t, IndexType):
         return "int64_t"
     if isinstance(t, IntegerType):
@@ -99,6 +102,17 @@ def c_type(t: Attribute) -> str:
         return c_type(t.get_element_type()) + "*"
     raise CEmitError(f"C emitter: no C type for {t}: expected index, i1, i8, i16, i32, i64, "
                      f"f16, f32, f64 or a memref of one of them")
+
+
+def _vector_name(t: Attribute) -> str:
+    """The prelude's name of vector type `t` (`uop_f32x16`: `prelude.VECTOR_TYPES`)."""
+    assert isinstance(t, VectorType)
+    d = BY_XDSL.get(t.get_element_type())
+    shape = t.get_shape()
+    if d is None or len(shape) != 1 or (d.name, shape[0]) not in VECTOR_TYPES:
+        raise CEmitError(f"C emitter: no C type for {t}: the vector types are "
+                         f"{', '.join(f'vector<{n}x{e}>' for e, n in VECTOR_TYPES)}")
+    return f"uop_{d.name}x{shape[0]}"
 
 
 def _unsigned(t: Attribute) -> str:
@@ -614,6 +628,19 @@ class CEmitter:
     def store(self, op: memref.StoreOp) -> None:
         self.line(f"{self.address(op.memref, op.indices)} = {self.name(op.value)};")
 
+    def vector_load(self, op: vector.LoadOp) -> str:
+        """The lanes from the element the indices name on (`uop_load_<v>`)."""
+        name = _vector_name(op.result.type)
+        return f"uop_load_{name[4:]}(&{self.address(op.base, op.indices)})"
+
+    def vector_store(self, op: vector.StoreOp) -> None:
+        name = _vector_name(op.vector.type)
+        self.line(f"uop_store_{name[4:]}(&{self.address(op.base, op.indices)}, "
+                  f"{self.name(op.vector)});")
+
+    def broadcast(self, op: vector.BroadcastOp) -> str:
+        return f"uop_splat_{_vector_name(op.vector.type)[4:]}({self.name(op.source)})"
+
     def prefetch(self, op: PrefetchOp) -> None:
         """gcc's prefetch of the element's address (a hint: it never faults, so an
         address past the end of the buffer is harmless)."""
@@ -793,6 +820,12 @@ class CEmitter:
         return f"-{self.name(op.operand)}"
 
     def math_call(self, op: Operation) -> str:
+        if isinstance(op.results[0].type, VectorType):
+            if not isinstance(op, mathd.FmaOp):
+                raise CEmitError(f"C emitter: cannot emit {op.name} on vectors: math.fma "
+                                 f"is the math op with a vector form")
+            operands = ", ".join(self.name(v) for v in op.operands)
+            return f"uop_fma_{_vector_name(op.results[0].type)[4:]}({operands})"
         if isinstance(op, mathd.PowFOp) and _float_constant(op.operands[1]) == 0.5:
             return self.square_root(op)
         fn, arity = _MATH[type(op)]
@@ -840,11 +873,20 @@ REGISTER_TILE = 17
 _NO_LOOP_VECTORIZE = '__attribute__((optimize("no-tree-loop-vectorize"))) '
 
 
+def _float_lanes(t: Attribute) -> int:
+    """How many float accumulators a value of type `t` holds (a vector: its lanes)."""
+    lanes = 1
+    if isinstance(t, VectorType):
+        lanes = math.prod(t.get_shape())
+        t = t.get_element_type()
+    return lanes if t in BY_XDSL and BY_XDSL[t].is_float else 0
+
+
 def _is_tile(op: Operation) -> bool:
-    """Is `op` a register tile: a loop carrying REGISTER_TILE float accumulators?"""
+    """Is `op` a register tile: a loop carrying REGISTER_TILE float accumulators (the
+    lanes of vector ones counted)?"""
     return isinstance(op, scf.ForOp) and sum(
-        a.type in BY_XDSL and BY_XDSL[a.type].is_float for a in op.iter_args
-    ) >= REGISTER_TILE
+        _float_lanes(a.type) for a in op.iter_args) >= REGISTER_TILE
 
 
 def _tiles(op: Operation) -> list[scf.ForOp]:
@@ -1107,6 +1149,7 @@ _STATEMENTS: dict[type[Operation], str] = {
     func.ReturnOp: "return_",
     func.CallOp: "call",
     memref.StoreOp: "store",
+    vector.StoreOp: "vector_store",
     PrefetchOp: "prefetch",
     memref.ViewOp: "view",
     memref.AllocOp: "alloc",
@@ -1131,6 +1174,8 @@ _EXPRESSIONS: dict[type[Operation], str] = {
     arith.NegfOp: "negf", arith.BitcastOp: "bitcast",
     **{t: "math_call" for t in _MATH},
     memref.LoadOp: "load",
+    vector.LoadOp: "vector_load",
+    vector.BroadcastOp: "broadcast",
 }
 
 

@@ -3,6 +3,7 @@
 `CheckedCEmitter` prints the same C as `CEmitter`, plus, before the op they guard:
 
 - every `memref.load` and `memref.store`: each index lies in [0, size of its dimension);
+  every `vector.load` and `vector.store` too, and its last lane within the innermost one;
 - every integer division and remainder (divsi, remsi, floordivsi, ceildivsi, divui,
   remui): the divisor is not 0, and for the signed ones the quotient of INT_MIN by -1
   (which overflows) is not asked for;
@@ -30,9 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IntegerType, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects.builtin import IntegerType, MemRefType, VectorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from uopc.targets.emit_c import CEmitter, CTarget, c_type
 from uopc.targets.prelude import EXTRA_PRELUDE
@@ -123,6 +124,27 @@ class CheckedCEmitter(CEmitter):
         self.bounds_checks(op, op.memref, op.indices)
         super().store(op)
 
+    def lane_checks(self, op: vector.LoadOp | vector.StoreOp, lanes: int) -> None:
+        """The checks of a vector access: its first element's indices, and its last lane
+        along the innermost axis."""
+        self.bounds_checks(op, op.base, op.indices)
+        t = op.base.type
+        assert isinstance(t, MemRefType)
+        n = t.get_shape()[-1]
+        name = self.name(op.indices[-1])
+        self.check(f"(uint64_t)({name}) + {lanes - 1} < (uint64_t){n}", name, n,
+                   f"{op.name}{op_place(op)}: {lanes} lanes from index {{value}} run past "
+                   f"the innermost axis of {t} (size {{limit}}): fix the index or the "
+                   f"loop bounds")
+
+    def vector_load(self, op: vector.LoadOp) -> str:
+        self.lane_checks(op, _lanes(op.result.type))
+        return super().vector_load(op)
+
+    def vector_store(self, op: vector.StoreOp) -> None:
+        self.lane_checks(op, _lanes(op.vector.type))
+        super().vector_store(op)
+
     def expression(self, op: Operation) -> str | None:
         if isinstance(op, _DIVISIONS):
             self.divisor_checks(op)
@@ -142,6 +164,11 @@ class CheckedCEmitter(CEmitter):
                        f"{op.name}{op_place(op)}: {{value}} divided by {{limit}} overflows "
                        f"i{width}: keep the dividend above the type's minimum or the "
                        f"divisor away from -1")
+
+
+def _lanes(t: Attribute) -> int:
+    assert isinstance(t, VectorType)  # what vector loads and stores move
+    return t.get_shape()[0]
 
 
 @dataclass(frozen=True)

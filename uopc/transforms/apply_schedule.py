@@ -30,6 +30,9 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   upcast row loops) stays a loop: its copies would share no load and no accumulator
   (attention's backward stores dS = P * (dP - rowsum) after the tile of dP's row), and
   the C compiler vectorizes the loop as it is;
+- **vector v** (`vectorize`): before the innermost axis's upcast, its loops' bodies
+  compute v elements at once as vectors, and the upcast jams f / v vector copies (a
+  body with an op that has no vector form is jammed as f scalar copies);
 - **sink loads** (`sink_loads`, when an output axis is upcast): in each innermost reduce
   loop, every load moves to just before its first user (one register of A a row);
 - **prefetch rows** (`prefetch_rows`, when an output axis is upcast): in each innermost
@@ -172,10 +175,11 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         # scores, or another loop of the axis) stays a loop: its copies would share
         # nothing, and the C compiler vectorizes the loop itself
         bystanders = axis == max(loops) and (rows or any(map(_reduces, axis_loops)))
+        lanes = schedule.vector if axis == max(loops) and f % max(schedule.vector, 1) == 0 else 0
         for loop in axis_loops:
             if constant_of(loop.lb) == 0 and not (bystanders and not _reduces(loop)):
                 trip_count(loop, f"{name}: upcast axis {axis}")
-                upcast(loop, f)
+                upcast(loop, f, lanes)
     if row_factor > 1:  # after the output axes: its copies end up side by side
         for loop in _reducing_rows(fn):
             upcast(loop, row_factor)

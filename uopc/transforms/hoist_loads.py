@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref, scf, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -70,6 +70,8 @@ def written_buffers(loop: scf.ForOp) -> list[Root | None] | None:
             continue
         if isinstance(op, memref.StoreOp):
             written.append(buffer_root(op.memref))
+        elif isinstance(op, vector.StoreOp):
+            written.append(buffer_root(op.base))
         elif isinstance(op, memref.CopyOp):
             written.append(buffer_root(op.destination))
         else:

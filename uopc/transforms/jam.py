@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import memref, scf
+from xdsl.dialects import memref, scf, vector
 from xdsl.ir import Block, Operation, SSAValue
 
 from uopc.transforms.loops import INDEX, terminator
@@ -20,9 +20,9 @@ from uopc.transforms.loops import INDEX, terminator
 
 def _shareable(op: Operation) -> bool:
     """Can one op serve every copy that would compute it from the same operands? Pure
-    scalar ops and loads can (the copies read memory nobody writes during the loop, or
+    scalar ops, broadcasts and loads can (the copies read memory nobody writes during the loop, or
     each copy its own buffer); a store or an allocation (each copy's row buffer) cannot."""
-    return isinstance(op, memref.LoadOp) or (
+    return isinstance(op, (memref.LoadOp, vector.LoadOp, vector.BroadcastOp)) or (
         not op.regions and op.dialect_name() in ("arith", "math"))
 
 

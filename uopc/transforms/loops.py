@@ -73,11 +73,11 @@ def insert_const(before: Operation, value: int) -> SSAValue:
     return c.result
 
 
-def copy_ivs(block: Block, iv: SSAValue, copies: int) -> list[SSAValue]:
-    """iv, iv + 1, ..., iv + copies - 1, computed at the start of `block`."""
+def copy_ivs(block: Block, iv: SSAValue, copies: int, stride: int = 1) -> list[SSAValue]:
+    """iv, iv + stride, ..., iv + (copies - 1) * stride, computed at the start of `block`."""
     ivs = [iv]
     for c in range(1, copies):
-        add = arith.AddiOp(iv, index_const(block, c))
+        add = arith.AddiOp(iv, index_const(block, c * stride))
         block.add_op(add)
         ivs.append(add.result)
     return ivs

@@ -25,12 +25,15 @@ from uopc.transforms.loops import (
     insert_const,
     replace_body,
 )
+from uopc.transforms.vectorize import vectorize
 
 
-def upcast(loop: scf.ForOp, factor: int) -> None:
+def upcast(loop: scf.ForOp, factor: int, lanes: int = 0) -> None:
     """Step `loop` (an output loop from 0 by 1: no accumulators) by `factor`, its body
     jammed copies; a remainder loop after it runs the last n mod factor elements once,
-    as that many jammed copies."""
+    as that many jammed copies. With `lanes` (dividing `factor`), the main loop's body
+    is first made vectors of that many lanes (`vectorize`) and jammed factor / lanes
+    times, where it has a vector form; so is the remainder's when lanes divide it."""
     n = constant_ub(loop)
     rest = n % factor
     if rest:
@@ -38,25 +41,31 @@ def upcast(loop: scf.ForOp, factor: int) -> None:
         block_of(loop).insert_op_after(tail, loop)
         tail.operands = [insert_const(tail, n - rest), *tail.operands[1:]]
         loop.operands = [loop.lb, insert_const(loop, n - rest), *loop.operands[2:]]
+    stride = lanes if lanes and n >= factor and vectorize(loop, lanes) else 1
+    copies = factor // stride
     old = loop.body.block
     body = Block(arg_types=[INDEX])
     # a loop that now runs once counts from the constant 0, so that the copies' indices
     # are constants: neighbouring loads then have visibly neighbouring addresses
     first = body.args[0] if n - rest > factor else index_const(body, 0)
-    maps: list[dict[SSAValue, SSAValue]] = [{old.args[0]: iv} for iv in copy_ivs(body, first, factor)]
+    maps: list[dict[SSAValue, SSAValue]] = [
+        {old.args[0]: iv} for iv in copy_ivs(body, first, copies, stride)]
     jam(list(old.ops)[:-1], maps, body)
     body.add_op(scf.YieldOp())
     replace_body(loop, body, factor)
-    if rest > 1:
-        _jam_once(tail, rest)
+    if rest:
+        tail_stride = lanes if lanes and rest % lanes == 0 and vectorize(tail, lanes) else 1
+        if rest > tail_stride:
+            _jam_once(tail, rest // tail_stride, tail_stride)
 
 
-def _jam_once(loop: scf.ForOp, copies: int) -> None:
-    """Step `loop`, which runs `copies` times, by `copies`: one iteration of jammed copies."""
+def _jam_once(loop: scf.ForOp, copies: int, stride: int) -> None:
+    """Step `loop`, which runs `copies` times by `stride`, by `copies` * `stride`: one
+    iteration of jammed copies."""
     old = loop.body.block
     body = Block(arg_types=[INDEX])
     maps: list[dict[SSAValue, SSAValue]] = [
-        {old.args[0]: iv} for iv in copy_ivs(body, body.args[0], copies)]
+        {old.args[0]: iv} for iv in copy_ivs(body, body.args[0], copies, stride)]
     jam(list(old.ops)[:-1], maps, body)
     body.add_op(scf.YieldOp())
-    replace_body(loop, body, copies)
+    replace_body(loop, body, copies * stride)

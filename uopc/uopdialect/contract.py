@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import func, memref, vector
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
@@ -50,6 +50,8 @@ def may_write(op: Operation) -> Sequence[SSAValue]:
     the view, may write it)."""
     if isinstance(op, memref.StoreOp):
         return (op.memref,)
+    if isinstance(op, vector.StoreOp):
+        return (op.base,)
     if isinstance(op, (func.CallOp, memref.ViewOp)) or op.name == "memref.subview":
         return op.operands
     return ()
@@ -79,8 +81,8 @@ def written_args(fn: func.FuncOp, follow_calls: bool = False,
     for op in fn.walk():
         if not follow_calls:
             targets = may_write(op)
-        elif isinstance(op, memref.StoreOp):
-            targets = (op.memref,)
+        elif isinstance(op, (memref.StoreOp, vector.StoreOp)):
+            targets = may_write(op)
         elif isinstance(op, func.CallOp) and module is not None:
             callee = SymbolTable.lookup_symbol(module, op.callee)
             if not isinstance(callee, func.FuncOp):

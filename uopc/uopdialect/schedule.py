@@ -53,6 +53,14 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   weights holds, the lanes read consecutive words (see `uop-apply-schedule`). Like
   `split`, it reassociates float sums; s*g must divide the loop's length, or the loop
   is split as `split` alone says.
+- `vector = v` (with an upcast of the innermost output axis by a multiple of v): that
+  axis's copies are vectors of v lanes (`uopc.transforms.vectorize`: a load along the
+  axis one vector load, a value the same for every lane one broadcast, the arithmetic
+  lane by lane), jammed f / v times, instead of f scalar copies: the same ops on the
+  same values in the same order for every element, in a sixteenth of the IR and C (a
+  6x64 tile of AVX-512: 24 vector accumulators, not 384 scalar ones). A kernel whose
+  copies hold an op without a vector form (a compare, a select, a cast, a load
+  strided along the axis) is jammed as scalar copies.
 - `steps = n` (with `lanes`): each block holds n steps of s*g elements, the loop over
   the partials run n times in a row, so that what the whole block reads alike (the
   block scale of packed weights, when s*g*n elements make one block) is read once per
@@ -83,7 +91,7 @@ from uopc.uopdialect.contract import SCHEDULE_ATTR
 
 #: the fields of `#uop.schedule<...>`
 FIELDS = ("upcast", "unroll", "thread", "split", "lanes", "steps", "tile", "pack", "approx",
-          "fma")
+          "fma", "vector")
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,7 @@ class Schedule:
     lanes: int = 0
     fma: bool = False
     steps: int = 1
+    vector: int = 0
 
     def __post_init__(self):
         bad = [f for f in self.upcast if f < 1] + [t for t in self.tile if t < 0]
@@ -112,6 +121,9 @@ class Schedule:
         if self.lanes and self.split == 1:
             raise ValueError(f"schedule {self}: lanes = {self.lanes} lays out the partial "
                              f"results of a split; give split = s > 1 too")
+        if self.vector < 0 or self.vector and (not self.upcast or self.upcast[-1] % self.vector):
+            raise ValueError(f"schedule {self}: vector = {self.vector} gives the lanes of the "
+                             f"innermost axis's upcast, which must be a multiple of it")
         if self.steps > 1 and not self.lanes:
             raise ValueError(f"schedule {self}: steps = {self.steps} counts the steps of "
                              f"a lane loop in one block; give lanes = g > 0 too")
@@ -139,7 +151,8 @@ class Schedule:
                             IntAttr(-1 if self.thread is None else self.thread),
                             IntAttr(self.split), ArrayAttr([IntAttr(t) for t in self.tile]),
                             IntAttr(int(self.pack)), IntAttr(int(self.approx)),
-                            IntAttr(self.lanes), IntAttr(int(self.fma)), IntAttr(self.steps))
+                            IntAttr(self.lanes), IntAttr(int(self.fma)), IntAttr(self.steps),
+                            IntAttr(self.vector))
 
     def __str__(self) -> str:
         parts = []
@@ -163,6 +176,8 @@ class Schedule:
             parts.append("approx = 1")
         if self.fma:
             parts.append("fma = 1")
+        if self.vector:
+            parts.append(f"vector = {self.vector}")
         return ", ".join(parts)
 
 
@@ -176,7 +191,8 @@ def _strip(values: tuple[int, ...], default: int) -> tuple[int, ...]:
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
     """`#uop.schedule<upcast = [...], unroll = u, thread = k, split = s, lanes = g,
-    steps = n, tile = [...], pack = 1, approx = 1, fma = 1>`; every field is optional."""
+    steps = n, tile = [...], pack = 1, approx = 1, fma = 1, vector = v>`; every field is
+    optional."""
 
     name = "uop.schedule"
 
@@ -190,6 +206,7 @@ class ScheduleAttr(ParametrizedAttribute):
     lanes: IntAttr
     fma: IntAttr
     steps: IntAttr
+    vector: IntAttr
 
     @property
     def schedule(self) -> Schedule:
@@ -198,7 +215,7 @@ class ScheduleAttr(ParametrizedAttribute):
                         None if thread < 0 else thread, self.split.data,
                         tuple(t.data for t in self.tile.data), bool(self.pack.data),
                         bool(self.approx.data), self.lanes.data, bool(self.fma.data),
-                        self.steps.data)
+                        self.steps.data, self.vector.data)
 
     def verify(self) -> None:
         try:
@@ -236,12 +253,13 @@ class ScheduleAttr(ParametrizedAttribute):
                                 ints.get("thread"), ints.get("split", 1),
                                 tuple(lists.get("tile", ())), bool(ints.get("pack", 0)),
                                 bool(ints.get("approx", 0)), ints.get("lanes", 0),
-                                bool(ints.get("fma", 0)), ints.get("steps", 1))
+                                bool(ints.get("fma", 0)), ints.get("steps", 1),
+                                ints.get("vector", 0))
         except ValueError as err:
             parser.raise_error(f"#uop.schedule: {err}")
         attr = schedule.to_attr()
         return (attr.upcast, attr.unroll, attr.thread, attr.split, attr.tile, attr.pack,
-                attr.approx, attr.lanes, attr.fma, attr.steps)
+                attr.approx, attr.lanes, attr.fma, attr.steps, attr.vector)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.schedule}>")

@@ -15,8 +15,15 @@ func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop
 
 // -----
 
-// expected-error@+1 {{Expected one of 'approx', 'fma', 'lanes', 'pack', 'split', 'steps', 'thread', 'tile', 'unroll', 'upcast' in #uop.schedule}}
-func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<vector = 4>} {
+// expected-error@+1 {{Expected one of 'approx', 'fma', 'lanes', 'pack', 'split', 'steps', 'thread', 'tile', 'unroll', 'upcast', 'vector' in #uop.schedule}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<vectors = 4>} {
+  func.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{#uop.schedule: schedule upcast = [6], vector = 4: vector = 4 gives the lanes of the innermost axis's upcast, which must be a multiple of it}}
+func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {uop.schedule = #uop.schedule<upcast = [6], vector = 4>} {
   func.return %x : tensor<4xf32>
 }
 

@@ -18,7 +18,8 @@
 // After lowering: the kernel takes the words and scales; no buffer of the weight's
 // 64x32 f32 size exists anywhere (no argument, no arena view, no allocation). Its 96
 // rows reuse each panel of 32 decoded columns: the panel (32 deep, 32 wide) is decoded
-// into a stack buffer once per panel (`pack`), and the register tile reads it.
+// into a stack buffer once per panel (`pack`), and the register tile reads it (vectors
+// of 8 lanes).
 // LOOPS-LABEL: func.func @k0(
 // LOOPS-SAME:    memref<96x64xf32>, %{{.*}}: memref<96x32xf32>, %{{.*}}: memref<64x4xi32>, %{{.*}}: memref<8xi32>, %{{.*}}: memref<64x2xf32>)
 // LOOPS-NOT:     memref<64x32xf32>
@@ -30,7 +31,7 @@
 // LOOPS:         arith.subf
 // LOOPS:         memref.store %{{.*}}, %[[PANEL]]
 // LOOPS-NOT:     arith.shrui
-// LOOPS:         memref.load %[[PANEL]]
+// LOOPS:         vector.load %[[PANEL]]
 // LOOPS-NOT:     arith.shrui
 // LOOPS-NOT:     memref<64x32xf32>
 // LOOPS-NOT:     memref<32x64xf32>
@@ -112,7 +113,7 @@ func.func @embedding(%hot: tensor<3x16xf32>, %words: tensor<16x4xi32>, %pos: ten
 // LOOPS:         arith.sitofp %{{.*}} : i8 to f32
 // LOOPS:         memref.store %{{.*}}, %[[PANEL]]
 // LOOPS-NOT:     arith.sitofp
-// LOOPS:         memref.load %[[PANEL]]
+// LOOPS:         vector.load %[[PANEL]]
 // LOOPS-NOT:     arith.sitofp
 // LOOPS-NOT:     memref<64x32xf32>
 // LOOPS-NOT:     memref<32x64xf32>

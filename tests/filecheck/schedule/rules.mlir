@@ -19,11 +19,11 @@
 // to split among 2 threads. AVX-512's one panel of all 64 columns is B as B holds it:
 // no cache tile and no copy, and the threads split the rows.
 // CHECK-LABEL: func.func @matmul
-// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1>}
+// CHECK-SAME:    attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @matmul
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 64], thread = 0, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 64], thread = 0, fma = 1, vector = 16>}
 // STRICT-LABEL: func.func @matmul
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, vector = 8>}
 // NONE-LABEL:  func.func @matmul
 // NONE-SAME:     uop.schedule = #uop.schedule<>}
 func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
@@ -42,9 +42,9 @@ func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64x
 // stays in the L2 cache as it lies, its 256-byte panel rows read in place: no cache tile
 // and no copies. AVX2's 3x32 tile packs its 128-byte panel rows.
 // CHECK-LABEL: func.func @mlp_layer
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @mlp_layer
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 0, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 0, fma = 1, vector = 16>}
 func.func @mlp_layer(%a: tensor<128x784xf32>, %b: tensor<784x128xf32>) -> tensor<128x128xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %a : tensor<128x784xf32> -> tensor<128x1x784xf32>
   %ae = uop.expand %a3 : tensor<128x1x784xf32> -> tensor<128x128x784xf32>
@@ -77,9 +77,9 @@ func.func @mlp_head(%a: tensor<128x128xf32>, %b: tensor<128x10xf32>) -> tensor<1
 // axis 1 it still steps one row at a time: axes 1 and 2 get the register tile (without
 // the reshape's axis mapping the kernel got no tile, 9x slower).
 // CHECK-LABEL: func.func @linear_rows_split
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 0, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 0, fma = 1, vector = 8>}
 // STRICT-LABEL: func.func @linear_rows_split
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 0, vector = 8>}
 func.func @linear_rows_split(%x: tensor<256x64xf32>, %w: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<4x64x64xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %x : tensor<256x64xf32> -> tensor<256x1x64xf32>
   %ae = uop.expand %a3 : tensor<256x1x64xf32> -> tensor<256x64x64xf32>
@@ -135,7 +135,7 @@ func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {
 // The same with B stored (n, k), x @ W.T: too few rows for a packed panel, so the tile's
 // copies would read W's rows strided: no tile (a split needs 64 elements).
 // CHECK-LABEL: func.func @odd
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 8], fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 8], fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @odd(
 // AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
 // CHECK-LABEL: func.func @odd_transposed
@@ -190,13 +190,13 @@ func.func @exp(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
 // 6x64 on AVX-512). A 1024-deep panel of 16 columns (64 KiB) overflows a 32 KiB L2:
 // panels, not packed.
 // CHECK-LABEL: func.func @weight_gradient
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 1, tile = [0, 16], pack = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 1, tile = [0, 16], pack = 1, fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @weight_gradient
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 1, tile = [0, 64], pack = 1, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 1, tile = [0, 64], pack = 1, fma = 1, vector = 16>}
 // ONE-CORE-LABEL: func.func @weight_gradient
-// ONE-CORE-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], tile = [0, 16], pack = 1, fma = 1>}
+// ONE-CORE-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], tile = [0, 16], pack = 1, fma = 1, vector = 8>}
 // SMALL-L2-LABEL: func.func @weight_gradient
-// SMALL-L2-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 1, tile = [0, 16], fma = 1>}
+// SMALL-L2-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 1, tile = [0, 16], fma = 1, vector = 8>}
 func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>) -> tensor<64x256xf32> attributes {uop.kernel} {
   %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
   %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x256xf32>
@@ -212,9 +212,9 @@ func.func @weight_gradient(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x256xf32>)
 // time and a remainder column, not 1; panels must divide the columns, so none (threads
 // on the rows instead). AVX-512's 6x64 tile: 64 columns and a remainder, no panels either.
 // CHECK-LABEL: func.func @odd_columns
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 0, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [6, 16], thread = 0, fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @odd_columns
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 0, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 64], thread = 0, fma = 1, vector = 16>}
 func.func @odd_columns(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x65xf32>) -> tensor<64x65xf32> attributes {uop.kernel} {
   %x4 = uop.reshape %x : tensor<16x64x64xf32> -> tensor<16x64x64x1xf32>
   %xe = uop.expand %x4 : tensor<16x64x64x1xf32> -> tensor<16x64x64x65xf32>
@@ -265,9 +265,9 @@ func.func @tanh(%x: tensor<12xf32>) -> tensor<12xf32> attributes {uop.kernel} {
 // (vector loads; strict too: each column's sum keeps its order), not a split sum
 // striding down each column.
 // CHECK-LABEL: func.func @bias_gradient
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0, vector = 8>}
 // STRICT-LABEL: func.func @bias_gradient
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [16], thread = 0, vector = 8>}
 func.func @bias_gradient(%dy: tensor<16x64x256xf32>) -> tensor<256xf32> attributes {uop.kernel} {
   %d = uop.reshape %dy : tensor<16x64x256xf32> -> tensor<1024x256xf32>
   %r = uop.reduce add %d axes [0] : tensor<1024x256xf32> -> tensor<256xf32>
@@ -295,7 +295,7 @@ func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x6
 // CHECK-LABEL: func.func @matvec_rows
 // CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, lanes = 1>}
 // STRICT-LABEL: func.func @matvec_rows
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0, vector = 8>}
 func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %p = uop.mul %xe, %w : tensor<1536x576xf32>
@@ -306,7 +306,7 @@ func.func @matvec_rows(%x: tensor<1x576xf32>, %w: tensor<1536x576xf32>) -> tenso
 // W stored (in, out) (GPT-2's Conv1D): its rows lie along the outputs, so the register
 // tile over 32 outputs (4 ymm accumulators) reads them contiguously and stays.
 // CHECK-LABEL: func.func @matvec_columns
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0, fma = 1, vector = 8>}
 func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<576x1xf32> -> tensor<576x1536xf32>
   %p = uop.mul %xe, %w : tensor<576x1536xf32>
@@ -322,7 +322,7 @@ func.func @matvec_columns(%x: tensor<576x1xf32>, %w: tensor<576x1536xf32>) -> te
 // CHECK-LABEL: func.func @matvec_int8
 // CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [8], thread = 0, split = 8, lanes = 4, fma = 1>}
 // STRICT-LABEL: func.func @matvec_int8
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0, vector = 8>}
 func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos: tensor<4xi32>, %scales: tensor<1536x18xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %wr = uop.reshape %words : tensor<1536x144xi32> -> tensor<1536x144x1xi32>
@@ -348,7 +348,7 @@ func.func @matvec_int8(%x: tensor<1x576xf32>, %words: tensor<1536x144xi32>, %pos
 // CHECK-LABEL: func.func @matvec_bytes
 // CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 32, lanes = 1, fma = 1>}
 // STRICT-LABEL: func.func @matvec_bytes
-// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0>}
+// STRICT-SAME:    uop.schedule = #uop.schedule<upcast = [32], thread = 0, vector = 8>}
 func.func @matvec_bytes(%x: tensor<1x576xf32>, %codes: tensor<1536x576xi8>, %scales: tensor<1536x18xf32>) -> tensor<1536xf32> attributes {uop.kernel} {
   %xe = uop.expand %x : tensor<1x576xf32> -> tensor<1536x576xf32>
   %c = uop.cast %codes : tensor<1536x576xi8> to tensor<1536x576xf32>
@@ -417,9 +417,9 @@ func.func @matvec_int4(%x: tensor<1x576xf32>, %words: tensor<1536x72xi32>, %pos:
 // projection, 4 rows): cache-tiled with a packed panel, which holds the decoded values
 // (decoded once per panel, not once per tile of rows); 3 rows, one tile, decode in place.
 // CHECK-LABEL: func.func @prompt_int4
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, tile = [0, 32], pack = 1, fma = 1, vector = 8>}
 // CHECK-LABEL: func.func @tile_int4
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 1, fma = 1, vector = 8>}
 func.func @prompt_int4(%x: tensor<4x576xf32>, %words: tensor<1536x72xi32>, %pos: tensor<8xi32>) -> tensor<4x1536xf32> attributes {uop.kernel} {
   %xr = uop.reshape %x : tensor<4x576xf32> -> tensor<4x1x576xf32>
   %xe = uop.expand %xr : tensor<4x1x576xf32> -> tensor<4x1536x576xf32>
@@ -487,9 +487,9 @@ func.func @transpose_odd(%0: tensor<40x24xf32>) -> tensor<24x40xf32> attributes 
 // row loops are jammed by the register tile's columns too; their width stays 32 on
 // AVX-512 as on AVX2 (3x32, not 3x64: an exp per jammed score).
 // CHECK-LABEL: func.func @softmax_scores
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, approx = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, approx = 1, fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @softmax_scores
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, approx = 1, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], thread = 0, approx = 1, fma = 1, vector = 16>}
 func.func @softmax_scores(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
   %qr = uop.reshape %q : tensor<64x16xf32> -> tensor<64x1x16xf32>
   %qe = uop.expand %qr : tensor<64x1x16xf32> -> tensor<64x64x16xf32>
@@ -514,7 +514,7 @@ func.func @softmax_scores(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>) -> tenso
 // CHECK-LABEL: func.func @short_k
 // CHECK-SAME:    uop.schedule = #uop.schedule<>}
 // CHECK-LABEL: func.func @short_k_transposed
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 32], tile = [0, 32], pack = 1, fma = 1, vector = 8>}
 func.func @short_k(%x: tensor<64x4xf32>, %w: tensor<4x64xf32>) -> tensor<64x64xf32> attributes {uop.kernel} {
   %xr = uop.reshape %x : tensor<64x4xf32> -> tensor<64x1x4xf32>
   %xe = uop.expand %xr : tensor<64x1x4xf32> -> tensor<64x64x4xf32>
@@ -542,9 +542,9 @@ func.func @short_k_transposed(%x: tensor<64x4xf32>, %w: tensor<64x4xf32>) -> ten
 // dO are packed per batch; on AVX-512 the 256-long reduction keeps B's vectors in
 // registers (6x64).
 // CHECK-LABEL: func.func @transposed_gradient
-// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 1, tile = [0, 0, 32], pack = 1, fma = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [1, 3, 32], thread = 1, tile = [0, 0, 32], pack = 1, fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @transposed_gradient
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [1, 6, 64], thread = 1, fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [1, 6, 64], thread = 1, fma = 1, vector = 16>}
 func.func @transposed_gradient(%do: tensor<2x256x64xf32>, %p: tensor<2x256x256xf32>) -> tensor<2x256x64xf32> attributes {uop.kernel} {
   %dr = uop.reshape %do : tensor<2x256x64xf32> -> tensor<2x256x64x1xf32>
   %de = uop.expand %dr : tensor<2x256x64x1xf32> -> tensor<2x256x64x256xf32>

@@ -1,0 +1,83 @@
+// `vector = v` (uopc/transforms/vectorize.py): the innermost axis's upcast is built from
+// vectors of v lanes, jammed f / v times, where its body has a vector form.
+// RUN: uopc-opt %s -p uop-rangeify,uop-apply-schedule,cse | filecheck %s
+// RUN: uopc-opt %s -p uop-rangeify,uop-apply-schedule,cse -t c | filecheck %s --check-prefix=C
+
+// upcast [2, 32] with vector = 16: a 2x2 tile of 16-lane vectors. The reduce loop carries
+// four vector accumulators; each row's element of A is loaded once and broadcast just
+// before its row's multiply-adds (`sink_loads`), B's rows are vector loads shared by the
+// two rows, and the tile ends in four vector stores.
+// CHECK-LABEL: func.func @vector_tile
+// CHECK:         %[[ZERO:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK:         scf.for {{.*}} iter_args({{.*}} = %[[ZERO]], {{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-NEXT:      %[[A0:.*]] = memref.load %a
+// CHECK-NEXT:      %[[S0:.*]] = vector.broadcast %[[A0]] : f32 to vector<16xf32>
+// CHECK-NEXT:      %[[B0:.*]] = vector.load %b[{{.*}}] : memref<8x64xf32>, vector<16xf32>
+// CHECK-NEXT:      math.fma %[[S0]], %[[B0]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT:      %[[B1:.*]] = vector.load %b[{{.*}}] : memref<8x64xf32>, vector<16xf32>
+// CHECK-NEXT:      math.fma %[[S0]], %[[B1]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT:      %[[A1:.*]] = memref.load %a
+// CHECK-NEXT:      %[[S1:.*]] = vector.broadcast %[[A1]] : f32 to vector<16xf32>
+// CHECK-NEXT:      math.fma %[[S1]], %[[B0]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT:      math.fma %[[S1]], %[[B1]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT:      scf.yield
+// CHECK-COUNT-4: vector.store %{{.*}}, %out[{{.*}}] : memref<4x64xf32>, vector<16xf32>
+// CHECK-NOT:     memref.store
+// In the C, gcc vector types, a broadcast, an FMA and a store through the prelude's helpers.
+// C-LABEL: void vector_tile(float* restrict out, const float* restrict a, const float* restrict b) {
+// C:           uop_f32x16 [[ACC:acc[0-9]+]] = [[Z:v[0-9]+]];
+// C:             const uop_f32x16 [[S:v[0-9]+]] = uop_splat_f32x16([[A:v[0-9]+]]);
+// C-NEXT:        const uop_f32x16 [[B:v[0-9]+]] = uop_load_f32x16(&b[
+// C-NEXT:        const uop_f32x16 [[F:v[0-9]+]] = uop_fma_f32x16([[S]], [[B]], [[ACC]]);
+// C:             [[ACC]] = [[F]];
+// C:           uop_store_f32x16(&out[{{.*}}], [[ACC]]);
+func.func @vector_tile(%a: tensor<4x8xf32>, %b: tensor<8x64xf32>) -> tensor<4x64xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [2, 32], fma = 1, vector = 16>} {
+  %0 = uop.reshape %a : tensor<4x8xf32> -> tensor<4x8x1xf32>
+  %1 = uop.expand %0 : tensor<4x8x1xf32> -> tensor<4x8x64xf32>
+  %2 = uop.reshape %b : tensor<8x64xf32> -> tensor<1x8x64xf32>
+  %3 = uop.expand %2 : tensor<1x8x64xf32> -> tensor<4x8x64xf32>
+  %4 = uop.mul %1, %3 : tensor<4x8x64xf32>
+  %5 = uop.reduce add %4 axes [1] : tensor<4x8x64xf32> -> tensor<4x64xf32>
+  func.return %5 : tensor<4x64xf32>
+}
+
+// 48 columns by 32: the loop of two vector copies, then a remainder loop over the last 16
+// columns, one vector too.
+// CHECK-LABEL: func.func @vector_remainder
+// CHECK:         %[[THIRTYTWO:.*]] = arith.constant 32 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[THIRTYTWO]] step %[[THIRTYTWO]] {
+// CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-2: vector.store
+// CHECK:         %[[SIXTEEN:.*]] = arith.constant 16 : index
+// CHECK:         scf.for %[[J:.*]] = %[[THIRTYTWO]] to %{{.*}} step %[[SIXTEEN]] {
+// CHECK:           scf.for {{.*}} -> (vector<16xf32>) {
+// CHECK:             vector.load %b[%{{.*}}, %[[J]]] : memref<8x48xf32>, vector<16xf32>
+// CHECK:             arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:             arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:           vector.store %{{.*}}, %out[%{{.*}}, %[[J]]] : memref<4x48xf32>, vector<16xf32>
+func.func @vector_remainder(%a: tensor<4x8xf32>, %b: tensor<8x48xf32>) -> tensor<4x48xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 32], vector = 16>} {
+  %0 = uop.reshape %a : tensor<4x8xf32> -> tensor<4x8x1xf32>
+  %1 = uop.expand %0 : tensor<4x8x1xf32> -> tensor<4x8x48xf32>
+  %2 = uop.reshape %b : tensor<8x48xf32> -> tensor<1x8x48xf32>
+  %3 = uop.expand %2 : tensor<1x8x48xf32> -> tensor<4x8x48xf32>
+  %4 = uop.mul %1, %3 : tensor<4x8x48xf32>
+  %5 = uop.reduce add %4 axes [1] : tensor<4x8x48xf32> -> tensor<4x48xf32>
+  func.return %5 : tensor<4x48xf32>
+}
+
+// A max reduction runs on i32 keys (`max_keys`): integer ops have no vector form here,
+// so the tile is 32 jammed scalar copies, as without `vector`.
+// CHECK-LABEL: func.func @vector_fallback
+// CHECK-NOT:     vector.
+// CHECK:         scf.for {{.*}} -> (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32) {
+// CHECK-NOT:     vector.
+// CHECK:         func.return
+func.func @vector_fallback(%a: tensor<4x8xf32>, %b: tensor<8x32xf32>) -> tensor<4x32xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 32], vector = 16>} {
+  %0 = uop.reshape %a : tensor<4x8xf32> -> tensor<4x8x1xf32>
+  %1 = uop.expand %0 : tensor<4x8x1xf32> -> tensor<4x8x32xf32>
+  %2 = uop.reshape %b : tensor<8x32xf32> -> tensor<1x8x32xf32>
+  %3 = uop.expand %2 : tensor<1x8x32xf32> -> tensor<4x8x32xf32>
+  %4 = uop.mul %1, %3 : tensor<4x8x32xf32>
+  %5 = uop.reduce max %4 axes [1] : tensor<4x8x32xf32> -> tensor<4x32xf32>
+  func.return %5 : tensor<4x32xf32>
+}
