@@ -175,7 +175,8 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
         # scores, or another loop of the axis) stays a loop: its copies would share
         # nothing, and the C compiler vectorizes the loop itself
         bystanders = axis == max(loops) and (rows or any(map(_reduces, axis_loops)))
-        lanes = schedule.vector if axis == max(loops) and f % max(schedule.vector, 1) == 0 else 0
+        vectors = schedule.vector and axis == max(loops) and f % schedule.vector == 0
+        lanes = schedule.vector if vectors else 0
         for loop in axis_loops:
             if constant_of(loop.lb) == 0 and not (bystanders and not _reduces(loop)):
                 trip_count(loop, f"{name}: upcast axis {axis}")

@@ -4,9 +4,10 @@ each value that differs between them a vector of `lanes` lanes (`vectorize`).
 Run on the innermost output axis before its upcast, it makes a register tile of vector
 copies: a 6x64 tile on AVX-512 is 6 x 4 copies of 16-lane vectors (24 vector
 accumulators in the IR and the C) where scalar jamming made 384 copies of every op. The
-C compiler gets the vectors as vector types and keeps them in registers (on a 6x64 f32
-tile, K = 256: 19.0 us for the 384 jammed scalars, 16.9 us as 24 vectors, the same
-bits, a twelfth of the C and a quarter of gcc's time).
+C compiler gets the vectors as vector types and keeps them in registers: a standalone
+6x64 f32 tile (K = 256) ran 16.9 us against 19.0 us jammed, the same bits, from a
+twelfth of the C in a quarter of gcc's time; in char-GPT's training step the tiles run
+as fast as before (150-157 us) and the plan's C shrank from 2.2 MB to 0.6 MB.
 
 A value is *varying* when it depends on the loop's index (through index arithmetic,
 loads, float arithmetic and the accumulators of reduce loops inside); every other value
