@@ -101,12 +101,15 @@ PARALLEL_MIN_CHARS = 64 * 1024
 TIER_MIN_CHARS = 64 * 1024
 #: the cost model that keeps a unit whose quick build would run longer than it saves in
 #: one tier: -O0 code computes about this many FLOPs a second (`SourceUnit.flops`;
-#: measured on a 2-core Zen 4: a char-GPT training step's 0.8 GFLOP in 1.05 s, SmolLM2's
-#: 14-token prefill's 3.6 GFLOP in 5.2-5.7 s), and the quick build saves about this
+#: measured on a 2-core Zen 4 with register tiles as vectors: a char-GPT training step's
+#: 0.8 GFLOP in 0.40 s, SmolLM2's 14-token prefill's 3.6 GFLOP in 2.5 s; as jammed
+#: scalars they took 1.05 s and 5.2-5.7 s), and the quick build saves about this
 #: many seconds of gcc a character of C against -O2 (the same: 3.4 MB, 8.1 -> 3.7 s;
-#: 2.0 MB, 6.0 -> 2.6 s, two compilers at once). Both move with the machine, their
-#: ratio much less. The prefill's first token took 14.5 s in two tiers, 12.3 in one.
-QUICK_FLOPS_PER_SECOND = 0.7e9
+#: 2.0 MB, 6.0 -> 2.6 s, two compilers at once; char-GPT's 0.6 MB of vector tiles,
+#: 1.5 -> 0.5 s). Both move with the machine, their ratio much less. The prefill's first
+#: token takes 5.1 s in two tiers, 3.2 in one; char-GPT's first step 2.5 s in two, 2.9
+#: in one.
+QUICK_FLOPS_PER_SECOND = 1.5e9
 QUICK_SAVES_PER_CHAR = 1.5e-6
 
 
