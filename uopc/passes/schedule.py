@@ -738,14 +738,17 @@ def _strided_copies(shape: KernelShape, upcast: list[int], tile: tuple[int, ...]
     return max(a for a, f in enumerate(upcast) if f > 1) in shape.inner_reduce_axes
 
 
-def _vector_lanes(shape: KernelShape, upcast: Sequence[int], cpu: Cpu) -> int:
+def _vector_lanes(shape: KernelShape, upcast: Sequence[int], cpu: Cpu, split: int = 1) -> int:
     """The lanes of the vectors that the innermost output axis's upcast is built from:
-    the CPU's vector of the kernel's elements, when the factor is a multiple of it (0:
-    scalar copies). `uop-apply-schedule` jams scalar copies anyway where the body has
-    an op without a vector form."""
+    the CPU's vector of the kernel's elements, when the factor is a multiple of it; or,
+    without an upcast, those of a split's partial results, when a vector of the CPU
+    holds them all (0: scalar copies). `uop-apply-schedule` jams scalar copies anyway
+    where the body has an op without a vector form."""
+    lanes = cpu.lanes(shape.element_bytes)
+    if not any(f > 1 for f in upcast):
+        return split if 4 <= split <= lanes and shape.element_bytes in (4, 8) else 0
     if not shape.looped:
         return 0
-    lanes = cpu.lanes(shape.element_bytes)
     inner = shape.looped[-1]
     factor = upcast[inner] if inner < len(upcast) else 1
     return lanes if lanes > 1 and factor > 1 and factor % lanes == 0 else 0
@@ -772,7 +775,8 @@ def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> S
     parts = 1 if strict else row_split(shape.reduce, SPLIT, MIN_SPLIT_REDUCE)
     thread = _thread_axis(shape, upcast, cpu.cores)
     tile = _transpose_blocks(shape) or _thread_blocks(shape, thread, cpu.cores)
-    return Schedule(thread=thread, split=parts, tile=tile, approx=approx)
+    return Schedule(thread=thread, split=parts, tile=tile, approx=approx,
+                    vector=_vector_lanes(shape, upcast, cpu, parts))
 
 
 def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
@@ -827,7 +831,7 @@ def candidates(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None
     for s in found:
         if not s.is_naive and s is not chosen:
             s = replace(s, approx=chosen.approx, fma=chosen.fma and bool(s.upcast),
-                        vector=_vector_lanes(shape, s.upcast, cpu))
+                        vector=_vector_lanes(shape, s.upcast, cpu, s.split))
         if s not in unique:
             unique.append(s)
     return unique

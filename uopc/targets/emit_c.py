@@ -641,6 +641,13 @@ class CEmitter:
     def broadcast(self, op: vector.BroadcastOp) -> str:
         return f"uop_splat_{_vector_name(op.vector.type)[4:]}({self.name(op.source)})"
 
+    def extract(self, op: vector.ExtractOp) -> str:
+        """One lane of a vector (a constant position: gcc's vector subscript)."""
+        positions = op.static_position.get_values()
+        if len(positions) != 1 or positions[0] < 0 or op.dynamic_position:
+            raise CEmitError(f"C emitter: {op.name} takes one constant lane of a vector")
+        return f"{self.name(op.vector)}[{positions[0]}]"
+
     def prefetch(self, op: PrefetchOp) -> None:
         """gcc's prefetch of the element's address (a hint: it never faults, so an
         address past the end of the buffer is harmless)."""
@@ -1176,6 +1183,7 @@ _EXPRESSIONS: dict[type[Operation], str] = {
     memref.LoadOp: "load",
     vector.LoadOp: "vector_load",
     vector.BroadcastOp: "broadcast",
+    vector.ExtractOp: "extract",
 }
 
 

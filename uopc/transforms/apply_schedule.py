@@ -138,7 +138,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                     steps = 1
                 split_lanes(loop, schedule.split, schedule.lanes, steps)
             else:
-                split(loop, schedule.split)
+                split(loop, schedule.split, vectors=schedule.vector == schedule.split)
     if schedule.unroll > 1:
         # a kernel with no output loop (a reduction to a scalar) unrolls its reduce loops
         reduce_loops = [r for nest in innermost for r in innermost_reduce_loops(nest)] \

@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FixedBitwidthType, FloatAttr, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from uopc.transforms.jam import jam
 from uopc.transforms.loops import INDEX, block_of, constant_ub, copy_ivs, index_const, terminator
+from uopc.transforms.vectorize import vectorize_reduce
 from uopc.uopdialect.upstream import PrefetchOp
 
 #: combining ops whose partial results may be computed apart: the identity each partial
@@ -67,11 +68,21 @@ def split_combiner(loop: scf.ForOp) -> _Combiner | mathd.FmaOp | None:
     return op if start in identities else None
 
 
-def split(loop: scf.ForOp, parts: int) -> None:
+def split(loop: scf.ForOp, parts: int, vectors: bool = False) -> None:
     """Accumulate reduce loop `loop` into `parts` partial results (element p into partial
-    p mod parts), combined in order after the loop."""
+    p mod parts), combined in order after the loop. With `vectors`, the partials are the
+    lanes of one vector accumulator (`vectorize_reduce`), where the body has a vector
+    form: the same partials, combined in the same order."""
     combiner = split_combiner(loop)
     assert combiner is not None, "split only loops that split_combiner accepts"
+    lanes = vectorize_reduce(loop, parts) if vectors else None
+    if lanes is not None:
+        element = loop.results[0].type
+        _replace_by_partials(loop, combiner, lanes, [
+            ([extract], extract.results[0])
+            for extract in (vector.ExtractOp(lanes.results[0], [p], element)
+                            for p in range(parts))])
+        return
     old = loop.body.block
     body = Block(arg_types=[INDEX, *([old.args[1].type] * parts)])
     body.args[0].name_hint = old.args[0].name_hint

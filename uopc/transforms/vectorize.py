@@ -32,10 +32,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, VectorType, f32, f64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, VectorType, f32, f64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from uopc.transforms.loops import constant_of, replace_body
+from uopc.transforms.loops import INDEX, block_of, constant_of, replace_body
 
 #: the ops that work lane by lane on vectors of floats
 LANEWISE = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.NegfOp, math.FmaOp)
@@ -240,3 +240,40 @@ def vectorize(loop: scf.ForOp, lanes: int) -> bool:
     body.add_op(scf.YieldOp())
     replace_body(loop, body, lanes)
     return True
+
+
+def vectorize_reduce(loop: scf.ForOp, lanes: int) -> scf.ForOp | None:
+    """A copy of reduce loop `loop` (one accumulator; by 1 over a constant multiple of
+    `lanes` elements) that steps by `lanes` with a vector accumulator, lane p folding
+    elements p, p + lanes, p + 2 * lanes, ... in order from the initial value: a split's
+    partial results (`uopc.transforms.split`), inserted before `loop`, which the caller
+    replaces. None, and nothing inserted, when the body has an op without a vector form
+    (or the accumulator is not a float)."""
+    lb, ub = constant_of(loop.lb), constant_of(loop.ub)
+    if (len(loop.iter_args) != 1 or constant_of(loop.step) != 1 or lb is None or ub is None
+            or (ub - lb) % lanes):
+        return None
+    old = loop.body.block
+    acc = old.args[1]
+    yielded = old.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    varying = _Varying(old.args[0])
+    varying.mark(acc)
+    while _mark_block(old, varying):
+        pass
+    if acc.type not in ELEMENTS or yielded.operands[0] not in varying or not _fits(old, varying):
+        return None
+    build = _Builder(varying, lanes)
+    block = block_of(loop)
+    start = vector.BroadcastOp(loop.iter_args[0], build.vector_type(acc.type))
+    step = arith.ConstantOp(IntegerAttr(lanes, INDEX))
+    body = Block(arg_types=[INDEX, start.vector.type])
+    body.args[0].name_hint = old.args[0].name_hint
+    build.values.update(zip(old.args, body.args))
+    build.block(old, body)
+    body.add_op(scf.YieldOp(build.as_vector(yielded.operands[0], body)))
+    new = scf.ForOp(loop.lb, loop.ub, step.result, [start.vector], body)
+    new.attributes.update(loop.attributes)
+    for op in (start, step, new):
+        block.insert_op_before(op, loop)
+    return new

@@ -60,7 +60,9 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   same values in the same order for every element, in a sixteenth of the IR and C (a
   6x64 tile of AVX-512: 24 vector accumulators, not 384 scalar ones). A kernel whose
   copies hold an op without a vector form (a compare, a select, a cast, a load
-  strided along the axis) is jammed as scalar copies.
+  strided along the axis) is jammed as scalar copies. With `split = v` (and no such
+  upcast), the split's v partial results are the lanes of one vector accumulator
+  instead, combined in the same order after the loop.
 - `steps = n` (with `lanes`): each block holds n steps of s*g elements, the loop over
   the partials run n times in a row, so that what the whole block reads alike (the
   block scale of packed weights, when s*g*n elements make one block) is read once per
@@ -121,9 +123,11 @@ class Schedule:
         if self.lanes and self.split == 1:
             raise ValueError(f"schedule {self}: lanes = {self.lanes} lays out the partial "
                              f"results of a split; give split = s > 1 too")
-        if self.vector < 0 or self.vector and (not self.upcast or self.upcast[-1] % self.vector):
+        if self.vector < 0 or self.vector and self.vector != self.split and (
+                not self.upcast or self.upcast[-1] % self.vector):
             raise ValueError(f"schedule {self}: vector = {self.vector} gives the lanes of the "
-                             f"innermost axis's upcast, which must be a multiple of it")
+                             f"innermost axis's upcast, which must be a multiple of it, or of "
+                             f"a split, which must equal it")
         if self.steps > 1 and not self.lanes:
             raise ValueError(f"schedule {self}: steps = {self.steps} counts the steps of "
                              f"a lane loop in one block; give lanes = g > 0 too")

@@ -230,7 +230,7 @@ func.func @odd_columns(%x: tensor<16x64x64xf32>, %dy: tensor<16x64x65xf32>) -> t
 // mask shares no float load of the reduce loop (nor does the row max, broadcast along
 // the reduced axis only): no register tile on the batch and head axes, a split sum.
 // CHECK-LABEL: func.func @masked_softmax_sum
-// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1, vector = 8>}
 // STRICT-LABEL: func.func @masked_softmax_sum
 // STRICT-SAME:    uop.schedule = #uop.schedule<thread = 0>}
 func.func @masked_softmax_sum(%mask: tensor<1x1x64x64xi1>, %s: tensor<16x4x64x64xf32>, %m: tensor<16x4x64xf32>) -> tensor<16x4x64xf32> attributes {uop.kernel} {
@@ -278,7 +278,7 @@ func.func @bias_gradient(%dy: tensor<16x64x256xf32>) -> tensor<256xf32> attribut
 // batch and heads): the reduce loop reads it, but as a term, not a factor of a product
 // that copies along batch and heads could share: no register tile either.
 // CHECK-LABEL: func.func @biased_softmax_sum
-// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1>}
+// CHECK-SAME:    uop.schedule = #uop.schedule<thread = 0, split = 8, approx = 1, vector = 8>}
 func.func @biased_softmax_sum(%bias: tensor<1x1x64x64xf32>, %s: tensor<16x4x64x64xf32>) -> tensor<16x4x64xf32> attributes {uop.kernel} {
   %be = uop.expand %bias : tensor<1x1x64x64xf32> -> tensor<16x4x64x64xf32>
   %d = uop.add %s, %be : tensor<16x4x64x64xf32>

@@ -81,3 +81,28 @@ func.func @vector_fallback(%a: tensor<4x8xf32>, %b: tensor<8x32xf32>) -> tensor<
   %5 = uop.reduce max %4 axes [1] : tensor<4x8x32xf32> -> tensor<4x32xf32>
   func.return %5 : tensor<4x32xf32>
 }
+
+// split = 8 with vector = 8: the 8 partial sums are the lanes of one vector accumulator
+// (a vector load of 8 consecutive elements a step), combined in order after the loop.
+// CHECK-LABEL: func.func @split_vector
+// CHECK:         %[[ZERO:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:         %[[SUMS:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (vector<8xf32>) {
+// CHECK-NEXT:      %[[X:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<64xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[ACC]], %[[X]] : vector<8xf32>
+// CHECK-NEXT:      scf.yield %[[S]] : vector<8xf32>
+// CHECK:         %[[P0:.*]] = vector.extract %[[SUMS]][0] : f32 from vector<8xf32>
+// CHECK-NEXT:    %[[P1:.*]] = vector.extract %[[SUMS]][1] : f32 from vector<8xf32>
+// CHECK-NEXT:    %[[T1:.*]] = arith.addf %[[P0]], %[[P1]] : f32
+// CHECK-NEXT:    %[[P2:.*]] = vector.extract %[[SUMS]][2] : f32 from vector<8xf32>
+// CHECK-NEXT:    arith.addf %[[T1]], %[[P2]] : f32
+// CHECK-COUNT-5: vector.extract
+// C-LABEL: void split_vector(
+// C:           const uop_f32x8 [[L:v[0-9]+]] = uop_load_f32x8(&
+// C:           const float [[E0:v[0-9]+]] = [[ACC:acc[0-9]+]][0];
+// C-NEXT:      const float [[E1:v[0-9]+]] = [[ACC]][1];
+// C-NEXT:      const float {{v[0-9]+}} = [[E0]] + [[E1]];
+func.func @split_vector(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 8, vector = 8>} {
+  %e = uop.exp2 %x : tensor<4x64xf32>
+  %r = uop.reduce add %e axes [1] : tensor<4x64xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
