@@ -204,6 +204,27 @@ def test_vector_tiles_give_the_scalar_tiles_result_bit_for_bit(name):
     assert "vector.load" in str(lowered)
 
 
+def test_b_rows_holding_half_a_vector_get_a_tile_of_half_width_vectors():
+    """The MNIST MLP's head, 128x128 @ 128x10, on AVX-512: 6 rows of one 8-lane vector
+    and a scalar remainder of 2 columns (twice as fast as 3x10 jammed scalars); its
+    result is the naive one (within the fused multiply-adds' rounding), and the same
+    bits as the tile jammed as scalars."""
+    text = matmul_text(128, 128, 10, True)
+    module = kernel_module(text)
+    (kernel,) = kernels_of(module)
+    schedule = rules(kernel_shape(kernel), cpu=host("avx512"))
+    assert schedule == Schedule((6, 8), fma=True, vector=8)
+    assert rules(kernel_shape(kernel), cpu=host("avx512"), strict=True) == Schedule(
+        (6, 8), vector=8)
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in [(128, 128), (128, 10), (10,)]]
+    name = kernel.sym_name.data
+    (got,) = run_with(module, {name: schedule}, inputs)
+    (naive,) = run_with(module, {}, inputs)
+    assert_same_or_fused(got, naive, schedule, str(schedule))
+    (scalars,) = run_with(module, {name: replace(schedule, vector=0)}, inputs)
+    assert np.array_equal(got, scalars)
+
+
 def test_a_transposing_kernel_runs_in_cache_tiles_of_its_two_axes():
     (kernel,) = kernels_of(kernel_module(TRANSPOSE))
     shape = kernel_shape(kernel)

@@ -153,6 +153,11 @@ MIN_TILE_REDUCE = 8
 #: made the char-GPT's fused attention backward 7x slower than 3x32 (1.88 against
 #: 0.26 ms on a 2-core Zen 4: 6,000 lines of C in one loop body)
 ROW_TILE_COLUMNS = 32
+#: the fewest lanes of a vector that register tiles and split sums are built from (the C
+#: target's vector types: 128 bits and more)
+MIN_VECTOR_LANES = 4
+#: the rows of a register tile of one half-width vector (B's rows hold half a vector)
+NARROW_TILE_ROWS = 6
 MODES = ("rules", "none")
 #: reductions at least this long, without a register tile, accumulate into SPLIT
 #: partial results (a float sum reassociates: not under strict float order)
@@ -706,11 +711,16 @@ def _register_upcast(shape: KernelShape, cpu: Cpu) -> list[int]:
         lanes = cpu.lanes(shape.element_bytes)
         # B's rows narrower than one vector leave no vectors to keep in registers: the
         # short reduction's tile (the MNIST MLP's 128x128 @ 128x10: 32-41 us with 6x10,
-        # 21 us with 3x10)
+        # 21 us with 3x10), or, when they hold half a vector, NARROW_TILE_ROWS rows of one
+        # half-width vector, the last columns a scalar remainder (6x8 and 2: 9.6-10.2 us)
         narrow = bool(tiled) and shape.out[tiled[-1]] < lanes
         rows, columns = register_tile(cpu, shape.element_bytes, 0 if narrow else shape.reduce)
         if not shape.plain:
             columns = min(columns, ROW_TILE_COLUMNS)
+        half = lanes // 2
+        if narrow and half >= MIN_VECTOR_LANES and _tile_factor(
+                shape.out[tiled[-1]], half, lanes) == half:
+            rows, columns = NARROW_TILE_ROWS, half
         if tiled:
             upcast[tiled[-1]] = _tile_factor(shape.out[tiled[-1]], columns, lanes)
         if len(tiled) == 2:
@@ -746,12 +756,16 @@ def _vector_lanes(shape: KernelShape, upcast: Sequence[int], cpu: Cpu, split: in
     where the body has an op without a vector form."""
     lanes = cpu.lanes(shape.element_bytes)
     if not any(f > 1 for f in upcast):
-        return split if 4 <= split <= lanes and shape.element_bytes in (4, 8) else 0
+        return split if MIN_VECTOR_LANES <= split <= lanes and shape.element_bytes in (4, 8) \
+            else 0
     if not shape.looped:
         return 0
     inner = shape.looped[-1]
     factor = upcast[inner] if inner < len(upcast) else 1
-    return lanes if lanes > 1 and factor > 1 and factor % lanes == 0 else 0
+    if lanes > 1 and factor > 1 and factor % lanes == 0:
+        return lanes
+    # a tile of half-width vectors (B's rows narrower than a vector: `_register_upcast`)
+    return factor if factor == lanes // 2 >= MIN_VECTOR_LANES else 0
 
 
 def rules(shape: KernelShape, strict: bool = False, cpu: Cpu | None = None) -> Schedule:

@@ -56,11 +56,11 @@ func.func @mlp_layer(%a: tensor<128x784xf32>, %b: tensor<784x128xf32>) -> tensor
   func.return %r : tensor<128x128xf32>
 }
 
-// Its second layer, 128x128 @ 128x10: B's rows are narrower than one vector, so no
-// vectors of B to keep in registers: the short reduction's rows (3; 6x10 ran 1.5-2x
-// slower), the 10 columns whole.
+// Its second layer, 128x128 @ 128x10: B's rows are narrower than one vector but hold
+// half of one: 6 rows of one 8-lane vector, the last 2 columns a scalar remainder (9.6-10.2
+// us; the 10 columns jammed as scalars, 3x10, 19 us; 6x10 31 us).
 // AVX512-LABEL: func.func @mlp_head
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 8], fma = 1, vector = 8>}
 func.func @mlp_head(%a: tensor<128x128xf32>, %b: tensor<128x10xf32>) -> tensor<128x10xf32> attributes {uop.kernel} {
   %a3 = uop.reshape %a : tensor<128x128xf32> -> tensor<128x1x128xf32>
   %ae = uop.expand %a3 : tensor<128x1x128xf32> -> tensor<128x10x128xf32>
@@ -130,14 +130,15 @@ func.func @odd_vector(%x: tensor<262147xf32>) -> tensor<262147xf32> attributes {
 }
 
 // An odd-sized matmul: its 10 columns are one vector of 8 and a remainder loop of 2
-// (whole vectors; AVX-512's 16 lanes: one tile of 10); 9 rows get 3 (the tile's rows,
-// here without a remainder; 10 rows would get 3 and a remainder row).
+// (whole vectors; on AVX-512, B's rows hold half a vector: the same 8 lanes, 6 rows and a
+// remainder of 3); 9 rows get 3 (the tile's rows, here without a remainder; 10 rows would
+// get 3 and a remainder row).
 // The same with B stored (n, k), x @ W.T: too few rows for a packed panel, so the tile's
 // copies would read W's rows strided: no tile (a split needs 64 elements).
 // CHECK-LABEL: func.func @odd
 // CHECK-SAME:    uop.schedule = #uop.schedule<upcast = [3, 8], fma = 1, vector = 8>}
 // AVX512-LABEL: func.func @odd(
-// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [3, 10], fma = 1>}
+// AVX512-SAME:    uop.schedule = #uop.schedule<upcast = [6, 8], fma = 1, vector = 8>}
 // CHECK-LABEL: func.func @odd_transposed
 // CHECK-SAME:    uop.schedule = #uop.schedule<>}
 func.func @odd(%a: tensor<9x20xf32>, %b: tensor<20x10xf32>) -> tensor<9x10xf32> attributes {uop.kernel} {
