@@ -87,7 +87,7 @@ def c_type(t: Attribute) -> str:
     if d is not None:
         return d.c
     if isinstance(t, VectorType):
-        return _vector_name(t)
+        return f"uop_{_vector_kind(t)}"
     if isinstance(t, IndexType):
         return "int64_t"
     if isinstance(t, IntegerType):
@@ -104,15 +104,16 @@ def c_type(t: Attribute) -> str:
                      f"f16, f32, f64 or a memref of one of them")
 
 
-def _vector_name(t: Attribute) -> str:
-    """The prelude's name of vector type `t` (`uop_f32x16`: `prelude.VECTOR_TYPES`)."""
+def _vector_kind(t: Attribute) -> str:
+    """Vector type `t` as the prelude spells it in its type and helper names (`f32x16`
+    in `uop_f32x16`, `uop_load_f32x16`: `prelude.VECTOR_TYPES`)."""
     assert isinstance(t, VectorType)
     d = BY_XDSL.get(t.get_element_type())
     shape = t.get_shape()
     if d is None or len(shape) != 1 or (d.name, shape[0]) not in VECTOR_TYPES:
         raise CEmitError(f"C emitter: no C type for {t}: the vector types are "
                          f"{', '.join(f'vector<{n}x{e}>' for e, n in VECTOR_TYPES)}")
-    return f"uop_{d.name}x{shape[0]}"
+    return f"{d.name}x{shape[0]}"
 
 
 def _unsigned(t: Attribute) -> str:
@@ -630,16 +631,14 @@ class CEmitter:
 
     def vector_load(self, op: vector.LoadOp) -> str:
         """The lanes from the element the indices name on (`uop_load_<v>`)."""
-        name = _vector_name(op.result.type)
-        return f"uop_load_{name[4:]}(&{self.address(op.base, op.indices)})"
+        return f"uop_load_{_vector_kind(op.result.type)}(&{self.address(op.base, op.indices)})"
 
     def vector_store(self, op: vector.StoreOp) -> None:
-        name = _vector_name(op.vector.type)
-        self.line(f"uop_store_{name[4:]}(&{self.address(op.base, op.indices)}, "
-                  f"{self.name(op.vector)});")
+        self.line(f"uop_store_{_vector_kind(op.vector.type)}(&"
+                  f"{self.address(op.base, op.indices)}, {self.name(op.vector)});")
 
     def broadcast(self, op: vector.BroadcastOp) -> str:
-        return f"uop_splat_{_vector_name(op.vector.type)[4:]}({self.name(op.source)})"
+        return f"uop_splat_{_vector_kind(op.vector.type)}({self.name(op.source)})"
 
     def extract(self, op: vector.ExtractOp) -> str:
         """One lane of a vector (a constant position: gcc's vector subscript)."""
@@ -832,7 +831,7 @@ class CEmitter:
                 raise CEmitError(f"C emitter: cannot emit {op.name} on vectors: math.fma "
                                  f"is the math op with a vector form")
             operands = ", ".join(self.name(v) for v in op.operands)
-            return f"uop_fma_{_vector_name(op.results[0].type)[4:]}({operands})"
+            return f"uop_fma_{_vector_kind(op.results[0].type)}({operands})"
         if isinstance(op, mathd.PowFOp) and _float_constant(op.operands[1]) == 0.5:
             return self.square_root(op)
         fn, arity = _MATH[type(op)]

@@ -83,19 +83,18 @@ from uopc.uopdialect.locations import at_op
 from uopc.uopdialect.schedule import SCHEDULE_ATTR, Schedule, schedule_of
 
 
+def _reduces(loop: scf.ForOp) -> bool:
+    """Does `loop`'s body compute a reduction (a loop carrying values)?"""
+    return any(isinstance(op, scf.ForOp) and op.iter_args for op in loop.body.walk())
+
+
 def _reducing_rows(fn: func.FuncOp) -> list[scf.ForOp]:
     """The row loops of `fn` (rangeify's `uop.row`) that compute a reduction per
     element (attention's scores: a row of Q K^T) and run from 0 by 1 to a constant."""
     return [op for op in fn.walk()
             if isinstance(op, scf.ForOp) and ROW_ATTR in op.attributes
             and constant_of(op.lb) == 0 and constant_of(op.step) == 1
-            and constant_of(op.ub) is not None
-            and any(isinstance(o, scf.ForOp) and o.iter_args for o in op.body.walk())]
-
-
-def _reduces(loop: scf.ForOp) -> bool:
-    """Does `loop`'s body compute a reduction (a loop carrying values)?"""
-    return any(isinstance(op, scf.ForOp) and op.iter_args for op in loop.body.walk())
+            and constant_of(op.ub) is not None and _reduces(op)]
 
 
 def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:

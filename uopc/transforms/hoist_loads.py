@@ -35,6 +35,7 @@ from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
 
 from uopc.passes.trait_lookup import get_effects
 from uopc.transforms.loops import constant_of
+from uopc.uopdialect.contract import may_write
 
 #: operations whose result is a view of their first operand's buffer
 VIEWS = (memref.SubviewOp, memref.CastOp, memref.ReinterpretCastOp, memref.CollapseShapeOp,
@@ -68,10 +69,8 @@ def written_buffers(loop: scf.ForOp) -> list[Root | None] | None:
             return None
         if not any(e.kind in (MemoryEffectKind.WRITE, MemoryEffectKind.FREE) for e in effects):
             continue
-        if isinstance(op, memref.StoreOp):
-            written.append(buffer_root(op.memref))
-        elif isinstance(op, vector.StoreOp):
-            written.append(buffer_root(op.base))
+        if isinstance(op, (memref.StoreOp, vector.StoreOp)):
+            written.extend(buffer_root(v) for v in may_write(op))
         elif isinstance(op, memref.CopyOp):
             written.append(buffer_root(op.destination))
         else:

@@ -20,8 +20,9 @@ from uopc.transforms.loops import INDEX, terminator
 
 def _shareable(op: Operation) -> bool:
     """Can one op serve every copy that would compute it from the same operands? Pure
-    scalar ops, broadcasts and loads can (the copies read memory nobody writes during the loop, or
-    each copy its own buffer); a store or an allocation (each copy's row buffer) cannot."""
+    scalar ops, broadcasts and loads can (the copies read memory nobody writes during
+    the loop, or each copy its own buffer); a store or an allocation (each copy's row
+    buffer) cannot."""
     return isinstance(op, (memref.LoadOp, vector.LoadOp, vector.BroadcastOp)) or (
         not op.regions and op.dialect_name() in ("arith", "math"))
 

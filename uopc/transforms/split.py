@@ -75,12 +75,12 @@ def split(loop: scf.ForOp, parts: int, vectors: bool = False) -> None:
     form: the same partials, combined in the same order."""
     combiner = split_combiner(loop)
     assert combiner is not None, "split only loops that split_combiner accepts"
-    lanes = vectorize_reduce(loop, parts) if vectors else None
-    if lanes is not None:
+    vector_loop = vectorize_reduce(loop, parts) if vectors else None
+    if vector_loop is not None:
         element = loop.results[0].type
-        _replace_by_partials(loop, combiner, lanes, [
+        _replace_by_partials(loop, combiner, vector_loop, [
             ([extract], extract.results[0])
-            for extract in (vector.ExtractOp(lanes.results[0], [p], element)
+            for extract in (vector.ExtractOp(vector_loop.results[0], [p], element)
                             for p in range(parts))])
         return
     old = loop.body.block
