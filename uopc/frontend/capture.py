@@ -270,14 +270,21 @@ class Captured:
                 t._set_value(array)
             results.append(outs)
         self.replays += 1
+        return _returned(self._returns, results)
 
-        def build(where: Any) -> Any:
-            if isinstance(where, _At):
-                return Tensor(results[where.index][where.slot])
-            if isinstance(where, (tuple, list)):
-                return type(where)(build(x) for x in where)
-            return None
-        return build(self._returns)
+
+def _returned(where: Any, results: list[list[np.ndarray]]) -> Any:
+    """The step's return value on a replay: Tensors of the results `where` locates.
+
+    A function of the module, not a closure of `_replay`: a recursive closure is a
+    reference cycle that would keep the replay's results (the previous parameters and
+    optimizer moments) alive until the cyclic collector runs, and plans could not write
+    into them again (`uopc.runtime.plan`)."""
+    if isinstance(where, _At):
+        return Tensor(results[where.index][where.slot])
+    if isinstance(where, (tuple, list)):
+        return type(where)(_returned(x, results) for x in where)
+    return None
 
 
 def capture(fn: Callable) -> Captured:

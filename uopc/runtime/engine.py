@@ -208,6 +208,10 @@ class Engine:
     def realize(self, roots: Sequence[UOp]) -> list[np.ndarray]:
         debug = settings.DEBUG.get()
         start = time.perf_counter()
+        # the previous realize's inputs (often the previous step's parameters) may be
+        # dropped by now: letting them go before this run lets the plan write its
+        # outputs into them again (`uopc.runtime.plan`)
+        self.last = None
         tr = trace(roots)
         plan = self.plans.get(tr.key)
         looked = time.perf_counter()
