@@ -76,16 +76,20 @@ class _At:
     slot: int
 
 
-@dataclass(frozen=True)
-class _Source:
-    """Where one input of a replayed plan comes from."""
+@dataclass
+class _Feed:
+    """How a replay fills the inputs of one recorded plan: a copy of `template`, which
+    holds the arrays every replay reuses, with the other positions filled from the call.
+    Built once when the two recordings are linked, so that a replay of a plan with
+    hundreds of inputs (an LLM's weights) does per input only what that input needs."""
 
-    kind: str  # "arg", "tensor", "result", "const"
-    index: int = 0  # argument number, or realize number for "result"
-    slot: int = 0  # result number for "result"
-    tensor: Tensor | None = None
-    array: np.ndarray | None = None
-    dtype: np.dtype | None = None  # an argument converted to this dtype
+    template: list[np.ndarray | None]
+    #: (position, argument number, dtype the step's `Tensor(arg)` converted it to or None)
+    args: list[tuple[int, int, np.dtype | None]]
+    #: (position, tensor): state the step updates, read from the tensor's current value
+    tensors: list[tuple[int, Tensor]]
+    #: (position, realize number, result number): an output of an earlier realize
+    results: list[tuple[int, int, int]]
 
 
 @dataclass
@@ -151,7 +155,7 @@ class Captured:
         """Forget the recording: the next two calls run the Python again."""
         self._first: list[_Realize] | None = None
         self._signature: tuple | None = None
-        self._program: list[tuple[_Realize, list[_Source]]] | None = None
+        self._program: list[tuple[_Realize, _Feed]] | None = None
         self._returns: Any = None
 
     def __call__(self, *args: Any) -> Any:
@@ -171,7 +175,7 @@ class Captured:
 
     # ---- building the replay -----------------------------------------------------------
     def _link(self, first: list[_Realize], rec: _Recording,
-              args: tuple) -> list[tuple[_Realize, list[_Source]]]:
+              args: tuple) -> list[tuple[_Realize, _Feed]]:
         name = getattr(self.fn, "__name__", "step")
         second = rec.calls
         if [c.plan for c in first] != [c.plan for c in second]:
@@ -189,23 +193,23 @@ class Captured:
         program = []
         used_args: set[int] = set()
         for n, (call, before) in enumerate(zip(second, first)):
-            sources = []
+            feed = _Feed([None] * len(call.inputs), [], [], [])
             for s, (a, old) in enumerate(zip(call.inputs, before.inputs)):
                 if id(a) in arg_of:
-                    sources.append(_Source("arg", arg_of[id(a)]))
+                    feed.args.append((s, arg_of[id(a)], None))
                     used_args.add(arg_of[id(a)])
                 elif id(a) in rec.copies:  # Tensor(arg): the same conversion on a replay
                     k, dtype = rec.copies[id(a)]
-                    sources.append(_Source("arg", k, dtype=dtype))
+                    feed.args.append((s, k, dtype))
                     used_args.add(k)
                 elif id(a) in produced:
-                    sources.append(_Source("result", *produced[id(a)]))
+                    feed.results.append((s, *produced[id(a)]))
                 elif id(a) in state:
-                    sources.append(_Source("tensor", tensor=state[id(a)]))
+                    feed.tensors.append((s, state[id(a)]))
                 elif a is old or (a.dtype == old.dtype and np.array_equal(a, old)):
                     # the same array, or one the step rebuilds with the same contents
                     # every call (an arange for one_hot, a causal mask)
-                    sources.append(_Source("const", array=a))
+                    feed.template[s] = a
                 else:
                     raise CaptureError(
                         f"capture({name}): input {s} of realize {n} ({a.dtype} "
@@ -215,7 +219,7 @@ class Captured:
                         f"argument")
             for j, r in enumerate(call.results):
                 produced[id(r)] = (n, j)
-            program.append((call, sources))
+            program.append((call, feed))
         unread = [k for k, arg in enumerate(args)
                   if _arg_array(arg) is not None and k not in used_args]
         if unread:
@@ -245,27 +249,23 @@ class Captured:
         return locate(out)
 
     # ---- replaying ---------------------------------------------------------------------
-    def _replay(self, program: list[tuple[_Realize, list[_Source]]], args: tuple) -> Any:
+    def _replay(self, program: list[tuple[_Realize, _Feed]], args: tuple) -> Any:
         results: list[list[np.ndarray]] = []
-        for call, sources in program:
-            inputs: list[np.ndarray] = []
-            for src in sources:
-                if src.kind == "arg":
-                    a = cast(np.ndarray, _arg_array(args[src.index]))
-                    inputs.append(a if src.dtype is None else
-                                  np.ascontiguousarray(a, dtype=src.dtype))
-                elif src.kind == "tensor":
-                    node = cast(Tensor, src.tensor).uop
-                    if node.op is not OP.buffer:
-                        raise CaptureError(
-                            "capture: a tensor the step updates was given an unrealized "
-                            "value between calls; realize it (or call step.reset())")
-                    inputs.append(node.arg)
-                elif src.kind == "result":
-                    inputs.append(results[src.index][src.slot])
-                else:
-                    inputs.append(cast(np.ndarray, src.array))
-            outs = call.plan.run(inputs)
+        for call, feed in program:
+            inputs = feed.template.copy()
+            for s, k, dtype in feed.args:
+                a = cast(np.ndarray, _arg_array(args[k]))
+                inputs[s] = a if dtype is None else np.ascontiguousarray(a, dtype=dtype)
+            for s, tensor in feed.tensors:
+                node = tensor.uop
+                if node.op is not OP.buffer:
+                    raise CaptureError(
+                        "capture: a tensor the step updates was given an unrealized "
+                        "value between calls; realize it (or call step.reset())")
+                inputs[s] = node.arg
+            for s, n, j in feed.results:
+                inputs[s] = results[n][j]
+            outs = call.plan.run(cast(list[np.ndarray], inputs))
             for t, array in zip(call.tensors, outs):
                 t._set_value(array)
             results.append(outs)
