@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import weakref
 
 import numpy as np
 import pytest
@@ -217,6 +218,33 @@ def test_outputs_must_be_writeable_arrays(scale):
         scale.run([frozen], [x, np.ones(6, np.float32)])
     with pytest.raises(ArgumentError, match="input 0 of @main is not C-contiguous"):
         scale.run([frozen], [np.ones(12, np.float32)[::2], n])
+
+
+def test_an_input_passed_again_is_read_through_its_pin():
+    """The second run in a row that passes an input pins it (no checks, no bind after):
+    its current contents are read, a different array replaces the pin, a dtype assigned
+    in place is still refused, and the pin does not keep a dropped array alive."""
+    program = compile_text(SCALE)
+    x, n = np.arange(6, dtype=np.float32), np.full(6, 2, np.int32)
+    out = np.empty(6, np.float32)
+    for _ in range(3):
+        program.run([out], [x, n])
+    assert all(pin is not None and pin[0]() is a for pin, a in zip(program._pinned[1:], (x, n)))
+    x[:] = 10.0  # written in place: the pinned pointer reads the new values
+    program.run([out], [x, n])
+    np.testing.assert_array_equal(out, np.full(6, 20.0, np.float32))
+    other = np.ones(6, np.float32)
+    program.run([out], [other, n])
+    np.testing.assert_array_equal(out, np.full(6, 2.0, np.float32))
+    with pytest.raises(ValueError, match="cannot resize"):
+        n.resize(12, refcheck=False)  # pinned: numpy will not move its data
+    program.run([out], [other, n])  # `other` pinned now
+    other.dtype = np.int32  # the same bytes, another type
+    with pytest.raises(ArgumentError, match="input 0 of @main has dtype int32"):
+        program.run([out], [other, n])
+    alive = weakref.ref(other)
+    del other
+    assert alive() is None
 
 
 def test_gcc_vectorizes_loops_whose_trip_count_is_no_multiple_of_the_vector(tmp_path,

@@ -78,6 +78,13 @@ class Library(ABC):
         """The function that makes a buffer an argument of this library's functions (no
         copy); a property so that the per-call path calls it without a wrapper."""
 
+    def pointer(self, array: np.ndarray) -> Any | None:
+        """An argument for `array` like `bind`'s that does not keep `array` alive (the
+        address of its data), or None where this library has none. `Program.run` passes
+        it again while the same array comes back (a weak reference on the array then keeps
+        numpy from resizing, and so from moving, its data)."""
+        return None
+
     def on_upgrade(self, callback: Callable[[], None]) -> None:
         """Call `callback` when a faster build of the same source replaces this library's
         functions (a tiered build: `uopc.runtime.compiler.build_tiered`); the functions

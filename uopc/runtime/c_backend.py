@@ -76,6 +76,9 @@ class CLibrary(Library):
         # once per buffer of every run)
         self._bind = functools.partial(_cffi_backend.from_buffer, ffi.typeof("char[]"))
 
+    def pointer(self, array: np.ndarray) -> Any:
+        return self.ffi.cast("void *", array.ctypes.data)
+
     def on_upgrade(self, callback: Callable[[], None]) -> None:
         with self._lock:
             if self.quick:

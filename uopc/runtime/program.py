@@ -17,7 +17,10 @@ Buffers are numpy arrays. An input must have the argument's dtype, its element c
 raises `ArgumentError` before the native call. `Program.__call__` also accepts Python
 scalars and lists, converted to the argument's dtype. `Program.run` is the cached-step
 path: it checks each buffer with a few attribute reads and makes one native call; it
-touches no xDSL object. Threads may run one Program at once: the runs of a Program that
+touches no xDSL object. An input array passed at the same place by two runs in a row is
+pinned there (a weak reference and a pointer to its data): later runs that pass it again
+skip its checks but its dtype and layout, and its bind (an LLM's decode step passes 820
+buffers, mostly the same weights every token). While pinned, numpy refuses to resize it. Threads may run one Program at once: the runs of a Program that
 has an arena (or run-time checks, whose fault record is the library's) take its lock
 around the native call, since they share that memory; a Program without either runs
 unlocked.
@@ -33,9 +36,10 @@ from __future__ import annotations
 import math
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -268,6 +272,10 @@ class Program:
         #: the messages of the source's run-time checks (empty: compiled without checks)
         self.checks = tuple(checks)
         self._expect = tuple((s.dtype, s.count) for s in (*self.outputs, *self.inputs))
+        #: per buffer, the id of the input passed there by the latest run, and the input
+        #: pinned there (see `_pin`); replaced whole, so threads see a consistent pair
+        self._passed = [0] * len(self._expect)
+        self._pinned: list[tuple[weakref.ref[np.ndarray], Any] | None] = [None] * len(self._expect)
         self._tail: tuple = ()
         if self.arena_bytes:
             self._arena = backend.allocate(self.arena_bytes)
@@ -318,15 +326,25 @@ class Program:
 
     def run(self, outputs: Sequence[np.ndarray], inputs: Sequence[np.ndarray]) -> None:
         """Write the results into `outputs` (caller-owned, writeable, not overlapping any
-        input): checks, then one native call."""
-        buffers = (*outputs, *inputs)
+        input): checks, then one native call. An input that is the array the previous
+        run passed at its place (an LLM's weights, token after token) is checked and bound
+        once: the runs after pass its pointer (`_pin`)."""
         expect = self._expect
-        if len(buffers) != len(expect):
-            self._count_error(outputs, inputs)
         n_out = len(outputs)
+        if n_out + len(inputs) != len(expect):
+            self._count_error(outputs, inputs)
+        pinned, bind = self._pinned, self._bind
+        pointers = []
         read_only = -1  # the first read-only output: reported once every buffer fits
-        for k, buf in enumerate(buffers):
+        for k, buf in enumerate((*outputs, *inputs)):
             dtype, count = expect[k]
+            pin = pinned[k]
+            # a pinned array's size cannot change (a weak reference blocks resize); its
+            # dtype and strides could be assigned in place
+            if (pin is not None and pin[0]() is buf and buf.dtype is dtype
+                    and buf.flags.c_contiguous):
+                pointers.append(pin[1])
+                continue
             # an array's dtype is most often the very object expected: `is` first
             if (not isinstance(buf, np.ndarray) or buf.dtype is not dtype and buf.dtype != dtype
                     or buf.size != count):
@@ -334,14 +352,16 @@ class Program:
             flags = buf.flags  # a new object per read: read once
             if not flags.c_contiguous:
                 self._buffer_error(k, buf)
-            if k < n_out and read_only < 0 and not flags.writeable:
-                read_only = k
+            if k < n_out:
+                if read_only < 0 and not flags.writeable:
+                    read_only = k
+            else:
+                self._pin(k, buf)
+            pointers.append(bind(buf))
         if read_only >= 0:
             raise ArgumentError(f"output {read_only} of @{self.entry} is read-only")
         if self._quick_runs >= 0:
             self._count_quick_run()
-        bind = self._bind
-        pointers = [bind(b) for b in buffers]
         if self._lock is None:
             self._fn(*pointers)
             return
@@ -349,6 +369,19 @@ class Program:
             self._fn(*pointers, *self._tail)
             if self.checks:
                 self._raise_failed_check()
+
+    def _pin(self, k: int, array: np.ndarray) -> None:
+        """Note that input buffer `k` is `array` (checked): the second run in a row that
+        passes it pins it, keeping a weak reference and the library's `pointer` to its
+        data, which later runs pass without checking or binding it again. Only inputs: an
+        output's `writeable` flag can be turned off in place. A weak reference, not the
+        array: a cached plan must not keep a dropped model's weights alive."""
+        if self._passed[k] != id(array):
+            self._passed[k] = id(array)
+            self._pinned[k] = None
+            return
+        pointer = self.library.pointer(array)
+        self._pinned[k] = None if pointer is None else (weakref.ref(array), pointer)
 
     def _raise_failed_check(self) -> None:
         """Raise CheckFailure if the last call stopped at a failed check."""
