@@ -20,10 +20,10 @@ path: it checks each buffer with a few attribute reads and makes one native call
 touches no xDSL object. An input array passed at the same place by two runs in a row is
 pinned there (a weak reference and a pointer to its data): later runs that pass it again
 skip its checks but its dtype and layout, and its bind (an LLM's decode step passes 820
-buffers, mostly the same weights every token). While pinned, numpy refuses to resize it. Threads may run one Program at once: the runs of a Program that
-has an arena (or run-time checks, whose fault record is the library's) take its lock
-around the native call, since they share that memory; a Program without either runs
-unlocked.
+buffers, mostly the same weights every token). While pinned, numpy refuses to resize it.
+Threads may run one Program at once: the runs of a Program that has an arena (or
+run-time checks, whose fault record is the library's) take its lock around the native
+call, since they share that memory; a Program without either runs unlocked.
 
 Hand-written loop programs (a `func.func` on memrefs without the `uopc.outputs`
 attribute) are accepted too: their outputs are the leading memref arguments the function
