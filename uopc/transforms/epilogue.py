@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import f32
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.transforms.loops import block_of, constant_of, terminator
@@ -55,6 +56,7 @@ def split_epilogue(loop: scf.ForOp) -> None:
     target = _output_store(loop, after)
     if target is not None:
         _split_in_place(loop, reduces[0], after, *target)
+        _erase_dead(body)
         return
     row = memref.AllocaOp.get(f32, shape=[n])
     block_of(loop).insert_op_before(row, loop)
@@ -74,6 +76,18 @@ def split_epilogue(loop: scf.ForOp) -> None:
         op.detach()
         op.erase(safe_erase=False)
     body.insert_op_before(memref.StoreOp.get(acc, row.memref, [body.args[0]]), terminator(body))
+    _erase_dead(body)
+
+
+def _erase_dead(body: Block) -> None:
+    """Erase what the reduce loop's body computed for the epilogue alone (a ReLU
+    backward's mask: a load and a compare before the reduction), which nothing in it
+    uses after the split: left there, it would keep the tile from being built of vectors
+    (`uopc.transforms.vectorize`)."""
+    for op in reversed(list(body.ops)):
+        if is_trivially_dead(op):
+            op.detach()
+            op.erase()
 
 
 #: the arith ops an epilogue may consist of and still stay in the register tile

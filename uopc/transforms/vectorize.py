@@ -218,6 +218,21 @@ class _Builder:
         self.values.update(zip(op.results, loop.results))
 
 
+def _varying_in(loop: scf.ForOp) -> _Varying:
+    """The values of `loop`'s body that differ between its elements."""
+    body = loop.body.block
+    varying = _Varying(body.args[0])
+    while _mark_block(body, varying):
+        pass
+    return varying
+
+
+def has_vector_form(loop: scf.ForOp) -> bool:
+    """Has every op of `loop`'s body that depends on its index a vector form (module
+    docstring)? What `vectorize` asks of a loop besides its bounds."""
+    return _fits(loop.body.block, _varying_in(loop))
+
+
 def vectorize(loop: scf.ForOp, lanes: int) -> bool:
     """Make `loop` (an output loop by 1 over a constant multiple of `lanes` elements,
     carrying nothing) step by `lanes`, its body computing that many elements as vectors (module
@@ -228,9 +243,7 @@ def vectorize(loop: scf.ForOp, lanes: int) -> bool:
             (ub - lb) % lanes):
         return False
     old = loop.body.block
-    varying = _Varying(old.args[0])
-    while _mark_block(old, varying):
-        pass
+    varying = _varying_in(loop)
     if not _fits(old, varying):
         return False
     body = Block(arg_types=[old.args[0].type])

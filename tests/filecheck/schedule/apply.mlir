@@ -296,6 +296,35 @@ func.func @epilogue(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<8xf32>)
   func.return %y : tensor<4x8xf32>
 }
 
+// A ReLU backward's mask, where(h < 0, 0, a @ b): the compare reads h before the
+// reduction. After the split only the epilogue loop computes it, and the register tile
+// holds no compare, which would have no vector form: the tile is one 4-lane vector.
+// CHECK-LABEL: func.func @epilogue_mask
+// CHECK-SAME:    (%[[OUT:[a-z0-9_]+]]: memref<4x8xf32>, %[[H:[a-z0-9_]+]]: memref<4x8xf32>,
+// CHECK:         scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NOT:       arith.cmpf
+// CHECK:           scf.for {{.*}} -> (vector<4xf32>) {
+// CHECK:           }
+// CHECK-NEXT:      vector.store %{{.*}}, %[[OUT]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %[[JE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           memref.load %[[H]]
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.select
+func.func @epilogue_mask(%h: tensor<4x8xf32>, %a: tensor<4x6xf32>, %b: tensor<6x8xf32>) -> tensor<4x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 4], vector = 4>} {
+  %a3 = uop.reshape %a : tensor<4x6xf32> -> tensor<4x1x6xf32>
+  %ae = uop.expand %a3 : tensor<4x1x6xf32> -> tensor<4x8x6xf32>
+  %bt = uop.permute %b perm [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
+  %b3 = uop.reshape %bt : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  %be = uop.expand %b3 : tensor<1x8x6xf32> -> tensor<4x8x6xf32>
+  %p = uop.mul %ae, %be : tensor<4x8x6xf32>
+  %r = uop.reduce add %p axes [2] : tensor<4x8x6xf32> -> tensor<4x8xf32>
+  %z = uop.const dense<0.0> : tensor<4x8xf32>
+  %m = uop.cmplt %h, %z : tensor<4x8xf32>
+  %y = uop.where %m, %z, %r : tensor<4x8xi1>, tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+
 // The same epilogue ending in a bf16 output, which cannot hold the f32 accumulators:
 // they wait in a stack row instead, and the epilogue loop reads them from it.
 // CHECK-LABEL: func.func @epilogue_bf16

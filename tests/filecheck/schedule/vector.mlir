@@ -66,10 +66,13 @@ func.func @vector_remainder(%a: tensor<4x8xf32>, %b: tensor<8x48xf32>) -> tensor
 }
 
 // A max reduction runs on i32 keys (`max_keys`): integer ops have no vector form here,
-// so the tile is 32 jammed scalar copies, as without `vector`.
+// so the tile is jammed scalar copies, one vector's lanes (16) of them: the loop over the
+// 32 columns steps by 16, and its reduce loop carries 16 accumulators, not 32.
 // CHECK-LABEL: func.func @vector_fallback
 // CHECK-NOT:     vector.
-// CHECK:         scf.for {{.*}} -> (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32) {
+// CHECK:         %[[C16:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C16]] {
+// CHECK:           scf.for {{.*}} -> (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32) {
 // CHECK-NOT:     vector.
 // CHECK:         func.return
 func.func @vector_fallback(%a: tensor<4x8xf32>, %b: tensor<8x32xf32>) -> tensor<4x32xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [1, 32], vector = 16>} {
