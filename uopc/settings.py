@@ -200,7 +200,7 @@ XDG_CACHE_HOME = _knob("XDG_CACHE_HOME", lambda text: text or None,
 PLAN_STORE = _knob("UOPC_PLAN_STORE", lambda text: text != "0",
                    "0: compiled plans are not stored on disk for later processes")
 TIERED = _knob("UOPC_TIERED", lambda text: text != "0",
-               "0: a big unit builds optimized at once, not first quickly (-O0) with the "
+               "0: a big unit builds optimized at once, not first quickly (-Og) with the "
                "optimized library swapped in when its background build is done")
 
 # ---- what is reported ----------------------------------------------------------------

@@ -3,7 +3,7 @@ cffi functions on numpy buffers (SPEC §9).
 
 Compilation goes through the on-disk cache of `uopc.runtime.compiler` (CC, CFLAGS,
 UOPC_CACHE), which checks a cached library against its recorded digest and rebuilds a
-damaged one before it is loaded. A big unit loads its quick (-O0) build first and swaps
+damaged one before it is loaded. A big unit loads its quick (-Og) build first and swaps
 in the optimized one when its background build is done (`build_tiered`): the
 library's functions are then looked up in the new one, and the old one stays loaded
 (a run in flight may still be in it).

@@ -33,11 +33,11 @@
   each other only through their prototypes, and no kernel is inlined into another
   across units: floating-point results do not depend on inlining).
 - Tiered builds (`build_tiered`): a big unit (at least `TIER_MIN_CHARS`, split into
-  sections) whose optimized library is not cached yet, and whose run at -O0 is
-  expected to take less than the gcc time -O0 saves (`QUICK_FLOPS_PER_SECOND`,
-  `QUICK_SAVES_PER_CHAR`: an LLM's prefill is not), is first built at -O0
-  (`quick_cflags`: the default flags but the optimization level, a fifth of -O2's gcc
-  time on a char-GPT training step) and loaded at once, while the optimized build runs in
+  sections) whose optimized library is not cached yet, and whose quick build's run is
+  expected to take less than the gcc time it saves (`QUICK_FLOPS_PER_SECOND`,
+  `QUICK_SAVES_PER_CHAR`: an LLM's prefill is not), is first built at `QUICK_LEVEL`
+  (`quick_cflags`: the default flags but the optimization level) and loaded at once,
+  while the optimized build runs in
   a background thread (under `nice`) and is swapped in when it is ready. Every flag
   that decides a float result (`FP_FLAGS`, -fno-trapping-math, -fwrapv, -march) is the
   same in both tiers, so both compute the same bits. A plan's first `QUICK_RUNS` runs
@@ -99,18 +99,20 @@ PARALLEL_MIN_CHARS = 64 * 1024
 #: MNIST training step's 89 kB took 0.91 s of gcc CPU at -O2 and 0.33 s at -O0, the
 #: char-GPT step's 1 MB 14.0 s and 2.5 s (2-core EPYC, loaded)
 TIER_MIN_CHARS = 64 * 1024
+#: the optimization level of a tiered build's quick library. -Og, not -O0: -O0 keeps
+#: every value of the vector tiles and loops in memory, -Og in registers. char-GPT's
+#: training step (423 kB of C, two compilers at once, 2-core Zen 4): gcc 0.36 s at
+#: -O0, 0.50-0.53 at -Og, 1.2-1.35 at -O2; its first run 0.42-0.55 s at -O0, 0.08-0.16
+#: at -Og; its first step 1.98-2.06 -> 1.73-1.76 s (interleaved)
+QUICK_LEVEL = "-Og"
 #: the cost model that keeps a unit whose quick build would run longer than it saves in
-#: one tier: -O0 code computes about this many FLOPs a second (`SourceUnit.flops`;
-#: measured on a 2-core Zen 4 with register tiles as vectors: a char-GPT training step's
-#: 0.8 GFLOP in 0.40 s, SmolLM2's 14-token prefill's 3.6 GFLOP in 2.5 s; as jammed
-#: scalars they took 1.05 s and 5.2-5.7 s), and the quick build saves about this
-#: many seconds of gcc a character of C against -O2 (the same: 3.4 MB, 8.1 -> 3.7 s;
-#: 2.0 MB, 6.0 -> 2.6 s, two compilers at once; char-GPT's 0.6 MB of vector tiles,
-#: 1.5 -> 0.5 s). Both move with the machine, their ratio much less. The prefill's first
-#: token takes 5.1 s in two tiers, 3.2 in one; char-GPT's first step 2.5 s in two, 2.9
-#: in one.
-QUICK_FLOPS_PER_SECOND = 1.5e9
-QUICK_SAVES_PER_CHAR = 1.5e-6
+#: one tier: `QUICK_LEVEL` code computes about this many FLOPs a second
+#: (`SourceUnit.flops`; char-GPT's step above: 0.80 GFLOP in 0.08-0.16 s), and the quick
+#: build saves about this many seconds of gcc a character of C against -O2 (the same:
+#: 0.75 s for 423 kB). Both move with the machine, their ratio much less. SmolLM2's
+#: 14-token prefill (3.8 GFLOP, 277 kB) builds in one tier.
+QUICK_FLOPS_PER_SECOND = 6e9
+QUICK_SAVES_PER_CHAR = 1.8e-6
 
 
 class CompileError(RuntimeError):
@@ -178,9 +180,10 @@ def cflags() -> list[str]:
 
 
 def quick_cflags() -> list[str]:
-    """The flags of a tiered build's first library: the default flags at -O0. Nothing
-    else differs, so that both tiers compute the same bits (see the module docstring)."""
-    return ["-O0" if flag == "-O2" else flag for flag in cflags()]
+    """The flags of a tiered build's first library: the default flags at `QUICK_LEVEL`.
+    Nothing else differs, so that both tiers compute the same bits (see the module
+    docstring)."""
+    return [QUICK_LEVEL if flag == "-O2" else flag for flag in cflags()]
 
 
 #: the flags of the build in progress in this thread (None: `cflags()`), and whether it
@@ -469,7 +472,8 @@ def build_tiered(source: str, sections: Sequence[str] = (), flops: int = 0
         quick = build_library(source, sections)
     finally:
         _build_flags.reset(token)
-    progress.note("quick build (-O0) ready; the optimized build continues in the background")
+    progress.note(f"quick build ({QUICK_LEVEL}) ready; the optimized build continues in "
+                  f"the background")
     global _optimizer
     with _optimizer_lock:
         if _optimizer is None:
