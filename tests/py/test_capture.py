@@ -3,6 +3,9 @@ trace, and refuses what it cannot replay."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -136,3 +139,27 @@ def test_state_the_step_rebinds_stays_current_on_replays():
     assert captured.replays == 4
     assert sums == [1, 3, 6, 10, 15, 21]  # a stale input would repeat 1 + 2 + k
     assert state[0].numpy().tolist() == [21, 21, 21]
+
+
+def test_training_steps_write_their_parameters_into_those_of_two_steps_before():
+    """Nothing keeps a step's inputs (the previous parameters and moments) past the
+    next step, plain or replayed, so the plan writes the new ones into the memory of
+    the step before (already mapped: fresh arrays cost the MNIST step 300 page faults):
+    with the collector off (a reference cycle would hold them until it ran) step k + 2's
+    parameters are step k's arrays."""
+    for captured in (False, True):
+        step, params = make_step(lambda p: AdamW(p, lr=1e-2))
+        call = uopc.capture(step) if captured else step
+        for x, y in BATCHES[:3]:
+            call(x, y)  # compiled (and, captured, recorded)
+        gc.collect()
+        gc.disable()
+        taken = []
+        try:
+            for x, y in BATCHES[3:] + BATCHES[:1]:
+                call(x, y)
+                taken.append([weakref.ref(p.uop.arg) for p in params])
+        finally:
+            gc.enable()
+        for before, after in zip(taken, taken[2:]):
+            assert all(a() is b() is not None for a, b in zip(after, before)), captured

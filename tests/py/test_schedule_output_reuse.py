@@ -1,18 +1,15 @@
 """A cached plan writes into an output of its two latest runs when nobody else holds it
 (no first-touch page faults for a fresh output on every run), and never into an array
-that anyone can still read: a Tensor, a variable, a view. Training steps, plain and
-captured, hand their previous parameters back to the plan."""
+that anyone can still read: a Tensor, a variable, a view. (Training steps handing their
+previous parameters back to the plan: `tests/py/test_capture.py`.)"""
 
 from __future__ import annotations
 
-import gc
 import weakref
 
 import numpy as np
 
-import uopc
-from uopc import Tensor, manual_seed, nn
-from uopc.frontend.optim import AdamW
+from uopc import Tensor
 
 RNG = np.random.default_rng(3)
 
@@ -67,48 +64,3 @@ def test_a_loop_that_rebinds_its_result_writes_into_the_run_before_the_last():
         seen.append(weakref.ref(y.uop.arg))
         assert np.array_equal(y.numpy(), expected(x))
     assert seen[2]() is seen[0]() is not None and seen[3]() is seen[1]() is not None
-
-
-def _parameter_arrays(step, params, batches) -> list[list[weakref.ref]]:
-    """Weak references to each parameter's array after each step."""
-    taken = []
-    for x, y in batches:
-        step(x, y)
-        taken.append([weakref.ref(p.uop.arg) for p in params])
-    return taken
-
-
-def _training_step():
-    manual_seed(0)
-    layers = [nn.Linear(12, 8), nn.Linear(8, 5)]
-    params = nn.parameters(layers)
-    opt = AdamW(params, lr=1e-2)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = layers[1](layers[0](Tensor(x)).relu()).cross_entropy(Tensor(y))
-        loss.backward()
-        opt.step(loss)
-        return loss
-    return step, params
-
-
-def test_training_steps_write_their_parameters_into_those_of_two_steps_before():
-    """Nothing keeps a step's inputs (the previous parameters and moments) past the
-    next step, plain or replayed: with the collector off (a reference cycle would hold
-    them until it ran) step k + 2's parameters are step k's arrays."""
-    batches = [(RNG.random((16, 12), dtype=np.float32),
-                RNG.integers(0, 5, 16).astype(np.int32)) for _ in range(7)]
-    for captured in (False, True):
-        step, params = _training_step()
-        call = uopc.capture(step) if captured else step
-        for x, y in batches[:3]:
-            call(x, y)  # compiled (and, captured, recorded)
-        gc.collect()
-        gc.disable()
-        try:
-            taken = _parameter_arrays(call, params, batches[3:])
-        finally:
-            gc.enable()
-        for before, after in zip(taken, taken[2:]):
-            assert all(a() is b() is not None for a, b in zip(after, before)), captured
