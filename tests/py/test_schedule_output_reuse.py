@@ -5,11 +5,14 @@ previous parameters back to the plan: `tests/py/test_capture.py`.)"""
 
 from __future__ import annotations
 
+import sys
+import threading
 import weakref
 
 import numpy as np
 
 from uopc import Tensor
+from uopc.runtime import plan as plan_module
 
 RNG = np.random.default_rng(3)
 
@@ -64,3 +67,40 @@ def test_a_loop_that_rebinds_its_result_writes_into_the_run_before_the_last():
         seen.append(weakref.ref(y.uop.arg))
         assert np.array_equal(y.numpy(), expected(x))
     assert seen[2]() is seen[0]() is not None and seen[3]() is seen[1]() is not None
+
+
+def test_two_threads_picking_outputs_at_once_never_get_the_same_array(monkeypatch):
+    """Thread A stops inside its pick of a free spare (at its reference count check)
+    while thread B picks: B must not take the spare A is about to take. B waits for A
+    instead (at most the 0.5 s A waits for B, here); without that, both got one array."""
+    x = RNG.standard_normal(4096).astype(np.float32)
+    chain(x)
+    chain(x)  # compiled, and the latest output dropped: a spare is free
+    from uopc.runtime.engine import default_engine
+    plan = default_engine().last[0]
+    real = sys.getrefcount
+    b_done = threading.Event()
+    got: dict[str, list[np.ndarray]] = {}
+
+    class PausingSys:
+        first = True
+
+        def getrefcount(self, obj):
+            if threading.current_thread().name == "A" and PausingSys.first:
+                PausingSys.first = False
+                b.start()
+                b_done.wait(0.5)
+            return real(obj) - 1  # this frame's extra reference to `obj`
+
+    def pick(name: str) -> None:
+        got[name] = plan._outputs()
+        if name == "B":
+            b_done.set()
+
+    monkeypatch.setattr(plan_module, "sys", PausingSys())
+    a = threading.Thread(target=pick, args=("A",), name="A")
+    b = threading.Thread(target=pick, args=("B",), name="B")
+    a.start()
+    a.join()
+    b.join()
+    assert all(p is not q for p, q in zip(got["A"], got["B"]))

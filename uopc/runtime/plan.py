@@ -20,6 +20,7 @@ freed ones to the system.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -105,6 +106,9 @@ class Plan:
     #: per output, the arrays of the latest SPARE_RUNS runs, newest first (see the module
     #: docstring)
     _spare: list[list[np.ndarray]] = field(init=False)
+    #: held while a run picks its outputs: threads running one plan at once must not
+    #: both find the same spare free
+    _picking: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self._dtypes = [DTYPES[s.dtype].numpy for s in self.compiled_sigs]
@@ -122,13 +126,14 @@ class Plan:
         """The arrays this run writes: per output, a kept one that nobody else holds,
         else a new array (kept in place of the oldest)."""
         outs = []
-        for pool, sig, dtype in zip(self._spare, self.compiled_sigs, self._dtypes):
-            free = next((i for i in range(len(pool))
-                         if sys.getrefcount(pool[i]) == _ONLY_THE_PLAN), None)
-            out = np.empty(sig.shape, dtype) if free is None else pool.pop(free)
-            pool.insert(0, out)
-            del pool[SPARE_RUNS:]
-            outs.append(out)
+        with self._picking:
+            for pool, sig, dtype in zip(self._spare, self.compiled_sigs, self._dtypes):
+                free = next((i for i in range(len(pool))
+                             if sys.getrefcount(pool[i]) == _ONLY_THE_PLAN), None)
+                out = np.empty(sig.shape, dtype) if free is None else pool.pop(free)
+                pool.insert(0, out)
+                del pool[SPARE_RUNS:]
+                outs.append(out)
         return outs
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
