@@ -13,6 +13,7 @@ import numpy as np
 
 from uopc import Tensor
 from uopc.runtime import plan as plan_module
+from uopc.runtime.engine import default_engine
 
 RNG = np.random.default_rng(3)
 
@@ -76,7 +77,6 @@ def test_two_threads_picking_outputs_at_once_never_get_the_same_array(monkeypatc
     x = RNG.standard_normal(4096).astype(np.float32)
     chain(x)
     chain(x)  # compiled, and the latest output dropped: a spare is free
-    from uopc.runtime.engine import default_engine
     plan = default_engine().last[0]
     real = sys.getrefcount
     b_done = threading.Event()

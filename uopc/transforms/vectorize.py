@@ -218,10 +218,13 @@ class _Builder:
         self.values.update(zip(op.results, loop.results))
 
 
-def _varying_in(loop: scf.ForOp) -> _Varying:
-    """The values of `loop`'s body that differ between its elements."""
+def _varying_in(loop: scf.ForOp, also: Sequence[SSAValue] = ()) -> _Varying:
+    """The values of `loop`'s body that differ between its elements (`also`: values
+    known to differ, such as a split's accumulator)."""
     body = loop.body.block
     varying = _Varying(body.args[0])
+    for v in also:
+        varying.mark(v)
     while _mark_block(body, varying):
         pass
     return varying
@@ -270,10 +273,7 @@ def vectorize_reduce(loop: scf.ForOp, lanes: int) -> scf.ForOp | None:
     acc = old.args[1]
     yielded = old.last_op
     assert isinstance(yielded, scf.YieldOp)
-    varying = _Varying(old.args[0])
-    varying.mark(acc)
-    while _mark_block(old, varying):
-        pass
+    varying = _varying_in(loop, also=[acc])
     if acc.type not in ELEMENTS or yielded.operands[0] not in varying or not _fits(old, varying):
         return None
     build = _Builder(varying, lanes)
