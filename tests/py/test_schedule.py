@@ -568,6 +568,49 @@ def test_approx_exp_is_within_one_ulp_of_the_rounded_value_over_a_dense_sweep(op
         np.testing.assert_array_max_ulp(got[number], rounded[number], 1)
 
 
+ROW_NORMALIZE = """
+func.func @main(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %s = uop.reduce add %x axes [1] : tensor<64x256xf32> -> tensor<64xf32>
+  %s1 = uop.reshape %s : tensor<64xf32> -> tensor<64x1xf32>
+  %se = uop.expand %s1 : tensor<64x1xf32> -> tensor<64x256xf32>
+  %y = uop.div %x, %se : tensor<64x256xf32>
+  func.return %y : tensor<64x256xf32>
+}
+"""
+
+
+def test_approx_divides_by_a_row_constant_through_its_reciprocal_within_two_ulp():
+    """`approx` turns x / rowsum(x) (one fused kernel) into x * (1 / rowsum): within 2 ulp
+    of the division, mostly the same bits; the C has one division a row, not one an
+    element. Without `approx` (so under strict order) the division stays exact."""
+    from uopc.targets.emit_c import emit_c
+
+    module = parse_program(ROW_NORMALIZE, "mlir")
+    run_pipeline("uop-to-fused-kernels", module)
+    (kernel,) = kernels_of(module)
+    x = RNG.uniform(1e-3, 1e3, (64, 256)).astype(np.float32)
+    x[0, :4] = [0.0, -0.0, np.inf, np.nan]
+    (got,) = run_with(module, {kernel.sym_name.data: Schedule(approx=True)}, [x])
+    (exact,) = run_with(module, {}, [x])
+    s = x.sum(axis=1, dtype=np.float32)  # numpy's pairwise sum: compare with the kernel's
+    assert np.array_equal(exact[1:], x[1:] / exact_sums(x[1:]), equal_nan=True)
+    np.testing.assert_array_max_ulp(got[1:], exact[1:], 2)
+    assert np.mean(got[1:] == exact[1:]) > 0.5
+    assert np.isnan(got[0]).all() and np.isnan(exact[0]).all() and np.isfinite(s[1:]).all()
+    lowered = _with_schedule(module, kernel.sym_name.data, Schedule(approx=True))
+    run_pipeline("uop-to-loops", lowered)
+    body = emit_c(lowered).split("void k0(", 1)[1]
+    assert body.count(" / ") == 1 and " = 1.0f / " in body, body  # once a row, out of the loop
+
+
+def exact_sums(x: np.ndarray) -> np.ndarray:
+    """Each row's f32 sum in order, as the naive nest adds (a column for broadcasting)."""
+    total = np.zeros(x.shape[0], np.float32)
+    for j in range(x.shape[1]):
+        total = total + x[:, j]
+    return total[:, None]
+
+
 def _with_schedule(module, kernel: str, schedule: Schedule):
     """A copy of `module` whose kernel named `kernel` carries `schedule`."""
     work = module.clone()

@@ -9,7 +9,9 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   output loop reads at the element it writes lives in that output row (a softmax's
   exponentials are written by the exp loop, where the stores' cache misses hide behind
   arithmetic);
-- **approx** (`approx`): f32 exp2, exp and tanh as vectorizable arithmetic;
+- **approx** (`approx`): f32 exp2, exp and tanh as vectorizable arithmetic, and
+  (`reciprocal`) f32 divisions by a value a loop does not change as products with its
+  reciprocal (a softmax's division by the row sum);
 - **tile t on axes k** (`tile`): a block loop per tiled axis, outside the nest;
 - **pack** (`pack`): stack copies of the operands a tiled block reads alike;
 - **max keys** (`max_keys`, every schedule but the naive one): f32 max reductions on i32
@@ -72,6 +74,7 @@ from uopc.transforms.loops import (
 from uopc.transforms.max_keys import is_f32_max, max_keys
 from uopc.transforms.pack import pack
 from uopc.transforms.prefetch_rows import prefetch_rows
+from uopc.transforms.reciprocal import reciprocals
 from uopc.transforms.row_in_output import rows_in_outputs
 from uopc.transforms.sink_loads import sink_loads
 from uopc.transforms.split import split, split_combiner, split_lanes
@@ -114,6 +117,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     rows_in_outputs(fn)
     if schedule.approx:
         approximate(fn)
+        reciprocals(fn)
     blocks = tile(fn, name, schedule)
     if blocks and schedule.pack:
         pack(fn, [loops[a][0] for a in sorted(loops) if constant_ub(loops[a][0]) > 1])

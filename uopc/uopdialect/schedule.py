@@ -31,9 +31,11 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
   polynomial of 2^f, one rounding to f32 at the end: within 0.51 ulp of the exact value,
   so within 1 ulp of libm's `exp2f`/`expf`), and f32 `tanh` from the same exp (an odd
   polynomial for |x| < 1/8, 1 - 2/(e^2|x| + 1) beyond: within 1 ulp of the correctly
-  rounded value), instead of a libm call per element. This changes results (by at most
-  1 ulp per exp or tanh), so `uop-schedule` never chooses it under
-  strict float order.
+  rounded value), instead of a libm call per element; and an f32 division by a value
+  that a loop does not change (a softmax's row sum) is a product with its reciprocal,
+  computed once before the loop. This changes results (by at most 1 ulp per exp or
+  tanh, 2 per such division), so `uop-schedule` never chooses it under strict float
+  order.
 - `split = s`: every innermost reduce loop that is not register-tiled accumulates into s
   partial results (element p into partial p mod s), combined in order after the loop: s
   independent chains the C compiler packs into one vector. For `max` this is exact; for

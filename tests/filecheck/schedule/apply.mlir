@@ -261,6 +261,35 @@ func.func @approx_tanh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kerne
   func.return %y : tensor<8xf32>
 }
 
+// approx: a division by the row sum (the same for every element of the loop) is a
+// product with its reciprocal, computed once before the loop; a divisor that varies in
+// the loop stays a division.
+// CHECK-LABEL: func.func @approx_reciprocal
+// CHECK:         %[[SUM:.*]] = scf.for {{.*}} -> (f32) {
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[INVERSE:.*]] = arith.divf %[[ONE]], %[[SUM]] : f32
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      %[[E:.*]] = memref.load
+// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[E]], %[[INVERSE]] : f32
+// CHECK-NEXT:      memref.store %[[Y]]
+// CHECK-LABEL: func.func @approx_varying_divisor
+// CHECK:         %[[D:.*]] = memref.load %d[%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:    arith.divf %{{.*}}, %[[D]] : f32
+func.func @approx_reciprocal(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<approx = 1>} {
+  %e = uop.exp %x : tensor<4x8xf32>
+  %s = uop.reduce add %e axes [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %s2 = uop.reshape %s : tensor<4xf32> -> tensor<4x1xf32>
+  %se = uop.expand %s2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %y = uop.div %e, %se : tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+
+func.func @approx_varying_divisor(%x: tensor<8xf32>, %d: tensor<8xf32>) -> tensor<8xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<approx = 1>} {
+  %e = uop.exp %x : tensor<8xf32>
+  %y = uop.div %e, %d : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
 // An epilogue (bias + relu) after the reduce: the column loop is split in two, the
 // register tile storing its accumulators into the output itself (so that the tile ends
 // in a group of stores), then a plain loop computing the epilogue from there in place.

@@ -4,7 +4,8 @@
 // RUN: uopc-opt %s -p uop-rangeify,uop-apply-schedule,cse | filecheck %s
 
 // The exp loop stores into %out[i, j], the row sum and the last loop read it there, and
-// the last loop overwrites each element after reading it: no stack row is left.
+// the last loop overwrites each element after reading it (times the sum's reciprocal,
+// `approx`): no stack row is left.
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME:    (%[[OUT:.*]]: memref<4x16xf32>, %{{.*}}: memref<4x16xf32>)
 // CHECK-NOT:     memref.alloca
@@ -16,9 +17,10 @@
 // CHECK-NEXT:      }
 // CHECK:           scf.for {{.*}} iter_args
 // CHECK:             memref.load %[[OUT]][%[[I]], %{{.*}}] : memref<4x16xf32>
-// CHECK:           scf.for %[[K:[a-z0-9_]+]] = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} {
+// CHECK:           %[[INVERSE:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      scf.for %[[K:[a-z0-9_]+]] = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} {
 // CHECK-NEXT:        %[[X:.*]] = memref.load %[[OUT]][%[[I]], %[[K]]] : memref<4x16xf32>
-// CHECK-NEXT:        %[[Q:.*]] = arith.divf %[[X]], %{{.*}} : f32
+// CHECK-NEXT:        %[[Q:.*]] = arith.mulf %[[X]], %[[INVERSE]] : f32
 // CHECK-NEXT:        memref.store %[[Q]], %[[OUT]][%[[I]], %[[K]]] : memref<4x16xf32>
 // CHECK-NOT:     memref.alloca
 // CHECK:         func.return
