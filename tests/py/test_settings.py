@@ -45,7 +45,16 @@ def test_a_list_value_is_new_on_every_read(monkeypatch):
 
 
 def test_a_replaced_os_environ_is_read(monkeypatch):
+    # knobs read the process environment's own store while `os.environ` is the one it
+    # had at import, and through `os.environ` when it is replaced: either way, and when
+    # it switches back, the value in force
+    monkeypatch.setenv("OPT", "2")
+    assert settings.OPT.get() == 2
+    real = os.environ
     monkeypatch.setattr(os, "environ", {"OPT": "0"})
     assert settings.OPT.get() == 0
     os.environ["OPT"] = "2"
     assert settings.OPT.get() == 2
+    monkeypatch.setattr(os, "environ", real)
+    real["OPT"] = "0"
+    assert settings.OPT.get() == 0
