@@ -52,10 +52,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from uopc.passes.fusion_rule import is_contraction, reduce_fusion_by_rule
 from uopc.passes.kernel_graph import (
-    ALU_OPS,
     KERNEL_ATTR,
-    ONCE_VIEWS,
     STAGED_ATTR,
+    in_alu_ops,
+    in_once_views,
     is_buffer,
     is_uop,
     plan_functions,
@@ -99,9 +99,9 @@ def _single_sink(reduce: ReduceOp) -> Operation | None:
                 sinks.add(op)  # op's own value is materialized (a result, a call operand)
             elif isinstance(user, ContiguousOp):
                 sinks.add(user)
-            elif isinstance(user, ALU_OPS):
+            elif in_alu_ops(user):
                 stack.append((user, views))
-            elif isinstance(user, ONCE_VIEWS):
+            elif in_once_views(user):
                 stack.append((user, (*views, user)))
             else:
                 return None
@@ -251,7 +251,7 @@ def _reduced_again(reduce: ReduceOp) -> bool:
             if isinstance(user, ReduceOp):
                 if axis in user.ints("axes"):
                     return True
-            elif isinstance(user, ALU_OPS) and shape_of(user.results[0]) == result:
+            elif in_alu_ops(user) and shape_of(user.results[0]) == result:
                 stack.append(user)
     return False
 

@@ -16,7 +16,7 @@ removes.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
@@ -32,7 +32,6 @@ from uopc.uopdialect.dtypes import DTYPES
 from uopc.uopdialect.ops import ALL_OPS, OPS, ContiguousOp, ExpandOp, ReduceOp, stored_codes
 from uopc.uopdialect.types import sig_of
 
-#: discardable attribute that marks an outlined kernel function
 #: discardable attribute that marks a `uop.contiguous` inserted to stage a broadcast
 STAGED_ATTR = "uop.staged"
 
@@ -44,6 +43,12 @@ ONCE_VIEWS = tuple(op for op in MOVEMENT if op is not ExpandOp)
 #: elementwise ops that compute (as opposed to moving data)
 ALU_OPS: tuple[type[Operation], ...] = tuple(
     info.op for info in OPS.values() if info.elementwise and info.op is not None)
+# the classes above by exact type, for the tests below: op classes are ABCMeta classes,
+# so `isinstance(op, ALU_OPS)` runs ABCMeta's check once per class of the tuple (39
+# for a miss), which was half of `uop-cut-kernels` on SmolLM2's prefill
+_ALU_TYPES = frozenset(ALU_OPS)
+_MOVEMENT_TYPES = frozenset(MOVEMENT)
+_ONCE_VIEW_TYPES = frozenset(ONCE_VIEWS)
 
 
 def is_kernel(fn: func.FuncOp) -> bool:
@@ -52,6 +57,21 @@ def is_kernel(fn: func.FuncOp) -> bool:
 
 def is_uop(op: Operation | None) -> bool:
     return op is not None and type(op) in _UOP_TYPES
+
+
+def in_alu_ops(op: Operation | None) -> TypeGuard[Operation]:
+    """Is `op` one of `ALU_OPS`?"""
+    return type(op) in _ALU_TYPES
+
+
+def in_movement(op: Operation | None) -> TypeGuard[Operation]:
+    """Is `op` one of `MOVEMENT`?"""
+    return type(op) in _MOVEMENT_TYPES
+
+
+def in_once_views(op: Operation | None) -> TypeGuard[Operation]:
+    """Is `op` one of `ONCE_VIEWS`?"""
+    return type(op) in _ONCE_VIEW_TYPES
 
 
 def uop_owner(value: SSAValue) -> Operation | None:
@@ -74,7 +94,7 @@ def view_root(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
     """Walk down through movement ops: the value they view and the chain (innermost first)."""
     chain: list[Operation] = []
     owner = uop_owner(value)
-    while isinstance(owner, MOVEMENT):
+    while in_movement(owner):
         chain.append(owner)
         value = owner.operands[0]
         owner = uop_owner(value)

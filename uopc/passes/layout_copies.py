@@ -33,10 +33,10 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from uopc.passes.kernel_graph import (
-    ALU_OPS,
-    MOVEMENT,
     KernelizeStage,
     decodes,
+    in_alu_ops,
+    in_movement,
     shape_of,
     uop_owner,
     view_root,
@@ -64,9 +64,9 @@ def _broadcast_reads(reduce: ReduceOp) -> Iterator[_ViewRead]:
     while stack:
         v, consumer, index = stack.pop()
         owner = uop_owner(v)
-        if isinstance(owner, MOVEMENT):
+        if in_movement(owner):
             yield _ViewRead(*view_root(v), consumer, index)
-        elif isinstance(owner, ALU_OPS) and owner not in seen:
+        elif in_alu_ops(owner) and owner not in seen:
             seen.add(owner)
             # reversed: the first operand is popped first, so reads come in operand order
             stack.extend(reversed([(v, owner, i) for i, v in enumerate(owner.operands)]))

@@ -30,10 +30,10 @@ from xdsl.dialects import builtin
 from xdsl.ir import Block, Operation, SSAValue
 
 from uopc.passes.kernel_graph import (
-    ALU_OPS,
     STAGED_ATTR,
     KernelizeStage,
     decodes,
+    in_alu_ops,
     is_buffer,
     materialize,
     shape_of,
@@ -55,7 +55,7 @@ def _fused_alu_cost(value: SSAValue, cap: int) -> int:
         if owner is None or is_buffer(v) or owner in seen:
             continue
         seen.add(owner)
-        if isinstance(owner, ALU_OPS):
+        if in_alu_ops(owner):
             cost += 1
         stack.extend(owner.operands)
     return cost

@@ -58,7 +58,7 @@ from xdsl.printer import Printer
 
 from uopc import settings
 from uopc.passes import gc_frozen
-from uopc.passes.kernel_graph import ALU_OPS
+from uopc.passes.kernel_graph import in_alu_ops
 from uopc.runtime import plan_store, progress
 from uopc.runtime.backend import Backend, backend_for, default_backend
 from uopc.runtime.driver import schedule_kernels
@@ -363,7 +363,7 @@ def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
         for op in body:
             if isinstance(op, ReduceOp):
                 flops += math.prod(sig_of(op.src.type).shape)
-            elif isinstance(op, ALU_OPS):
+            elif in_alu_ops(op):
                 flops += math.prod(sig_of(op.results[0].type).shape)
         inputs = tuple(sig_of(t) for t in kernel.function_type.inputs.data)
         schedule = schedule_of(kernel)
