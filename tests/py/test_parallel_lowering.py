@@ -165,7 +165,7 @@ def test_shares_balance_the_work_and_keep_module_order():
 
 def test_the_loop_stage_splits_after_rangeify():
     assert split_function_local("uop-to-loops") == (
-        "uop-rangeify", "uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse")
+        "uop-rangeify", "uop-apply-schedule,uop-symbolic,licm,uop-hoist-loads,cse")
     whole, local = split_function_local("uop-to-loops,uop-gpu-map,dce")
     assert whole.endswith("uop-gpu-map") and local == "dce"
     assert split_function_local("") == ("", "")

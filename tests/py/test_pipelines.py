@@ -38,7 +38,7 @@ from uopc.uopdialect.shapes import Sig
 ENGINE_PIPELINE = ('uop-inline,uop-fold,uop-symbolic,cse,uop-fresh-results,uop-bound-depth,'
                    'uop-stage-broadcasts,uop-permute-reduces,uop-layout-copies{layout="output"},'
                    'uop-merge-reduce-axes,uop-cut-kernels{fuse_reduces_by_rule=true},'
-                   'uop-schedule,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse')
+                   'uop-schedule,uop-rangeify,uop-apply-schedule,uop-symbolic,licm,uop-hoist-loads,cse')
 
 SOFTMAX = """
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -94,7 +94,7 @@ def test_every_pipeline_builds_and_no_pipeline_shadows_a_pass():
 def test_a_named_pipeline_is_one_pass_class_per_name():
     cls = pipeline_pass("uop-to-loops")
     assert cls is pipeline_pass("uop-to-loops") and cls.name == "uop-to-loops"
-    assert "uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse" in cls.__doc__
+    assert "uop-rangeify,uop-apply-schedule,uop-symbolic,licm,uop-hoist-loads,cse" in cls.__doc__
     assert available_passes()["uop-to-loops"]() is cls
 
 
@@ -102,14 +102,14 @@ def test_pipeline_pass_and_its_spelled_out_passes_print_the_same_loops():
     by_pass, by_name, by_string = (parse_program(SOFTMAX) for _ in range(3))
     run_pipeline("uop-to-loops", by_pass)
     run_pipeline(LOOP_PIPELINE, by_name)
-    run_pipeline("uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse", by_string)
+    run_pipeline("uop-rangeify,uop-apply-schedule,uop-symbolic,licm,uop-hoist-loads,cse", by_string)
     assert str(by_pass) == str(by_name) == str(by_string)
     assert "scf.for" in str(by_pass)
 
 
 def test_pipeline_options_are_rejected_with_the_passes_to_spell_out():
     with pytest.raises(ValueError, match=r"pipeline uop-to-loops takes no options.*"
-                                         r"uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse"):
+                                         r"uop-rangeify,uop-apply-schedule,uop-symbolic,licm,uop-hoist-loads,cse"):
         expand("uop-to-loops{max-depth=3}")
 
 

@@ -2,7 +2,7 @@
 // what its passes, spelled out, print.
 // RUN: uopc-opt %s -p uop-simplify > %t.named && uopc-opt %s -p uop-inline,uop-fold,uop-symbolic,cse > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-kernels > %t.named && uopc-opt %s -p 'uop-inline,uop-fold,uop-symbolic,cse,uop-fresh-results,uop-kernelize{layout="output"}' > %t.flat && diff %t.named %t.flat
-// RUN: uopc-opt %s -p uop-to-kernels,uop-to-loops > %t.named && uopc-opt %s -p uop-to-kernels,uop-rangeify,uop-apply-schedule,uop-symbolic,dce,licm,uop-hoist-loads,cse > %t.flat && diff %t.named %t.flat
+// RUN: uopc-opt %s -p uop-to-kernels,uop-to-loops > %t.named && uopc-opt %s -p uop-to-kernels,uop-rangeify,uop-apply-schedule,uop-symbolic,licm,uop-hoist-loads,cse > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-c -t c > %t.named && uopc-opt %s -p uop-to-rule-fused-kernels,uop-schedule,uop-to-loops -t c > %t.flat && diff %t.named %t.flat
 // RUN: uopc-opt %s -p uop-to-kernels | filecheck %s --check-prefix=KERNELS
 // RUN: uopc-opt %s -p uop-to-c -t c | filecheck %s --check-prefix=C
