@@ -16,7 +16,7 @@ removes.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar, TypeGuard, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
@@ -77,7 +77,8 @@ def in_once_views(op: Operation | None) -> TypeGuard[Operation]:
 def uop_owner(value: SSAValue) -> Operation | None:
     """The uop op that defines `value`, or None for block arguments and other ops."""
     owner = value.owner
-    return owner if isinstance(owner, Operation) and is_uop(owner) else None
+    # by exact type, as `is_uop`: a block (an argument's owner) is no uop op
+    return cast(Operation, owner) if type(owner) in _UOP_TYPES else None
 
 
 def is_buffer(value: SSAValue) -> bool:
