@@ -354,21 +354,26 @@ def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
     """One `KernelInfo` per kernel call of the plan function `entry`, in call order."""
     funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     infos = []
+    #: per kernel function: what its calls share (an LLM's layers call each kernel 30 times)
+    known: dict[str, tuple[tuple[Sig, ...], int, int, str]] = {}
     for call in funcs[entry].body.block.ops:
         if not isinstance(call, func.CallOp):
             continue
-        kernel = funcs[call.callee.root_reference.data]
-        body = [op for op in kernel.body.block.ops if not isinstance(op, func.ReturnOp)]
-        flops = 0
-        for op in body:
-            if isinstance(op, ReduceOp):
-                flops += math.prod(sig_of(op.src.type).shape)
-            elif in_alu_ops(op):
-                flops += math.prod(sig_of(op.results[0].type).shape)
-        inputs = tuple(sig_of(t) for t in kernel.function_type.inputs.data)
-        schedule = schedule_of(kernel)
-        infos.append(KernelInfo(kernel.sym_name.data, sig_of(call.res[0].type), inputs,
-                                len(body), flops, "" if schedule is None else str(schedule)))
+        name = call.callee.root_reference.data
+        if name not in known:
+            kernel = funcs[name]
+            body = [op for op in kernel.body.block.ops if not isinstance(op, func.ReturnOp)]
+            flops = 0
+            for op in body:
+                if isinstance(op, ReduceOp):
+                    flops += math.prod(sig_of(op.src.type).shape)
+                elif in_alu_ops(op):
+                    flops += math.prod(sig_of(op.results[0].type).shape)
+            inputs = tuple(sig_of(t) for t in kernel.function_type.inputs.data)
+            scheduled = schedule_of(kernel)
+            known[name] = (inputs, len(body), flops, "" if scheduled is None else str(scheduled))
+        inputs, ops, flops, shown = known[name]
+        infos.append(KernelInfo(name, sig_of(call.res[0].type), inputs, ops, flops, shown))
     return infos
 
 
