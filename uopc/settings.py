@@ -39,13 +39,12 @@ _KEPT_TYPES = (type(None), bool, int, float, str)
 #: values, which `os.environ` reads and writes through), or None where it keeps none. A
 #: knob is read on every realize: `os.environ.get` encodes the name and decodes the value
 #: (0.7 us a read, four reads a realize), a lookup here costs 0.02 us
-_ENVIRON: dict | None = getattr(os.environ, "_data", None)
+_ENVIRON: Any = getattr(os.environ, "_data", None)
 _ENCODE: Callable[[str], Any] = getattr(os.environ, "encodekey", str)
-if not isinstance(_ENVIRON, dict) or not hasattr(os.environ, "encodekey"):
-    _ENVIRON = None
-#: the `os.environ` that `_ENVIRON` belongs to: a program (or a test) that replaces
-#: `os.environ` is read through the replacement
-_OS_ENVIRON = os.environ
+#: the `os.environ` that `_ENVIRON` belongs to (None where there is no such store): a
+#: program (or a test) that replaces `os.environ` is read through the replacement
+_OS_ENVIRON = os.environ if isinstance(_ENVIRON, dict) and hasattr(os.environ, "encodekey") \
+    else None
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class Knob(Generic[T]):
     _key: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if _ENVIRON is not None:
+        if _OS_ENVIRON is not None:
             object.__setattr__(self, "_key", _ENCODE(self.name))
 
     def get(self) -> T:
@@ -76,8 +75,8 @@ class Knob(Generic[T]):
         if overrides and self.name in overrides:
             return overrides[self.name]
         environ = os.environ
-        fast = environ is _OS_ENVIRON and _ENVIRON is not None
-        stored = _ENVIRON.get(self._key) if fast else environ.get(self.name)  # type: ignore[union-attr]
+        fast = environ is _OS_ENVIRON
+        stored = _ENVIRON.get(self._key) if fast else environ.get(self.name)
         last, value = self._parsed
         if stored == last:
             return value

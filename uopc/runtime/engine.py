@@ -354,7 +354,7 @@ def kernel_infos(module: builtin.ModuleOp, entry: str) -> list[KernelInfo]:
     """One `KernelInfo` per kernel call of the plan function `entry`, in call order."""
     funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     infos = []
-    #: per kernel function: what its calls share (an LLM's layers call each kernel 30 times)
+    # per kernel function, what its calls share (an LLM's layers call each kernel 30 times)
     known: dict[str, tuple[tuple[Sig, ...], int, int, str]] = {}
     for call in funcs[entry].body.block.ops:
         if not isinstance(call, func.CallOp):

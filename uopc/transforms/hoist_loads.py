@@ -27,14 +27,14 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf, vector
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryEffectKind, RecursiveMemoryEffect
 from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
 
 from uopc.passes.trait_lookup import get_effects
-from uopc.transforms.loops import constant_of
+from uopc.transforms.loops import constant_of, defined_outside
 from uopc.uopdialect.contract import may_write
 
 #: operations whose result is a view of their first operand's buffer
@@ -83,12 +83,6 @@ def runs_at_least_once(loop: scf.ForOp) -> bool:
     return lb is not None and ub is not None and step is not None and step > 0 and lb < ub
 
 
-def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
-    owner = value.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    return op is None or not loop.is_ancestor(op)
-
-
 def hoist_loads(loop: scf.ForOp) -> bool:
     """Move `loop`'s invariant loads (and the pure operations then invariant) before it;
     True when anything moved."""
@@ -102,7 +96,7 @@ def hoist_loads(loop: scf.ForOp) -> bool:
     while True:
         move_loop_invariant_code(loop)
         loads = [op for op in loop.body.block.ops if isinstance(op, memref.LoadOp)
-                 and all(_defined_outside(v, loop) for v in op.operands)
+                 and all(defined_outside(v, loop) for v in op.operands)
                  and (root := buffer_root(op.memref)) is not None
                  and all(w is not None and w is not root for w in written)]
         if not loads:

@@ -43,6 +43,13 @@ def block_of(op: Operation) -> Block:
     return block
 
 
+def defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
+    """Is `value` defined outside `loop` (so the same in every iteration of it)?"""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is None or not loop.is_ancestor(op)
+
+
 def terminator(block: Block) -> Operation:
     """The last op of `block`: a loop body's yield, a function's return."""
     op = block.last_op

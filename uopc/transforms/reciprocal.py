@@ -16,7 +16,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.ir import Operation, SSAValue
 
-from uopc.transforms.loops import block_of
+from uopc.transforms.loops import block_of, defined_outside
 
 
 def _innermost_loop(op: Operation) -> scf.ForOp | None:
@@ -26,12 +26,6 @@ def _innermost_loop(op: Operation) -> scf.ForOp | None:
     return parent
 
 
-def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    return op is not None and not loop.is_ancestor(op)
-
-
 def reciprocals(fn: func.FuncOp) -> None:
     """Rewrite each f32 `x / d` of `fn` whose `d` is defined outside the innermost loop
     around the division as `x * r`, with `r = 1 / d` just before that loop (one per
@@ -39,7 +33,7 @@ def reciprocals(fn: func.FuncOp) -> None:
     made: dict[tuple[SSAValue, scf.ForOp], SSAValue] = {}
     for div in [op for op in fn.walk() if isinstance(op, arith.DivfOp)]:
         loop = _innermost_loop(div)
-        if div.result.type != f32 or loop is None or not _defined_outside(div.rhs, loop):
+        if div.result.type != f32 or loop is None or not defined_outside(div.rhs, loop):
             continue
         r = made.get((div.rhs, loop))
         if r is None:
