@@ -806,6 +806,33 @@ def test_a_matvec_over_rows_read_along_the_reduction_splits_and_shares_x(fmt):
     assert (np.abs(out - want) <= bound).all()
 
 
+
+@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "int4", "e2m1", "mxfp4"])
+def test_a_decoding_matvec_scales_each_block_sum_once(fmt):
+    """4-bit codes with a scale (and Q4_1's minimum) per block of 32: a block's steps fold
+    x times the decoded codes alone into block sums, which the scale multiplies once a
+    block after them (`block_scales`): the kernel multiplies no float apart from its
+    fused multiply-adds (the scale and the minimum used to cost a multiply and an add a
+    weight). The sum is reassociated by blocks: within f32 rounding of float64 of the
+    elements' and the blocks' magnitudes."""
+    import re
+
+    import uopc
+
+    w = RNG.standard_normal((100, 320)).astype(np.float32)
+    weight = uopc.quantize_weight(w, fmt)
+    dense = weight.numpy().astype(np.float64)
+    x, out, schedule = _matvec_kernel(weight.T, 320)
+    assert "steps = 4" in schedule, schedule
+    plan, _ = engine_module.default_engine().last
+    products = re.findall(r"const float v\d+ = v\d+ \* v\d+;", plan.sources[0])
+    assert not products, products
+    assert "fmaf(" in plan.sources[0]
+    want = x.astype(np.float64) @ dense.T
+    magnitudes = np.abs(dense) + np.abs(dense).max(axis=1, keepdims=True)
+    bound = 2 * 320 * 2.0**-24 * (np.abs(x).astype(np.float64) @ magnitudes.T)
+    assert (np.abs(out - want) <= bound).all()
+
 def test_a_matvec_over_columns_keeps_the_register_tile_and_strict_never_splits():
     """x @ W with W stored (in, out) (GPT-2's Conv1D) reads W's rows along the outputs:
     the 32-wide register tile (4 ymm vector accumulators on AVX2) stays; a 64-deep f32 head

@@ -18,7 +18,8 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   keys;
 - **fma** (`fma`): accumulators updated as `acc + x * y` by fused multiply-adds;
 - **split s**, with **lanes g** and **steps n** (`split`): partial accumulators for
-  every innermost reduce loop;
+  every innermost reduce loop; with steps, a sum whose elements one value a block scales
+  sums each block's unscaled elements first (`block_scales`);
 - **unroll u** (`unroll`): the innermost reduce loops step by u (u equal to a loop's
   length unrolls it fully; a kernel without reduce loops is an error);
 - **epilogue** (`epilogue`): when the innermost output axis is upcast, its loop's
@@ -42,8 +43,8 @@ loops, in this order, each transform in its own module of `uopc.transforms`:
   prefetched rows ahead;
 - **thread k** (`thread`): the loop over axis k becomes an `scf.parallel`.
 
-Apart from split sums and fused multiply-adds, every element is still computed by
-exactly the ops, in exactly the order, of the naive nest. Loops must be as rangeify
+Apart from split sums (block scales among them) and fused multiply-adds, every element
+is still computed by exactly the ops, in exactly the order, of the naive nest. Loops must be as rangeify
 builds them (from 0, step 1, constant length), tiles and unroll factors must divide
 their loops, and tiled loops must be nested with nothing but index arithmetic between
 them; a schedule that does not fit its kernel is an error naming the kernel, the axis
@@ -61,6 +62,7 @@ from xdsl.passes import ModulePass
 
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
 from uopc.transforms.approx import approximate
+from uopc.transforms.block_scales import factor_block_scales
 from uopc.transforms.epilogue import split_epilogue
 from uopc.transforms.fma import fuse_multiply_adds
 from uopc.transforms.loops import (
@@ -139,7 +141,7 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 steps = schedule.steps
                 if length % (schedule.split * schedule.lanes * steps):
                     steps = 1
-                split_lanes(loop, schedule.split, schedule.lanes, steps)
+                factor_block_scales(split_lanes(loop, schedule.split, schedule.lanes, steps))
             else:
                 split(loop, schedule.split, vectors=schedule.vector == schedule.split)
     if schedule.unroll > 1:

@@ -90,6 +90,13 @@ def copy_ivs(block: Block, iv: SSAValue, copies: int, stride: int = 1) -> list[S
     return ivs
 
 
+def counted_loop(count: int, body: Block) -> list[Operation]:
+    """A loop from 0 by 1 to `count` without accumulators over `body`, after the
+    constants of its bounds (the loop is the last op)."""
+    lb, ub, step = (arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1))
+    return [lb, ub, step, scf.ForOp(lb.result, ub.result, step.result, [], body)]
+
+
 def replace_body(loop: scf.ForOp, body: Block, step: int) -> None:
     old = loop.body.block
     body.args[0].name_hint = old.args[0].name_hint

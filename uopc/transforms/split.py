@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects import math as mathd
@@ -27,7 +28,15 @@ from xdsl.dialects.builtin import FixedBitwidthType, FloatAttr, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from uopc.transforms.jam import jam
-from uopc.transforms.loops import INDEX, block_of, constant_ub, copy_ivs, index_const, terminator
+from uopc.transforms.loops import (
+    INDEX,
+    block_of,
+    constant_ub,
+    copy_ivs,
+    counted_loop,
+    index_const,
+    terminator,
+)
 from uopc.transforms.vectorize import vectorize_reduce
 from uopc.uopdialect.upstream import PrefetchOp
 
@@ -143,17 +152,20 @@ def _halve(row: SSAValue, width: int, combine_type: type[_Combiner]) -> list[Ope
     folded = combine_type(low.res, high.res)
     body.add_ops([upper, low, high, folded,
                   memref.StoreOp.get(folded.result, row, [body.args[0]]), scf.YieldOp()])
-    return _counted_loop(width, body)
+    return counted_loop(width, body)
 
 
-def _counted_loop(count: int, body: Block) -> list[Operation]:
-    """A loop from 0 by 1 to `count` without accumulators over `body`, after the
-    constants of its bounds."""
-    lb, ub, step = (arith.ConstantOp(IntegerAttr(v, INDEX)) for v in (0, count, 1))
-    return [lb, ub, step, scf.ForOp(lb.result, ub.result, step.result, [], body)]
+class LaneLoops(NamedTuple):
+    """The loops `split_lanes` builds: over blocks, over the steps of a block (None for
+    blocks of one step) and over the lanes, and the stack row of partial sums."""
+
+    row: SSAValue
+    blocks: scf.ForOp
+    steps: scf.ForOp | None
+    lanes: scf.ForOp
 
 
-def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> None:
+def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> LaneLoops:
     """Accumulate reduce loop `loop` into `parts` partial results held in a stack row,
     element k into partial (k // group) mod parts, combined after the loop by halving
     the row: lane l folds in lane l + parts / 2, then l + parts / 4, down to two lanes
@@ -179,7 +191,7 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> None
     start = Block(arg_types=[INDEX])
     start.add_ops([memref.StoreOp.get(loop.iter_args[0], row.memref, [start.args[0]]),
                    scf.YieldOp()])
-    for op in (row, *_counted_loop(parts, start)):
+    for op in (row, *counted_loop(parts, start)):
         outer.insert_op_before(op, loop)
     lane = Block(arg_types=[INDEX])
     blocks = Block(arg_types=[INDEX])
@@ -213,10 +225,13 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> None
     lane.add_ops([memref.StoreOp.get(value, row.memref, [lane.args[0]]), scf.YieldOp()])
     _prefetch_stream(lane, blocks, (steps * parts * group, constant_ub(loop)),
                      {step_body.args[0]: index_const(blocks, 0)} if steps > 1 else {})
-    step_body.add_ops([*_counted_loop(parts, lane), scf.YieldOp()])
-    if steps > 1:
-        blocks.add_ops([*_counted_loop(steps, step_body), scf.YieldOp()])
-    for op in _counted_loop(constant_ub(loop) // (steps * parts * group), blocks):
+    lane_loop = counted_loop(parts, lane)
+    step_body.add_ops([*lane_loop, scf.YieldOp()])
+    step_loop = counted_loop(steps, step_body) if steps > 1 else None
+    if step_loop is not None:
+        blocks.add_ops([*step_loop, scf.YieldOp()])
+    block_loop = counted_loop(constant_ub(loop) // (steps * parts * group), blocks)
+    for op in block_loop:
         outer.insert_op_before(op, loop)
     # combined by halving the row (lane l folds in lane l + parts / 2, then l + parts / 4,
     # ...) down to two lanes: a vector op a half, where an in-order fold is parts - 1
@@ -233,6 +248,14 @@ def split_lanes(loop: scf.ForOp, parts: int, group: int, steps: int = 1) -> None
         partial = memref.LoadOp.get(row.memref, [index.result])
         partials.append(([index, partial], partial.res))
     _replace_by_partials(loop, combiner, loop, partials)
+    return LaneLoops(row.memref, _loop_of(block_loop),
+                     None if step_loop is None else _loop_of(step_loop), _loop_of(lane_loop))
+
+
+def _loop_of(ops: list[Operation]) -> scf.ForOp:
+    loop = ops[-1]
+    assert isinstance(loop, scf.ForOp), "counted_loop ends with its loop"
+    return loop
 
 
 #: how far ahead of a lane loop its weight stream is prefetched, in bytes: an int8

@@ -68,8 +68,11 @@ attribute `uop.schedule`, so that it is visible, writable and FileCheck-able in 
 - `steps = n` (with `lanes`): each block holds n steps of s*g elements, the loop over
   the partials run n times in a row, so that what the whole block reads alike (the
   block scale of packed weights, when s*g*n elements make one block) is read once per
-  block. The elements each lane folds, and their order, are those of `lanes` alone;
-  s*g*n must divide the loop's length, or the blocks hold one step.
+  block; a sum whose elements a value the same throughout a block scales (x * (q * d
+  + m): a block's scale and minimum) sums each block's unscaled elements first and
+  scales the block's sum once (`uopc.transforms.block_scales`). The elements each lane
+  folds, and their order within a block, are those of `lanes` alone; s*g*n must divide
+  the loop's length, or the blocks hold one step.
 
 No schedule (`#uop.schedule<>`) is the naive nest. Apart from `split` on sums, `fma` and
 `approx`, a schedule never changes a result: upcast and unroll copy computations without reordering any sum,

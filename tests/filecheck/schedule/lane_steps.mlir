@@ -2,25 +2,33 @@
 // sum over 32 elements of x times a scale per block of 8: each block of the reduction
 // runs 2 steps of the lane loop (4 lanes, one element each), so a block covers the 8
 // elements one scale holds. The scale's index ((b * 2 + t) * 4 + p) floordiv 8
-// simplifies to b and its load leaves the step loop: one load a block, not one a step.
-// Lane p still folds elements p, p + 4, p + 8, ... in order, as lanes alone would.
+// simplifies to b: one load a block, after its steps, which sum x alone into a row of
+// block sums (block_scales.mlir); lane p adds the scale times its block sum to its
+// partial sum. Lane p still folds elements p, p + 4, p + 8, ... of a block in order.
 // RUN: uopc-opt %s -p uop-to-loops | filecheck %s
 
 // CHECK-LABEL: func.func @lane_steps
 // CHECK:         %[[ROW:.*]] = memref.alloca() : memref<4xf32>
 // CHECK:           memref.store %{{.*}}, %[[ROW]]
+// CHECK:         %[[SUMS:.*]] = memref.alloca() : memref<4xf32>
 // CHECK:         scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           memref.prefetch
-// CHECK:           %[[SCALE:.*]] = memref.load %{{.*}}[%{{.*}}, %[[B]]] : memref<2x4xf32>
-// CHECK-NEXT:      scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             memref.store %{{.*}}, %[[SUMS]]
+// CHECK:           scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NOT:         memref<2x4xf32>
 // CHECK:             scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NOT:           memref<2x4xf32>
-// CHECK:               %[[ACC:.*]] = memref.load %[[ROW]][%[[P]]] : memref<4xf32>
 // CHECK:               %[[X:.*]] = memref.load %{{.*}} : memref<2x32xf32>
-// CHECK-NEXT:          %[[M:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
-// CHECK-NEXT:          %[[SUM:.*]] = arith.addf %[[ACC]], %[[M]] : f32
-// CHECK-NEXT:          memref.store %[[SUM]], %[[ROW]][%[[P]]] : memref<4xf32>
+// CHECK-NEXT:          %[[ACC:.*]] = memref.load %[[SUMS]][%[[P]]] : memref<4xf32>
+// CHECK-NEXT:          %[[SUM:.*]] = arith.addf %[[ACC]], %[[X]] : f32
+// CHECK-NEXT:          memref.store %[[SUM]], %[[SUMS]][%[[P]]] : memref<4xf32>
+// CHECK:           %[[SCALE:.*]] = memref.load %{{.*}}[%{{.*}}, %[[B]]] : memref<2x4xf32>
+// CHECK-NEXT:      scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[TOTAL:.*]] = memref.load %[[ROW]][%[[L]]] : memref<4xf32>
+// CHECK-NEXT:        %[[BS:.*]] = memref.load %[[SUMS]][%[[L]]] : memref<4xf32>
+// CHECK-NEXT:        %[[M:.*]] = arith.mulf %[[SCALE]], %[[BS]] : f32
+// CHECK-NEXT:        %[[NEW:.*]] = arith.addf %[[TOTAL]], %[[M]] : f32
+// CHECK-NEXT:        memref.store %[[NEW]], %[[ROW]][%[[L]]] : memref<4xf32>
 // CHECK:         func.return
 func.func @lane_steps(%x: tensor<2x32xf32>, %s: tensor<2x4xf32>) -> tensor<2xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<split = 4, lanes = 1, steps = 2>} {
   %sr = uop.reshape %s : tensor<2x4xf32> -> tensor<2x4x1xf32>
