@@ -71,7 +71,8 @@ schedule (`OPT=0`), `mode=rules` (the default, `OPT=1`) applies these rules:
   computes one output at a time, so that each thread streams one row after another
   (the C compiler vectorizes a shared tile of jammed copies across its rows, gathering
   every element), its partial sums lanes of one element. Either way the lane loop
-  prefetches the row ahead (`uop-apply-schedule`).
+  prefetches the row ahead, or a tile of rows the next tile's rows (`uop-apply-schedule`:
+  SmolLM2's decode step 12% faster than with its own rows prefetched ahead).
   Not with `strict=true` (the split reassociates sums);
 - **split sums**: a reduction of at least `MIN_SPLIT_REDUCE` elements without a register
   tile (a row sum, max, mean) accumulates into `SPLIT` partial results, which the C

@@ -58,6 +58,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from uopc.lowering.rangeify import AXIS_ATTR, ROW_ATTR
@@ -102,6 +103,17 @@ def _reducing_rows(fn: func.FuncOp) -> list[scf.ForOp]:
             and constant_of(op.ub) is not None and _reduces(op)]
 
 
+def _tile_rows(loop: scf.ForOp, loops: dict[int, list[scf.ForOp]],
+               schedule: Schedule) -> tuple[SSAValue, int] | None:
+    """The variable of the output loop around reduce loop `loop` along which a register
+    tile will copy it (the innermost output axis) and the tile's rows, when more than one:
+    what the tile reads next is that many rows on (`split_lanes` prefetches it)."""
+    if not loops or schedule.factor(max(loops)) == 1:
+        return None
+    around = [o for o in loops[max(loops)] if o.is_ancestor(loop)]
+    return (around[0].body.block.args[0], schedule.factor(max(loops))) if around else None
+
+
 def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
     """Rewrite the output nest of lowered kernel `fn` as `schedule` says."""
     name = f"@{fn.sym_name.data}"
@@ -141,7 +153,8 @@ def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:
                 steps = schedule.steps
                 if length % (schedule.split * schedule.lanes * steps):
                     steps = 1
-                factor_block_scales(split_lanes(loop, schedule.split, schedule.lanes, steps))
+                factor_block_scales(split_lanes(loop, schedule.split, schedule.lanes, steps,
+                                                _tile_rows(loop, loops, schedule)))
             else:
                 split(loop, schedule.split, vectors=schedule.vector == schedule.split)
     if schedule.unroll > 1:

@@ -56,3 +56,27 @@ func.func @lane_steps_fallback(%x: tensor<2x32xf32>, %s: tensor<2x4xf32>) -> ten
   %r = uop.reduce add %m axes [1] : tensor<2x32xf32> -> tensor<2xf32>
   func.return %r : tensor<2xf32>
 }
+
+// A register tile of 2 rows (upcast [2]) reads its rows side by side, a block of each at
+// a time: each block prefetches the same block of the next tile's rows, i + 2 and i + 3
+// (not bytes ahead in its own rows, which the tile reads next anyway).
+// CHECK-LABEL: func.func @tile_rows_ahead
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[TWO:.*]] {
+// CHECK:           %[[R2:.*]] = arith.addi %[[I]], %[[TWO]] : index
+// CHECK-NEXT:      %[[R3:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CHECK-NEXT:      scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[K:.*]] = arith.muli %[[B]], %{{.*}} : index
+// CHECK-NEXT:        memref.prefetch %{{.*}}[%[[R2]], %[[K]]], read, locality<3>, data : memref<4x32xf32>
+// CHECK-NEXT:        memref.prefetch %{{.*}}[%[[R3]], %[[K]]], read, locality<3>, data : memref<4x32xf32>
+// CHECK-NOT:         memref.prefetch
+// CHECK:         func.return
+func.func @tile_rows_ahead(%x: tensor<1x32xf32>, %w: tensor<4x32xf32>, %s: tensor<4x4xf32>) -> tensor<4xf32> attributes {uop.kernel, uop.schedule = #uop.schedule<upcast = [2], split = 4, lanes = 1, steps = 2>} {
+  %xe = uop.expand %x : tensor<1x32xf32> -> tensor<4x32xf32>
+  %sr = uop.reshape %s : tensor<4x4xf32> -> tensor<4x4x1xf32>
+  %se = uop.expand %sr : tensor<4x4x1xf32> -> tensor<4x4x8xf32>
+  %sb = uop.reshape %se : tensor<4x4x8xf32> -> tensor<4x32xf32>
+  %ws = uop.mul %w, %sb : tensor<4x32xf32>
+  %m = uop.mul %xe, %ws : tensor<4x32xf32>
+  %r = uop.reduce add %m axes [1] : tensor<4x32xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
