@@ -108,10 +108,9 @@ def _tile_rows(loop: scf.ForOp, loops: dict[int, list[scf.ForOp]],
     """The variable of the output loop around reduce loop `loop` along which a register
     tile will copy it (the innermost output axis) and the tile's rows, when more than one:
     what the tile reads next is that many rows on (`split_lanes` prefetches it)."""
-    if not loops or schedule.factor(max(loops)) == 1:
-        return None
-    around = [o for o in loops[max(loops)] if o.is_ancestor(loop)]
-    return (around[0].body.block.args[0], schedule.factor(max(loops))) if around else None
+    rows = schedule.factor(max(loops)) if loops else 1
+    around = [o for o in loops[max(loops)] if o.is_ancestor(loop)] if rows > 1 else []
+    return (around[0].body.block.args[0], rows) if around else None
 
 
 def apply_schedule(fn: func.FuncOp, schedule: Schedule) -> None:

@@ -33,7 +33,15 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from uopc.passes.symbolic import BUDGET_ALLOWANCE, SymbolicRules
-from uopc.transforms.loops import INDEX, block_of, constant_of, counted_loop, defined_outside, index_const
+from uopc.transforms.loops import (
+    INDEX,
+    block_of,
+    constant_of,
+    counted_loop,
+    defined_outside,
+    erase_unused,
+    index_const,
+)
 from uopc.transforms.split import LaneLoops
 
 #: builds acc + a * b as the split sum does: a fused multiply-add, or a product and an add
@@ -86,8 +94,8 @@ class _Factored:
     x: SSAValue
     element: SSAValue | None
     scale: _Computed
-    minimum: _Computed | None = None
-    x_slice: _Computed | None = None
+    #: the minimum, and x as computed (its sums are computed again after the steps)
+    minimum: tuple[_Computed, _Computed] | None = None
 
 
 class _Steps:
@@ -144,13 +152,16 @@ class _Steps:
                 return None
         if not isinstance(product, arith.MulfOp):
             return None
-        x_slice = self.computed(x) if minimum is not None else None
-        if minimum is not None and x_slice is None:
-            return None  # the sums of x are computed again after the steps
+        with_x = None
+        if minimum is not None:
+            x_computed = self.computed(x)
+            if x_computed is None:
+                return None  # the sums of x are computed again after the steps
+            with_x = (minimum, x_computed)
         for q, d in _both_orders(product):
             scale = self.invariant(d)
             if scale is not None and self.invariant(q) is None:
-                return _Factored(x, q, scale, minimum, x_slice)
+                return _Factored(x, q, scale, with_x)
         return None
 
 
@@ -160,10 +171,6 @@ def factor_block_scales(loops: LaneLoops) -> bool:
     step_loop = loops.steps
     if step_loop is None:
         return False
-    # the scales' index arithmetic reads as one value a block only once simplified
-    region = loops.blocks.body
-    budget = 64 * sum(1 for _ in region.walk()) + BUDGET_ALLOWANCE
-    PatternRewriteWalker(SymbolicRules(budget)).rewrite_region(region)
     lane = loops.lanes.body.block
     stores = [op for op in lane.ops if isinstance(op, memref.StoreOp) and op.memref is loops.row]
     fold = _fold(stores[0].value) if len(stores) == 1 else None
@@ -172,6 +179,11 @@ def factor_block_scales(loops: LaneLoops) -> bool:
     acc, a, b, build = fold
     if not (isinstance(acc.owner, memref.LoadOp) and acc.owner.memref is loops.row):
         return False
+    # the scales' index arithmetic reads as one value a block only once simplified (float
+    # ops, the fold's among them, are left as they are)
+    region = loops.blocks.body
+    budget = 64 * sum(1 for _ in region.walk()) + BUDGET_ALLOWANCE
+    PatternRewriteWalker(SymbolicRules(budget)).rewrite_region(region)
     steps = _Steps(loops, step_loop)
     factored = steps.factor(a, b) or steps.factor(b, a)
     if factored is None:
@@ -213,21 +225,21 @@ def _rewrite(loops: LaneLoops, step_loop: scf.ForOp, store: memref.StoreOp,
     scale = f.scale.clone_into(end, {})
     folds = build(scale, block_sum.res, total.res)
     end.add_ops(folds)
-    if f.minimum is not None and f.x_slice is not None:
+    if f.minimum is not None:
+        minimum, x_computed = f.minimum
         step_iv = step_loop.body.block.args[0]
         count = constant_of(step_loop.ub)
         assert count is not None  # split_lanes counts its steps to a constant
         x_sum: SSAValue | None = None
         for t in range(count):
-            x_t = f.x_slice.clone_into(end, {step_iv: index_const(end, t), lane_iv: end.args[0]})
+            x_t = x_computed.clone_into(end, {step_iv: index_const(end, t), lane_iv: end.args[0]})
             if x_sum is not None:
                 add = arith.AddfOp(x_sum, x_t)
                 end.add_op(add)
                 x_t = add.result
             x_sum = x_t
         assert x_sum is not None
-        minimum = f.minimum.clone_into(end, {})
-        folds = build(minimum, x_sum, folds[-1].results[0])
+        folds = build(minimum.clone_into(end, {}), x_sum, folds[-1].results[0])
         end.add_ops(folds)
     end.add_ops([memref.StoreOp.get(folds[-1].results[0], loops.row, [end.args[0]]),
                  scf.YieldOp()])
@@ -236,21 +248,8 @@ def _rewrite(loops: LaneLoops, step_loop: scf.ForOp, store: memref.StoreOp,
         block_of(step_loop).insert_op_after(op, anchor)
         anchor = op
     # last: the slices cloned above are read from the ops the old fold used
-    old = store.value
+    old = store.value.owner
     store.detach()
     store.erase()
-    _erase_unused(old)
-
-
-def _erase_unused(value: SSAValue) -> None:
-    """Erase the op of `value` and, in turn, the ops of its operands nothing else uses
-    (pure ops and loads)."""
-    stack = [value]
-    while stack:
-        op = stack.pop().owner
-        if (not isinstance(op, Operation) or op.regions or any(r.uses for r in op.results)
-                or not (isinstance(op, memref.LoadOp) or op.dialect_name() in ("arith", "math"))):
-            continue
-        stack.extend(op.operands)
-        op.detach()
-        op.erase()
+    if isinstance(old, Operation):
+        erase_unused(old)

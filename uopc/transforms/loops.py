@@ -90,6 +90,19 @@ def copy_ivs(block: Block, iv: SSAValue, copies: int, stride: int = 1) -> list[S
     return ivs
 
 
+def erase_unused(op: Operation) -> None:
+    """Erase `op`, then each op whose results nothing reads any more because of it."""
+    stack = [op]
+    while stack:
+        top = stack.pop()
+        if top.parent is None or any(r.uses for r in top.results):
+            continue
+        operands = [o.owner for o in top.operands if isinstance(o.owner, Operation)]
+        top.detach()
+        top.erase()
+        stack.extend(operands)
+
+
 def counted_loop(count: int, body: Block) -> list[Operation]:
     """A loop from 0 by 1 to `count` without accumulators over `body`, after the
     constants of its bounds (the loop is the last op)."""

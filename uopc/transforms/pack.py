@@ -28,7 +28,15 @@ from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import FixedBitwidthType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from uopc.transforms.loops import INDEX, block_of, constant_of, constant_ub, insert_const, terminator
+from uopc.transforms.loops import (
+    INDEX,
+    block_of,
+    constant_of,
+    constant_ub,
+    erase_unused,
+    insert_const,
+    terminator,
+)
 
 #: the largest packed copy of an operand, in bytes: it is a stack array of the thread
 #: running the block (a 2048-deep panel of 128 f32 columns; the rules pack no more than
@@ -91,7 +99,7 @@ def _pack_load(load: memref.LoadOp, nest: scf.ForOp, order: dict[Operation, int]
     assert isinstance(owner, Operation)  # a load's or an arith op's result
     block_of(owner).insert_op_before(new, owner)
     value.replace_all_uses_with(new.results[0])
-    _erase_unused(owner)
+    erase_unused(owner)
     return False
 
 
@@ -128,19 +136,6 @@ def _is_induction_variable(value: SSAValue) -> bool:
         return False
     loop = value.block.parent_op()
     return isinstance(loop, scf.ForOp) and value is loop.body.block.args[0]
-
-
-def _erase_unused(op: Operation) -> None:
-    """Erase `op`, then each op whose results nothing reads any more because of it."""
-    stack = [op]
-    while stack:
-        top = stack.pop()
-        if top.parent is None or any(r.uses for r in top.results):
-            continue
-        operands = [o.owner for o in top.operands if isinstance(o.owner, Operation)]
-        top.detach()
-        top.erase()
-        stack.extend(operands)
 
 
 def _loops_between(op: Operation, nest: scf.ForOp) -> list[scf.ForOp] | None:
